@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libidm: the iSCSI Datamover Interface of RFC 5047 as a C library.
+ *
+ * The caller is an iSCSI stack (initiator or target). It keeps all session
+ * logic: login negotiation, CmdSN/StatSN, SCSI. libidm moves PDUs and data
+ * through a transport provider ("tcp", "iser") loaded at run time.
+ *
+ * Conventions used throughout:
+ *  - Every function that can fail returns 0 (or a count) on success and a
+ *    negative errno value on failure; idm_strerror() names it.
+ *  - A call that fails raises no callback for what it was asked to do.
+ *  - Callbacks never run inside the call that caused them: they run from
+ *    idm_ctx_progress() (or the optional progress thread).
+ *  - Objects are opaque and come in create/destroy pairs.
+ *  - Every public struct that may grow starts with a `size` member that the
+ *    caller sets to sizeof(the struct it was compiled with).
+ *
+ * See doc/api.md for the full contract of each primitive.
+ */
+#ifndef LIBIDM_IDM_H
+#define LIBIDM_IDM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the symbols of the public ABI (the library builds with
+ * -fvisibility=hidden and a version script). */
+#if defined(__GNUC__)
+#define IDM_API __attribute__((visibility("default")))
+#else
+#define IDM_API
+#endif
+
+/* Library version (of the headers the caller was compiled with). */
+#define IDM_VERSION_MAJOR 1
+#define IDM_VERSION_MINOR 0
+#define IDM_VERSION_PATCH 0
+
+/** Version of the library actually loaded, as "1.0.0". */
+IDM_API const char *idm_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Opaque objects                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct idm_ctx idm_ctx;       /* event loop, provider registry  */
+typedef struct idm_portal idm_portal; /* listening portal (target)      */
+typedef struct idm_conn idm_conn;     /* one iSCSI connection           */
+typedef struct idm_task idm_task;     /* one ITT on a connection        */
+typedef struct idm_buf idm_buf;       /* a data buffer libidm may touch */
+typedef struct idm_pdu idm_pdu;       /* a received control-type PDU    */
+
+/* ------------------------------------------------------------------ */
+/* Errors and logging                                                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Describe a (negative or positive) errno value returned by libidm.
+ * Never returns NULL; the string is static and thread-safe.
+ */
+IDM_API const char *idm_strerror(int err);
+
+enum idm_log_level {
+	IDM_LOG_ERROR = 0,
+	IDM_LOG_WARN = 1,
+	IDM_LOG_INFO = 2,
+	IDM_LOG_DEBUG = 3,
+};
+
+/** Log sink: `msg` is a single line without trailing newline. */
+typedef void (*idm_log_fn)(enum idm_log_level level, const char *msg, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Context                                                             */
+/* ------------------------------------------------------------------ */
+
+/* idm_ctx_attr.flags */
+#define IDM_CTX_PROGRESS_THREAD (1u << 0) /* start the progress thread now */
+
+struct idm_ctx_attr {
+	uint32_t size;        /* sizeof(struct idm_ctx_attr) */
+	uint32_t flags;       /* IDM_CTX_* */
+	idm_log_fn log_fn;    /* NULL: log to stderr if IDM_LOG_LEVEL is set */
+	void *log_arg;
+	int log_level;        /* highest level passed to log_fn; -1: default
+	                         (IDM_LOG_LEVEL env var or IDM_LOG_WARN) */
+};
+
+/**
+ * Create a context. `attr` may be NULL for defaults.
+ * Providers are discovered lazily on first use (see idm_get_providers()).
+ */
+IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out);
+
+/**
+ * Destroy a context. Every portal and connection still open is terminated
+ * as by idm_connection_terminate() (no callbacks run) and freed.
+ * Must not be called from a callback.
+ */
+IDM_API void idm_ctx_destroy(idm_ctx *ctx);
+
+/**
+ * A file descriptor that becomes readable (POLLIN) whenever
+ * idm_ctx_progress() has work to do. Owned by the context: do not close it.
+ */
+IDM_API int idm_ctx_get_fd(idm_ctx *ctx);
+
+/**
+ * Make progress: wait up to `timeout_ms` (0: don't wait, -1: forever) for
+ * events, then handle them and run the callbacks that result.
+ * Returns the number of events handled (>= 0) or a negative errno.
+ * Must not be called from a callback, nor while the progress thread runs.
+ */
+IDM_API int idm_ctx_progress(idm_ctx *ctx, int timeout_ms);
+
+/**
+ * Opt-in progress thread for callers without an event loop. While it runs,
+ * every libidm call on this context (from any thread) is serialised with
+ * the thread by the context lock, and all callbacks run on the thread with
+ * that lock held; calling libidm from a callback is allowed.
+ */
+IDM_API int idm_ctx_start_progress_thread(idm_ctx *ctx);
+IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
+
+/* ------------------------------------------------------------------ */
+/* Providers                                                           */
+/* ------------------------------------------------------------------ */
+
+/* idm_provider_info.caps */
+#define IDM_CAP_INITIATOR (1ull << 0)
+#define IDM_CAP_TARGET (1ull << 1)
+#define IDM_CAP_DIGESTS (1ull << 2)    /* CRC32C header/data digests */
+#define IDM_CAP_RDMA (1ull << 3)       /* data moves by RDMA, zero copy */
+#define IDM_CAP_ZERO_COPY_RX (1ull << 4) /* Data-In/Data-Out placed directly */
+#define IDM_CAP_DATA_ACK (1ull << 5)   /* A bit / Data_ACK_Notify */
+
+struct idm_provider_info {
+	const char *name;        /* "tcp", "iser", ... */
+	const char *description;
+	const char *path;        /* file it was loaded from */
+	uint32_t abi_version;    /* provider ABI it implements */
+	uint64_t caps;           /* IDM_CAP_* */
+};
+
+/**
+ * List the providers that loaded. `*list` stays valid until the context is
+ * destroyed. Providers that failed to load are logged and left out.
+ * Search path: IDM_PROVIDER_PATH (colon-separated; ignored in setuid
+ * programs), then the install directory ($libdir/libidm). IDM_PROVIDERS
+ * (comma-separated names) restricts which are loaded.
+ */
+IDM_API int idm_get_providers(idm_ctx *ctx, const struct idm_provider_info **list,
+			      size_t *count);
+
+/* ------------------------------------------------------------------ */
+/* Connection callbacks (the RFC 5047 notifications)                   */
+/* ------------------------------------------------------------------ */
+
+enum idm_data_dir {
+	IDM_DATA_IN = 1,  /* target to initiator (Put_Data, Data-In) */
+	IDM_DATA_OUT = 2, /* initiator to target (Get_Data, Data-Out) */
+};
+
+struct idm_conn_cbs {
+	uint32_t size; /* sizeof(struct idm_conn_cbs) */
+
+	/**
+	 * Initiator only: the connection idm_conn_connect() started is up
+	 * (status 0; login may start) or failed (status < 0; the caller must
+	 * still idm_conn_destroy() it).
+	 */
+	void (*connected)(idm_conn *conn, int status, void *arg);
+
+	/**
+	 * Control_Notify: a control-type PDU arrived (any PDU but the Data-In
+	 * and Data-Out the provider consumes itself; a Data-In carrying status,
+	 * S=1, is delivered here after its data was placed). The PDU and its
+	 * data are valid only during the callback. On the target, a SCSI
+	 * Command comes with a task (idm_pdu_task()) the caller now owns.
+	 */
+	void (*control_notify)(idm_conn *conn, idm_pdu *pdu, void *arg);
+
+	/**
+	 * Data_Completion_Notify (target): the Put_Data or Get_Data range
+	 * [offset, offset+length) finished. status 0: all data sent (Put_Data)
+	 * or received and placed (Get_Data); < 0: it failed. `sn` is the last
+	 * DataSN sent (Put_Data) or the last R2TSN used (Get_Data). The buffer
+	 * range is the caller's again.
+	 */
+	void (*data_completion_notify)(idm_task *task, enum idm_data_dir dir,
+				       uint32_t offset, uint32_t length,
+				       uint32_t sn, int status, void *arg);
+
+	/**
+	 * Data_ACK_Notify (target, ErrorRecoveryLevel >= 1): the initiator
+	 * acknowledged Data-In up to, not including, `datasn`.
+	 */
+	void (*data_ack_notify)(idm_task *task, uint32_t datasn, void *arg);
+
+	/**
+	 * Connection_Terminate_Notify: the connection failed or the peer
+	 * closed it (`reason` < 0, see idm_conn_error()). Raised at most once,
+	 * after the provider has let go of every buffer and task of the
+	 * connection; no callback for the connection follows. The caller then
+	 * calls idm_conn_destroy(). Not raised after idm_connection_terminate().
+	 */
+	void (*connection_terminate_notify)(idm_conn *conn, int reason, void *arg);
+};
+
+/* ------------------------------------------------------------------ */
+/* Target: listening portals                                           */
+/* ------------------------------------------------------------------ */
+
+/**
+ * A new connection arrived on `portal`. Set its callbacks with
+ * idm_conn_set_cbs() before returning; return 0 to keep it or a negative
+ * errno to refuse it (libidm then closes and frees it).
+ */
+typedef int (*idm_accept_fn)(idm_portal *portal, idm_conn *conn, void *arg);
+
+struct idm_portal_attr {
+	uint32_t size;          /* sizeof(struct idm_portal_attr) */
+	const char *providers;  /* "tcp", "iser", "tcp,iser"; NULL: "tcp" */
+	idm_accept_fn accept;   /* required */
+	void *arg;
+	int backlog;            /* 0: 128 */
+};
+
+/**
+ * Listen on host:port ("0.0.0.0", "::", "127.0.0.1"; port "3260").
+ * With several providers each listens on the same address and port (TCP
+ * and iSER use different port spaces). port "0" picks a free port, see
+ * idm_portal_port().
+ */
+IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
+			      const struct idm_portal_attr *attr, idm_portal **out);
+IDM_API int idm_portal_port(idm_portal *portal);
+/** Stop listening. Connections already accepted are not affected. */
+IDM_API void idm_portal_destroy(idm_portal *portal);
+
+/* ------------------------------------------------------------------ */
+/* Connections                                                         */
+/* ------------------------------------------------------------------ */
+
+enum idm_role {
+	IDM_ROLE_INITIATOR = 1,
+	IDM_ROLE_TARGET = 2,
+};
+
+struct idm_conn_attr {
+	uint32_t size;                  /* sizeof(struct idm_conn_attr) */
+	const char *provider;           /* "tcp", "iser", NULL or "auto" */
+	const struct idm_conn_cbs *cbs; /* copied */
+	void *arg;                      /* passed to every callback */
+	int connect_timeout_ms;         /* 0: 10000 */
+};
+
+/**
+ * Initiator: start connecting to host:port. `cbs->connected` reports the
+ * outcome. With provider "auto" iSER is tried first and TCP used when no
+ * RDMA path exists or the target refuses iSER.
+ */
+IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
+			     const struct idm_conn_attr *attr, idm_conn **out);
+
+/** Target: set callbacks of an accepted connection (from idm_accept_fn). */
+IDM_API int idm_conn_set_cbs(idm_conn *conn, const struct idm_conn_cbs *cbs,
+			     void *arg);
+
+/**
+ * Free a connection handle. Terminates it first if it is still up (as
+ * idm_connection_terminate()). Must not be called from one of this
+ * connection's callbacks other than connection_terminate_notify.
+ */
+IDM_API void idm_conn_destroy(idm_conn *conn);
+
+IDM_API enum idm_role idm_conn_role(const idm_conn *conn);
+IDM_API const char *idm_conn_provider(const idm_conn *conn);
+IDM_API void *idm_conn_get_arg(const idm_conn *conn);
+/** Human-readable reason of the last failure ("" if none). */
+IDM_API const char *idm_conn_error(const idm_conn *conn);
+/** "ip:port" of the peer / of the local end. */
+IDM_API const char *idm_conn_peer_name(const idm_conn *conn);
+IDM_API const char *idm_conn_local_name(const idm_conn *conn);
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Wrap caller memory [addr, addr+len) so libidm can move data into or out
+ * of it (a provider may register it with an RDMA device on first use).
+ * Create such buffers once and reuse them: registration is not cheap.
+ */
+IDM_API int idm_buf_create(idm_ctx *ctx, void *addr, size_t len, idm_buf **out);
+
+/** Allocate len bytes of libidm-owned memory suited to every provider. */
+IDM_API int idm_buf_alloc(idm_ctx *ctx, size_t len, idm_buf **out);
+
+/** Free the handle (and the memory, for idm_buf_alloc buffers). The buffer
+ * must not be in use by a task. */
+IDM_API void idm_buf_destroy(idm_buf *buf);
+IDM_API void *idm_buf_addr(const idm_buf *buf);
+IDM_API size_t idm_buf_len(const idm_buf *buf);
+
+/* ------------------------------------------------------------------ */
+/* Tasks                                                               */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Initiator: create the task for a new command with Initiator Task Tag
+ * `itt`. Tasks come from a per-connection pool (no malloc per I/O after
+ * warm-up). -EEXIST if the ITT is active on this connection.
+ */
+IDM_API int idm_task_create(idm_conn *conn, uint32_t itt, idm_task **out);
+
+/**
+ * Initiator: attach the data buffers of the command sent next with this
+ * task: `in` receives Data-In (read data), `out` supplies Data-Out (write
+ * data); each may be NULL. Lengths are the expected transfer lengths.
+ * The buffers belong to libidm until idm_deallocate_task_resources().
+ */
+IDM_API int idm_task_set_data(idm_task *task, idm_buf *in, size_t in_off,
+			      uint32_t in_len, idm_buf *out, size_t out_off,
+			      uint32_t out_len);
+
+IDM_API uint32_t idm_task_itt(const idm_task *task);
+IDM_API idm_conn *idm_task_conn(const idm_task *task);
+IDM_API void idm_task_set_arg(idm_task *task, void *arg);
+IDM_API void *idm_task_get_arg(const idm_task *task);
+/** Bytes of the task's data placed so far (Data-In at the initiator,
+ * Data-Out at the target). */
+IDM_API uint32_t idm_task_data_received(const idm_task *task);
+
+/* ------------------------------------------------------------------ */
+/* Received PDUs (valid only during control_notify)                    */
+/* ------------------------------------------------------------------ */
+
+#define IDM_BHS_LEN 48
+
+/** The 48-byte Basic Header Segment. */
+IDM_API const uint8_t *idm_pdu_bhs(const idm_pdu *pdu);
+/** Additional Header Segments (NULL, 0 if none). */
+IDM_API const uint8_t *idm_pdu_ahs(const idm_pdu *pdu, size_t *len);
+/** Data segment (NULL, 0 if none or if the provider already placed it). */
+IDM_API const uint8_t *idm_pdu_data(const idm_pdu *pdu, size_t *len);
+/** Target: the task created for a SCSI Command; initiator: the task of a
+ * SCSI Response or Data-In with status. NULL otherwise. */
+IDM_API idm_task *idm_pdu_task(const idm_pdu *pdu);
+IDM_API uint8_t idm_pdu_opcode(const idm_pdu *pdu);
+
+/* ------------------------------------------------------------------ */
+/* RFC 5047 primitives                                                 */
+/* ------------------------------------------------------------------ */
+
+/* idm_send_control() flags: none defined yet, pass 0. */
+
+/**
+ * Send_Control (initiator and target, any connection state after
+ * connect/accept; login PDUs included).
+ * `bhs` is the complete 48-byte BHS the caller built; `ahs`/`data` the
+ * AHS and data segment. libidm copies all of it before returning, fills in
+ * TotalAHSLength and DataSegmentLength, adds digests and padding.
+ *
+ * Initiator SCSI Command: pass the task from idm_task_create() whose data
+ * buffers are set; `data` must be NULL. libidm then sends immediate data
+ * and unsolicited Data-Out as ImmediateData, InitialR2T and
+ * FirstBurstLength allow (fixing DataSegmentLength and the F bit), answers
+ * R2Ts and places Data-In. For other PDUs `task` is NULL.
+ */
+IDM_API int idm_send_control(idm_conn *conn, const uint8_t bhs[IDM_BHS_LEN],
+			     const void *ahs, size_t ahs_len, const void *data,
+			     size_t data_len, idm_task *task, uint32_t flags);
+
+/* idm_put_data() flags */
+#define IDM_PUT_ACK (1u << 0) /* set the A bit on the last Data-In (ERL>=1) */
+
+/**
+ * Put_Data (target, full feature phase): send bytes [offset, offset+length)
+ * of the command's read data from buf[buf_off ...].
+ * `datain` is the caller's template of the SCSI Data-In BHS: opcode 0x25,
+ * LUN, ITT, ExpCmdSN, MaxCmdSN and, to carry status in the last Data-In
+ * (S bit), the S, U, O bits, Status, StatSN and Residual Count. libidm
+ * fills DataSegmentLength, TTT, DataSN, Buffer Offset, the F and A bits,
+ * splits at the initiator's MaxRecvDataSegmentLength and sets F at every
+ * MaxBurstLength boundary; S goes only on the very last PDU.
+ * data_completion_notify(IDM_DATA_IN) follows.
+ */
+IDM_API int idm_put_data(idm_task *task, const uint8_t datain[IDM_BHS_LEN],
+			 idm_buf *buf, size_t buf_off, uint32_t offset,
+			 uint32_t length, uint32_t flags);
+
+/**
+ * Get_Data (target, full feature phase): receive bytes [offset,
+ * offset+length) of the command's write data into buf[buf_off ...].
+ * `r2t` is the caller's template of the R2T BHS (LUN, ITT, StatSN,
+ * ExpCmdSN, MaxCmdSN); libidm fills TTT, R2TSN, Buffer Offset and Desired
+ * Data Transfer Length, keeps at most MaxOutstandingR2T outstanding, each
+ * at most MaxBurstLength.
+ * Immediate and unsolicited data of the command lying in the range are
+ * placed too, without R2Ts: call Get_Data for a write command from its
+ * SCSI Command control_notify so they land directly in `buf` (called
+ * later, libidm keeps them in a staging copy until then).
+ * data_completion_notify(IDM_DATA_OUT) follows.
+ */
+IDM_API int idm_get_data(idm_task *task, const uint8_t r2t[IDM_BHS_LEN],
+			 idm_buf *buf, size_t buf_off, uint32_t offset,
+			 uint32_t length, uint32_t flags);
+
+/**
+ * Allocate_Connection_Resources (both roles, during login after the
+ * security stage): size queues and pools for full feature phase from the
+ * keys noticed so far. Idempotent.
+ */
+IDM_API int idm_allocate_connection_resources(idm_conn *conn);
+
+/** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
+IDM_API void idm_deallocate_connection_resources(idm_conn *conn);
+
+/**
+ * Enable_Datamover (both roles): switch to full feature phase.
+ * Initiator: call after the final Login Response arrived; pass NULL.
+ * Target: pass the final Login Response (BHS and data segment); libidm
+ * sends it as the last login-phase PDU, then enables the data mover.
+ * Allocates connection resources if that was not done.
+ */
+IDM_API int idm_enable_datamover(idm_conn *conn,
+				 const uint8_t final_login_rsp[IDM_BHS_LEN],
+				 const void *data, size_t data_len);
+
+/**
+ * Connection_Terminate (both roles): close the connection now. When it
+ * returns, libidm holds no buffer, task or PDU of the connection and no
+ * callback of the connection will run (no Connection_Terminate_Notify).
+ * The handle stays valid until idm_conn_destroy().
+ */
+IDM_API void idm_connection_terminate(idm_conn *conn);
+
+/**
+ * Notice_Key_Values (both roles): tell the data mover the negotiated
+ * values. `kv` is iSCSI text: "Key=Value" strings each ended by NUL,
+ * `len` bytes in all. Recognised: HeaderDigest, DataDigest,
+ * MaxBurstLength, FirstBurstLength, ImmediateData, InitialR2T,
+ * MaxOutstandingR2T, ErrorRecoveryLevel, DataPDUInOrder,
+ * DataSequenceInOrder, InitiatorRecvDataSegmentLength and
+ * TargetRecvDataSegmentLength (for TCP: the MaxRecvDataSegmentLength each
+ * side declared), MaxRecvDataSegmentLength (the value the peer declared),
+ * and the iSER keys RDMAExtensions, MaxOutstandingUnexpectedPDUs,
+ * MaxAHSLength, TaggedBufferForSolicitedDataOnly, iSERHelloRequired.
+ * Unknown keys are ignored; a bad value of a known key fails with -EINVAL
+ * and changes nothing. Digest values take effect with the PDU after the
+ * final Login Response.
+ */
+IDM_API int idm_notice_key_values(idm_conn *conn, const char *kv, size_t len);
+
+/**
+ * Deallocate_Task_Resources (both roles): end the task. When it returns
+ * libidm no longer touches the task's buffers and raises no callback for
+ * it; pending Put_Data/Get_Data are cancelled without notification. The
+ * handle is invalid afterwards.
+ */
+IDM_API void idm_deallocate_task_resources(idm_task *task);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBIDM_IDM_H */

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connection objects: creation on both sides, provider choice (with the
+ * iSER-then-TCP fallback of "auto"), the notifications raised towards the
+ * caller, and destruction.
+ */
+#include "idm_internal.h"
+#include "provider.h"
+#include "ctx_priv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+
+struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov,
+				 enum idm_role role)
+{
+	struct idm_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ctx = ctx;
+	c->prov = prov;
+	c->ops = prov ? prov->ops : NULL;
+	c->role = role;
+	c->state = IDMP_CONN_CONNECTING;
+	idmp_params_default(&c->params);
+	c->next = ctx->conns;
+	if (ctx->conns)
+		ctx->conns->prev = c;
+	ctx->conns = c;
+	return c;
+}
+
+static void conn_unlink(struct idm_conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (c->ctx->conns == c)
+		c->ctx->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
+}
+
+static void sa_name(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (!sa) {
+		buf[0] = '\0';
+		return;
+	}
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(buf, len, "family %d", sa->sa_family);
+	}
+}
+
+void idmp_conn_set_names(struct idm_conn *c, const struct sockaddr *local,
+			 const struct sockaddr *peer)
+{
+	if (local)
+		sa_name(local, c->local_name, sizeof(c->local_name));
+	if (peer)
+		sa_name(peer, c->peer_name, sizeof(c->peer_name));
+}
+
+void idmp_conn_set_error(struct idm_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->error[0])
+		return; /* the first reason is the real one */
+	va_start(ap, fmt);
+	vsnprintf(c->error, sizeof(c->error), fmt, ap);
+	va_end(ap);
+	idmp_warn(c->ctx, "connection %s: %s", c->peer_name, c->error);
+}
+
+/* ---- target side ---------------------------------------------------- */
+
+int idmp_conn_accepted(struct idmp_listener *l, void *priv,
+		       const struct sockaddr *local, const struct sockaddr *peer,
+		       struct idm_conn **out)
+{
+	struct idm_portal *portal = l->portal;
+	struct idm_conn *c;
+	int r;
+
+	*out = NULL;
+	c = idmp_conn_alloc(portal->ctx, l->prov, IDM_ROLE_TARGET);
+	if (!c)
+		return -ENOMEM;
+	c->priv = priv;
+	c->state = IDMP_CONN_LOGIN;
+	idmp_conn_set_names(c, local, peer);
+	r = portal->accept(portal, c, portal->arg);
+	if (r < 0) {
+		idmp_info(c->ctx, "connection from %s refused by caller: %s",
+			  c->peer_name, idm_strerror(r));
+		conn_unlink(c);
+		free(c);
+		return r > 0 ? -r : r;
+	}
+	*out = c;
+	return 0;
+}
+
+IDM_API int idm_conn_set_cbs(idm_conn *c, const struct idm_conn_cbs *cbs, void *arg)
+{
+	if (!c || !cbs || cbs->size == 0)
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	memset(&c->cbs, 0, sizeof(c->cbs));
+	memcpy(&c->cbs, cbs,
+	       cbs->size < sizeof(c->cbs) ? cbs->size : sizeof(c->cbs));
+	c->cbs.size = sizeof(c->cbs);
+	c->arg = arg;
+	idmp_ctx_unlock(c->ctx);
+	return 0;
+}
+
+/* ---- initiator side ------------------------------------------------- */
+
+static struct idmp_provider *next_candidate(struct idm_conn *c)
+{
+	static const char *const order[] = {"iser", "tcp"};
+	struct idm_ctx *ctx = c->ctx;
+
+	while (c->fallback_index < (int)(sizeof(order) / sizeof(order[0]))) {
+		struct idmp_provider *p =
+			idmp_provider_by_name(ctx, order[c->fallback_index++]);
+		if (!p || !(p->ops->caps & IDM_CAP_INITIATOR))
+			continue;
+		if (p->ops->conn_is_capable &&
+		    p->ops->conn_is_capable(p, (struct sockaddr *)&c->sa,
+					    c->salen) < 0)
+			continue;
+		return p;
+	}
+	return NULL;
+}
+
+static int start_connect(struct idm_conn *c)
+{
+	c->priv = NULL;
+	c->error[0] = '\0';
+	return c->ops->connect(c, (struct sockaddr *)&c->sa, c->salen,
+			       c->connect_timeout_ms);
+}
+
+/* The provider of the current attempt failed: release it and, in "auto"
+ * mode, try the next one. Returns true if a new attempt is under way. */
+static bool try_fallback(struct idm_conn *c)
+{
+	struct idmp_provider *next;
+
+	if (c->fallback_index < 0)
+		return false;
+	c->ops->conn_terminate(c);
+	if (c->ops->conn_free)
+		c->ops->conn_free(c);
+	c->priv = NULL;
+	while ((next = next_candidate(c))) {
+		idmp_info(c->ctx, "connect %s: falling back to %s", c->peer_name,
+			  next->ops->name);
+		c->prov = next;
+		c->ops = next->ops;
+		if (start_connect(c) == 0)
+			return true;
+		if (c->ops->conn_free)
+			c->ops->conn_free(c);
+		c->priv = NULL;
+	}
+	return false;
+}
+
+static void connected_deferred(struct idmp_defer *d)
+{
+	struct idm_conn *c = (struct idm_conn *)((char *)d -
+					offsetof(struct idm_conn, connect_defer));
+	int status = c->connect_status;
+
+	if (c->state != IDMP_CONN_CONNECTING)
+		return; /* terminated meanwhile */
+	if (status < 0 && try_fallback(c))
+		return;
+	if (status < 0) {
+		if (!c->error[0])
+			idmp_conn_set_error(c, "connect failed: %s",
+					    idm_strerror(status));
+		c->state = IDMP_CONN_FAILED;
+		c->fail_reason = status;
+	} else {
+		c->state = IDMP_CONN_LOGIN;
+	}
+	if (c->cbs.connected)
+		c->cbs.connected(c, status, c->arg);
+}
+
+void idmp_conn_connected(struct idm_conn *c, int status)
+{
+	c->connect_status = status > 0 ? -status : status;
+	idmp_defer(c->ctx, &c->connect_defer, connected_deferred);
+}
+
+IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
+			     const struct idm_conn_attr *attr, idm_conn **out)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICSERV};
+	struct addrinfo *res = NULL;
+	struct idmp_provider *prov = NULL;
+	struct idm_conn *c;
+	bool is_auto;
+	int r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!ctx || !host || !port || !attr || !attr->cbs ||
+	    attr->size < offsetof(struct idm_conn_attr, connect_timeout_ms) +
+				 sizeof(int) ||
+	    attr->cbs->size == 0 || attr->connect_timeout_ms < 0)
+		return -EINVAL;
+
+	r = getaddrinfo(host, port, &hints, &res);
+	if (r != 0)
+		return r == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
+	if (!res || res->ai_addrlen > sizeof(struct sockaddr_storage)) {
+		freeaddrinfo(res);
+		return -EHOSTUNREACH;
+	}
+
+	idmp_ctx_lock(ctx);
+	idmp_providers_load(ctx);
+	is_auto = !attr->provider || !strcmp(attr->provider, "auto");
+	if (!is_auto) {
+		prov = idmp_provider_by_name(ctx, attr->provider);
+		if (!prov) {
+			r = -ENOENT;
+			goto out;
+		}
+		if (!(prov->ops->caps & IDM_CAP_INITIATOR)) {
+			r = -ENOSYS;
+			goto out;
+		}
+	}
+	c = idmp_conn_alloc(ctx, prov, IDM_ROLE_INITIATOR);
+	if (!c) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(&c->sa, res->ai_addr, res->ai_addrlen);
+	c->salen = res->ai_addrlen;
+	idmp_conn_set_names(c, NULL, res->ai_addr);
+	c->connect_timeout_ms = attr->connect_timeout_ms
+					? attr->connect_timeout_ms
+					: DEFAULT_CONNECT_TIMEOUT_MS;
+	idm_conn_set_cbs(c, attr->cbs, attr->arg);
+	c->fallback_index = is_auto ? 0 : -1;
+	if (is_auto) {
+		prov = next_candidate(c);
+		if (!prov) {
+			conn_unlink(c);
+			free(c);
+			r = -ENOENT;
+			goto out;
+		}
+		c->prov = prov;
+		c->ops = prov->ops;
+	}
+	r = start_connect(c);
+	while (r < 0 && is_auto && (prov = next_candidate(c))) {
+		if (c->ops->conn_free)
+			c->ops->conn_free(c);
+		c->prov = prov;
+		c->ops = prov->ops;
+		r = start_connect(c);
+	}
+	if (r < 0) {
+		if (c->ops->conn_free)
+			c->ops->conn_free(c);
+		conn_unlink(c);
+		free(c);
+		goto out;
+	}
+	*out = c;
+out:
+	idmp_ctx_unlock(ctx);
+	freeaddrinfo(res);
+	return r;
+}
+
+/* ---- notifications -------------------------------------------------- */
+
+static bool conn_live(const struct idm_conn *c)
+{
+	return c->state == IDMP_CONN_LOGIN || c->state == IDMP_CONN_FFP;
+}
+
+void idmp_control_notify(struct idm_conn *c, struct idm_pdu *pdu)
+{
+	if (conn_live(c) && c->cbs.control_notify)
+		c->cbs.control_notify(c, pdu, c->arg);
+}
+
+void idmp_data_completion(struct idm_task *t, enum idm_data_dir dir,
+			  uint32_t offset, uint32_t length, uint32_t sn, int status)
+{
+	struct idm_conn *c = t->conn;
+
+	if (t->active && conn_live(c) && c->cbs.data_completion_notify)
+		c->cbs.data_completion_notify(t, dir, offset, length, sn, status,
+					      c->arg);
+}
+
+void idmp_data_ack(struct idm_task *t, uint32_t datasn)
+{
+	struct idm_conn *c = t->conn;
+
+	if (t->active && conn_live(c) && c->cbs.data_ack_notify)
+		c->cbs.data_ack_notify(t, datasn, c->arg);
+}
+
+static void terminate_deferred(struct idmp_defer *d)
+{
+	struct idm_conn *c = (struct idm_conn *)((char *)d -
+					offsetof(struct idm_conn, notify_defer));
+
+	if (c->state != IDMP_CONN_FAILED)
+		return;
+	if (c->cbs.connection_terminate_notify)
+		c->cbs.connection_terminate_notify(c, c->fail_reason, c->arg);
+}
+
+void idmp_conn_failed(struct idm_conn *c, int reason)
+{
+	if (!conn_live(c))
+		return;
+	if (reason > 0)
+		reason = -reason;
+	if (reason == 0)
+		reason = -ECONNRESET;
+	if (!c->error[0])
+		idmp_conn_set_error(c, "%s", idm_strerror(reason));
+	c->state = IDMP_CONN_FAILED;
+	c->fail_reason = reason;
+	idmp_defer(c->ctx, &c->notify_defer, terminate_deferred);
+}
+
+/* ---- teardown ------------------------------------------------------- */
+
+IDM_API void idm_connection_terminate(idm_conn *c)
+{
+	if (!c)
+		return;
+	idmp_ctx_lock(c->ctx);
+	idmp_defer_cancel(c->ctx, &c->notify_defer);
+	idmp_defer_cancel(c->ctx, &c->connect_defer);
+	if (c->state == IDMP_CONN_CONNECTING || conn_live(c)) {
+		if (c->ops)
+			c->ops->conn_terminate(c);
+	}
+	c->state = IDMP_CONN_TERMINATED;
+	idmp_ctx_unlock(c->ctx);
+}
+
+IDM_API void idm_conn_destroy(idm_conn *c)
+{
+	struct idm_ctx *ctx;
+
+	if (!c)
+		return;
+	ctx = c->ctx;
+	idmp_ctx_lock(ctx);
+	idm_connection_terminate(c);
+	if (c->ops && c->ops->conn_free)
+		c->ops->conn_free(c);
+	c->priv = NULL;
+	idmp_task_pool_destroy(c);
+	conn_unlink(c);
+	idmp_ctx_unlock(ctx);
+	free(c);
+}
+
+/* ---- accessors ------------------------------------------------------ */
+
+IDM_API enum idm_role idm_conn_role(const idm_conn *c)
+{
+	return c ? c->role : (enum idm_role)0;
+}
+
+IDM_API const char *idm_conn_provider(const idm_conn *c)
+{
+	return c && c->ops ? c->ops->name : "";
+}
+
+IDM_API void *idm_conn_get_arg(const idm_conn *c)
+{
+	return c ? c->arg : NULL;
+}
+
+IDM_API const char *idm_conn_error(const idm_conn *c)
+{
+	return c ? c->error : "";
+}
+
+IDM_API const char *idm_conn_peer_name(const idm_conn *c)
+{
+	return c ? c->peer_name : "";
+}
+
+IDM_API const char *idm_conn_local_name(const idm_conn *c)
+{
+	return c ? c->local_name : "";
+}

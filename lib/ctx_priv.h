@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Core-only helpers shared between the files of lib/ (not for providers). */
+#ifndef LIBIDM_CTX_PRIV_H
+#define LIBIDM_CTX_PRIV_H
+
+#include "idm_internal.h"
+
+/* log.c */
+void idmp_log_init(struct idm_ctx *ctx, const struct idm_ctx_attr *attr);
+
+/* provider_loader.c */
+int idmp_providers_load(struct idm_ctx *ctx);
+void idmp_providers_unload(struct idm_ctx *ctx);
+struct idmp_provider *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
+
+/* conn.c */
+struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov,
+				 enum idm_role role);
+void idmp_conn_release_tasks(struct idm_conn *conn);
+
+/* task.c */
+void idmp_task_pool_destroy(struct idm_conn *conn);
+
+/* Public-entry guards: take the context lock, refuse NULL. */
+#define IDMP_LOCKED(ctx, expr)                                                 \
+	({                                                                     \
+		struct idm_ctx *ctx_ = (ctx);                                  \
+		__typeof__(expr) r_;                                           \
+		idmp_ctx_lock(ctx_);                                           \
+		r_ = (expr);                                                   \
+		idmp_ctx_unlock(ctx_);                                         \
+		r_;                                                            \
+	})
+
+#endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The RFC 5047 primitives: argument and state checks common to every
+ * provider, then dispatch through the provider's ops.
+ */
+#include "idm_internal.h"
+#include "provider.h"
+#include "ctx_priv.h"
+
+#include <libidm/iscsi.h>
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_AHS_BYTES (255u * 4u)
+#define MAX_DSL 16777215u
+
+static bool conn_live(const struct idm_conn *c)
+{
+	return c->state == IDMP_CONN_LOGIN || c->state == IDMP_CONN_FFP;
+}
+
+static bool initiator_opcode(uint8_t op)
+{
+	switch (op) {
+	case ISCSI_OP_NOP_OUT:
+	case ISCSI_OP_SCSI_CMD:
+	case ISCSI_OP_TASK_MGMT_REQ:
+	case ISCSI_OP_LOGIN_REQ:
+	case ISCSI_OP_TEXT_REQ:
+	case ISCSI_OP_LOGOUT_REQ:
+	case ISCSI_OP_SNACK_REQ:
+		return true;
+	default: /* Data-Out is the data mover's, not the caller's */
+		return false;
+	}
+}
+
+static bool target_opcode(uint8_t op)
+{
+	switch (op) {
+	case ISCSI_OP_NOP_IN:
+	case ISCSI_OP_SCSI_RSP:
+	case ISCSI_OP_TASK_MGMT_RSP:
+	case ISCSI_OP_LOGIN_RSP:
+	case ISCSI_OP_TEXT_RSP:
+	case ISCSI_OP_LOGOUT_RSP:
+	case ISCSI_OP_ASYNC_MSG:
+	case ISCSI_OP_REJECT:
+		return true;
+	default: /* Data-In and R2T come from Put_Data / Get_Data */
+		return false;
+	}
+}
+
+static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
+		      size_t ahs_len, const void *data, size_t data_len,
+		      struct idm_task *t, uint32_t flags)
+{
+	uint8_t op = iscsi_bhs_opcode(bhs);
+
+	if (flags)
+		return -EINVAL;
+	if (!conn_live(c))
+		return -ENOTCONN;
+	if ((ahs_len && !ahs) || ahs_len % 4 || ahs_len > MAX_AHS_BYTES)
+		return -EINVAL;
+	if ((data_len && !data) || data_len > MAX_DSL)
+		return -EINVAL;
+	if (c->role == IDM_ROLE_INITIATOR ? !initiator_opcode(op)
+					  : !target_opcode(op))
+		return -EINVAL;
+	/* Login PDUs belong to the login phase only (RFC 7145 7.3.9 too). */
+	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) &&
+	    c->state != IDMP_CONN_LOGIN)
+		return -EPROTO;
+	if (op != ISCSI_OP_LOGIN_REQ && op != ISCSI_OP_LOGIN_RSP &&
+	    op != ISCSI_OP_REJECT && c->state != IDMP_CONN_FFP &&
+	    !(c->role == IDM_ROLE_TARGET && op == ISCSI_OP_REJECT))
+		return -ENOTCONN;
+	if (c->state == IDMP_CONN_FFP && data_len > idmp_send_dsl(c))
+		return -EMSGSIZE;
+	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD) {
+		/* the task carries the data; it must be this connection's */
+		if (!t || !t->active || t->conn != c || data)
+			return -EINVAL;
+		if (t->itt != iscsi_bhs_itt(bhs))
+			return -EINVAL;
+	} else if (t) {
+		if (!t->active || t->conn != c)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+IDM_API int idm_send_control(idm_conn *c, const uint8_t bhs[IDM_BHS_LEN],
+			     const void *ahs, size_t ahs_len, const void *data,
+			     size_t data_len, idm_task *t, uint32_t flags)
+{
+	int r;
+
+	if (!c || !bhs)
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	r = check_send(c, bhs, ahs, ahs_len, data, data_len, t, flags);
+	if (r == 0)
+		r = c->ops->send_control(c, bhs, ahs, ahs_len, data, data_len, t);
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
+static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
+		      struct idm_buf *b, size_t buf_off, uint32_t offset,
+		      uint32_t length)
+{
+	struct idm_conn *c = t->conn;
+
+	if (!t->active || c->role != IDM_ROLE_TARGET)
+		return -EINVAL;
+	if (c->state != IDMP_CONN_FFP)
+		return -ENOTCONN;
+	if (!tmpl || iscsi_bhs_opcode(tmpl) != opcode)
+		return -EINVAL;
+	if (iscsi_bhs_itt(tmpl) != t->itt)
+		return -EINVAL;
+	if (!b || b->ctx != c->ctx || length == 0)
+		return -EINVAL;
+	if (buf_off > b->len || length > b->len - buf_off)
+		return -ERANGE;
+	if (offset > UINT32_MAX - length)
+		return -ERANGE;
+	return 0;
+}
+
+IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
+			 idm_buf *b, size_t buf_off, uint32_t offset,
+			 uint32_t length, uint32_t flags)
+{
+	int r;
+
+	if (!t)
+		return -EINVAL;
+	if (flags & ~IDM_PUT_ACK)
+		return -EINVAL;
+	idmp_ctx_lock(t->conn->ctx);
+	r = check_data(t, datain, ISCSI_OP_DATA_IN, b, buf_off, offset, length);
+	if (r == 0 && (flags & IDM_PUT_ACK) &&
+	    t->conn->params.error_recovery_level == 0)
+		r = -EINVAL; /* the A bit needs ERL >= 1 */
+	if (r == 0)
+		r = t->conn->ops->put_data(t, datain, b, buf_off, offset, length,
+					   flags);
+	idmp_ctx_unlock(t->conn->ctx);
+	return r;
+}
+
+IDM_API int idm_get_data(idm_task *t, const uint8_t r2t[IDM_BHS_LEN], idm_buf *b,
+			 size_t buf_off, uint32_t offset, uint32_t length,
+			 uint32_t flags)
+{
+	int r;
+
+	if (!t)
+		return -EINVAL;
+	if (flags)
+		return -EINVAL;
+	idmp_ctx_lock(t->conn->ctx);
+	r = check_data(t, r2t, ISCSI_OP_R2T, b, buf_off, offset, length);
+	if (r == 0)
+		r = t->conn->ops->get_data(t, r2t, b, buf_off, offset, length,
+					   flags);
+	idmp_ctx_unlock(t->conn->ctx);
+	return r;
+}
+
+IDM_API int idm_allocate_connection_resources(idm_conn *c)
+{
+	int r = 0;
+
+	if (!c)
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	if (!conn_live(c))
+		r = -ENOTCONN;
+	else if (!c->rsrc_allocated) {
+		if (c->ops->alloc_conn_rsrc)
+			r = c->ops->alloc_conn_rsrc(c);
+		if (r == 0)
+			c->rsrc_allocated = true;
+	}
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
+IDM_API void idm_deallocate_connection_resources(idm_conn *c)
+{
+	if (!c)
+		return;
+	idmp_ctx_lock(c->ctx);
+	/* In full feature phase the resources carry live I/O: only
+	 * Connection_Terminate may take them away. */
+	if (c->rsrc_allocated && c->state == IDMP_CONN_LOGIN) {
+		if (c->ops->free_conn_rsrc)
+			c->ops->free_conn_rsrc(c);
+		c->rsrc_allocated = false;
+	}
+	idmp_ctx_unlock(c->ctx);
+}
+
+IDM_API int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN],
+				 const void *data, size_t data_len)
+{
+	int r = 0;
+
+	if (!c)
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	if (c->state != IDMP_CONN_LOGIN)
+		r = c->state == IDMP_CONN_FFP ? -EALREADY : -ENOTCONN;
+	else if (c->role == IDM_ROLE_TARGET &&
+		 (!rsp || iscsi_bhs_opcode(rsp) != ISCSI_OP_LOGIN_RSP))
+		r = -EINVAL;
+	else if (c->role == IDM_ROLE_INITIATOR && (rsp || data))
+		r = -EINVAL;
+	else if ((data_len && !data) || data_len > MAX_DSL)
+		r = -EINVAL;
+	if (r == 0 && !c->rsrc_allocated) {
+		if (c->ops->alloc_conn_rsrc)
+			r = c->ops->alloc_conn_rsrc(c);
+		if (r == 0)
+			c->rsrc_allocated = true;
+	}
+	if (r == 0)
+		r = c->ops->enable_datamover(c, rsp, data, data_len);
+	if (r == 0)
+		c->state = IDMP_CONN_FFP;
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
+IDM_API int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
+{
+	struct idm_conn_params old;
+	int r;
+
+	if (!c || (len && !kv))
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	if (!conn_live(c)) {
+		idmp_ctx_unlock(c->ctx);
+		return -ENOTCONN;
+	}
+	old = c->params;
+	r = idmp_params_parse(&c->params, c->role, kv, len, NULL, 0);
+	if (r == 0 && c->ops->notice_key_values) {
+		r = c->ops->notice_key_values(c);
+		if (r < 0)
+			c->params = old;
+	}
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
+/* ---- received PDUs -------------------------------------------------- */
+
+IDM_API const uint8_t *idm_pdu_bhs(const idm_pdu *p)
+{
+	return p ? p->bhs : NULL;
+}
+
+IDM_API const uint8_t *idm_pdu_ahs(const idm_pdu *p, size_t *len)
+{
+	if (len)
+		*len = p && p->ahs ? p->ahs_len : 0;
+	return p && p->ahs_len ? p->ahs : NULL;
+}
+
+IDM_API const uint8_t *idm_pdu_data(const idm_pdu *p, size_t *len)
+{
+	if (len)
+		*len = p && p->data ? p->data_len : 0;
+	return p && p->data_len ? p->data : NULL;
+}
+
+IDM_API idm_task *idm_pdu_task(const idm_pdu *p)
+{
+	return p ? p->task : NULL;
+}
+
+IDM_API uint8_t idm_pdu_opcode(const idm_pdu *p)
+{
+	return p && p->bhs ? iscsi_bhs_opcode(p->bhs) : 0xff;
+}
