@@ -164,12 +164,12 @@ int idmp_watch_mod(struct idm_ctx *ctx, struct idmp_watch *w, uint32_t events)
 }
 
 /*
- * Removing a watch while a progress pass holds its pointer in the events
- * array is the classic epoll use-after-free; the pass checks this list of
- * watches removed during the pass before dispatching.
+ * Removing a watch while a progress pass still holds its pointer in the
+ * events array is the classic epoll use-after-free: removal clears the
+ * pointer from the array of the pass under way (as libuv does).
  */
-static __thread struct idmp_watch *removed_in_pass[IDMP_EVENTS_PER_PASS];
-static __thread size_t n_removed_in_pass;
+static __thread struct epoll_event *pass_events;
+static __thread int pass_n;
 static __thread bool in_pass;
 
 void idmp_watch_del(struct idm_ctx *ctx, struct idmp_watch *w)
@@ -178,8 +178,9 @@ void idmp_watch_del(struct idm_ctx *ctx, struct idmp_watch *w)
 		return;
 	epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 	w->added = false;
-	if (in_pass && n_removed_in_pass < IDMP_EVENTS_PER_PASS)
-		removed_in_pass[n_removed_in_pass++] = w;
+	for (int i = 0; i < pass_n; i++)
+		if (pass_events[i].data.ptr == w)
+			pass_events[i].data.ptr = NULL;
 }
 
 void idmp_defer(struct idm_ctx *ctx, struct idmp_defer *d, idmp_defer_fn fn)
@@ -241,14 +242,6 @@ static int run_deferred(struct idm_ctx *ctx)
 	return n;
 }
 
-static bool was_removed(struct idmp_watch *w)
-{
-	for (size_t i = 0; i < n_removed_in_pass; i++)
-		if (removed_in_pass[i] == w)
-			return true;
-	return false;
-}
-
 /* One pass; the lock is taken by the caller only around dispatch so the
  * progress thread does not hold it while sleeping. */
 static int progress_once(struct idm_ctx *ctx, int timeout_ms, bool locked)
@@ -265,18 +258,20 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms, bool locked)
 	if (!locked)
 		idmp_ctx_lock(ctx);
 	in_pass = true;
-	n_removed_in_pass = 0;
+	pass_events = evs;
+	pass_n = n;
 	for (int i = 0; i < n; i++) {
 		struct idmp_watch *w = evs[i].data.ptr;
 
-		if (was_removed(w) || !w->added)
+		if (!w || !w->added)
 			continue;
 		w->fn(w, evs[i].events);
 		handled++;
 	}
-	in_pass = false;
-	n_removed_in_pass = 0;
+	pass_events = NULL;
+	pass_n = 0;
 	handled += run_deferred(ctx);
+	in_pass = false;
 	if (!locked)
 		idmp_ctx_unlock(ctx);
 	return handled;
