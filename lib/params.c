@@ -50,7 +50,11 @@ static int parse_u32(const char *v, uint32_t min, uint32_t max, uint32_t *out)
 	if (!*v || *v == '-' || *v == '+' || *v == ' ')
 		return -EINVAL;
 	errno = 0;
-	n = strtoull(v, &end, 0);
+	/* RFC 7143 5.1: decimal, or hex with 0x; a leading 0 is not octal */
+	if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+		n = strtoull(v + 2, &end, 16);
+	else
+		n = strtoull(v, &end, 10);
 	if (errno || *end || n < min || n > max)
 		return -EINVAL;
 	*out = (uint32_t)n;
@@ -106,9 +110,24 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 	U32("ErrorRecoveryLevel", error_recovery_level, 0, 2)
 	U32("InitiatorRecvDataSegmentLength", initiator_recv_dsl, DSL_MIN, DSL_MAX)
 	U32("TargetRecvDataSegmentLength", target_recv_dsl, DSL_MIN, DSL_MAX)
-	U32("MaxOutstandingUnexpectedPDUs", max_outstanding_unexpected_pdus, 0,
-	    UINT32_MAX)
-	U32("MaxAHSLength", max_ahs_length, 0, UINT32_MAX)
+	if (!strcmp(key, "MaxOutstandingUnexpectedPDUs") ||
+	    !strcmp(key, "MaxAHSLength")) {
+		/* RFC 7145 6.7, 6.8: 0 (no limit) or 2..2^32-1 */
+		uint32_t v32;
+		r = parse_u32(val, 0, UINT32_MAX, &v32);
+		if (r == 0 && v32 == 1)
+			r = -EINVAL;
+		if (r < 0) {
+			snprintf(err, errlen, "%s=%s: not 0 or 2..4294967295",
+				 key, val);
+			return r;
+		}
+		if (key[3] == 'O')
+			p->max_outstanding_unexpected_pdus = v32;
+		else
+			p->max_ahs_length = v32;
+		return 0;
+	}
 	BOOL("ImmediateData", immediate_data)
 	BOOL("InitialR2T", initial_r2t)
 	BOOL("DataPDUInOrder", data_pdu_in_order)
@@ -145,8 +164,21 @@ int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
 			kv++;
 			continue;
 		}
-		if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key) ||
+		if (eq && eq != kv && (size_t)(eq - kv) < sizeof(key) &&
 		    n - (size_t)(eq - kv) - 1 >= sizeof(val)) {
+			/* Values longer than any key of ours takes (e.g.
+			 * TargetAddress lists): not ours, skip. Ours with such a
+			 * value are invalid. */
+			memcpy(key, kv, (size_t)(eq - kv));
+			key[eq - kv] = '\0';
+			if (apply(&tmp, key, "", err, errlen) == 1) {
+				kv += n + 1;
+				continue;
+			}
+			snprintf(err, errlen, "%s: value too long", key);
+			return -EINVAL;
+		}
+		if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
 			snprintf(err, errlen, "malformed key=value \"%.*s\"",
 				 (int)(n > 64 ? 64 : n), kv);
 			return -EINVAL;
