@@ -6,6 +6,7 @@
  */
 #include "idm_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +48,15 @@ static int parse_u32(const char *v, uint32_t min, uint32_t max, uint32_t *out)
 	unsigned long long n;
 
 	/* RFC 7143 5.1: decimal, or hex with 0x (we accept both). */
-	if (!*v || *v == '-' || *v == '+' || *v == ' ')
+	if (*v < '0' || *v > '9') /* strtoull would skip blanks and signs */
 		return -EINVAL;
 	errno = 0;
 	/* RFC 7143 5.1: decimal, or hex with 0x; a leading 0 is not octal */
-	if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+	if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+		if (!isxdigit((unsigned char)v[2]))
+			return -EINVAL;
 		n = strtoull(v + 2, &end, 16);
+	}
 	else
 		n = strtoull(v, &end, 10);
 	if (errno || *end || n < min || n > max)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Add up meson test results for .ci/run.
+
+Usage: summarize.py [--extra NAME=RESULT ...] PATH...
+
+Each PATH is a meson testlog.json file or a directory searched recursively
+for meson-logs/testlog*.json. Each line of such a file is one test's JSON
+record; its "result" decides the bucket:
+  OK, EXPECTEDFAIL                      -> passed
+  SKIP                                  -> skipped
+  FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS  -> failed (anything unknown too)
+--extra reports a step that ran outside meson (a build, the main job),
+RESULT one of pass/fail/skip. Only a failed step is counted (as failed), so
+the passed and skipped numbers are meson's own, and a build that broke
+before any test could run still shows as a failure.
+
+Prints a per-log breakdown, the failed test names, and then, as the very
+last line, "N passed, N failed, N skipped". Exit status: 1 if anything
+failed or nothing ran at all, else 0.
+"""
+import json
+import os
+import sys
+
+PASSED = {"OK", "EXPECTEDFAIL"}
+SKIPPED = {"SKIP"}
+
+
+def find_logs(path):
+    if os.path.isfile(path):
+        return [path]
+    found = []
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            if f.startswith("testlog") and f.endswith(".json"):
+                found.append(os.path.join(root, f))
+    return sorted(found)
+
+
+def count_log(path, failed_names):
+    counts = [0, 0, 0]  # passed, failed, skipped
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                # A torn log means a run died: count that as a failure.
+                counts[1] += 1
+                failed_names.append(f"{path}:{lineno}: unreadable record")
+                continue
+            result = str(rec.get("result", "")).upper()
+            if result in PASSED:
+                counts[0] += 1
+            elif result in SKIPPED:
+                counts[2] += 1
+            else:
+                counts[1] += 1
+                failed_names.append(f"{rec.get('name', '?')} [{result}] ({path})")
+    return counts
+
+
+def main(argv):
+    extras = []
+    paths = []
+    it = iter(argv)
+    for a in it:
+        if a == "--extra":
+            extras.append(next(it, ""))
+        elif a.startswith("--extra="):
+            extras.append(a[len("--extra="):])
+        else:
+            paths.append(a)
+
+    total = [0, 0, 0]
+    failed_names = []
+    for p in paths:
+        logs = find_logs(p)
+        if not logs:
+            print(f"summary: no meson test log under {p}")
+        for log in logs:
+            c = count_log(log, failed_names)
+            print(f"summary: {log}: {c[0]} passed, {c[1]} failed, {c[2]} skipped")
+            total = [a + b for a, b in zip(total, c)]
+    for e in extras:
+        name, _, res = e.partition("=")
+        res = res.strip().lower()
+        if res in ("pass", "skip"):
+            pass
+        else:
+            total[1] += 1
+            failed_names.append(f"{name} [step failed]")
+        print(f"summary: step {name}: {res}")
+    for n in failed_names:
+        print(f"summary: FAILED {n}")
+    print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
+    return 1 if total[1] or (total[0] + total[2] == 0) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Key table and result functions of iSCSI text negotiation. */
+#include "ex_keys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define U24 ((1u << 24) - 1)
+
+static const struct ex_key keys[] = {
+	{ "AuthMethod", EX_KT_LIST, EX_KF_SECURITY, 0, 0 },
+	{ "HeaderDigest", EX_KT_LIST, 0, 0, 0 },
+	{ "DataDigest", EX_KT_LIST, 0, 0, 0 },
+	{ "MaxConnections", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 1, 65535 },
+	{ "SendTargets", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "TargetName", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "InitiatorName", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "TargetAlias", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "InitiatorAlias", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "TargetAddress", EX_KT_STR_DECL, 0, 0, 0 },
+	{ "TargetPortalGroupTag", EX_KT_NUM_DECL, 0, 0, 65535 },
+	{ "InitialR2T", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
+	{ "ImmediateData", EX_KT_BOOL_AND, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
+	{ "MaxRecvDataSegmentLength", EX_KT_NUM_DECL, 0, 512, U24 },
+	{ "MaxBurstLength", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 512, U24 },
+	{ "FirstBurstLength", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 512, U24 },
+	{ "DefaultTime2Wait", EX_KT_NUM_MAX, EX_KF_LEADING, 0, 3600 },
+	{ "DefaultTime2Retain", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 3600 },
+	{ "MaxOutstandingR2T", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 1, 65535 },
+	{ "DataPDUInOrder", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
+	{ "DataSequenceInOrder", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
+	{ "ErrorRecoveryLevel", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 2 },
+	{ "SessionType", EX_KT_STR_DECL, EX_KF_LEADING, 0, 0 },
+	{ "TaskReporting", EX_KT_LIST, EX_KF_LEADING | EX_KF_NO_DISC, 0, 0 },
+	{ "iSCSIProtocolLevel", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 31 },
+	/* RFC 3720 markers: RFC 7143 section 13 keeps them only so that
+	 * old peers get a clean answer. */
+	{ "OFMarker", EX_KT_BOOL_AND, 0, 0, 1 },
+	{ "IFMarker", EX_KT_BOOL_AND, 0, 0, 1 },
+	{ "OFMarkInt", EX_KT_OBSOLETE, 0, 0, 0 },
+	{ "IFMarkInt", EX_KT_OBSOLETE, 0, 0, 0 },
+	/* RFC 7145 section 6 */
+	{ "RDMAExtensions", EX_KT_BOOL_AND, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
+	{ "TargetRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER, 512, U24 },
+	{ "InitiatorRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER, 512, U24 },
+	{ "MaxOutstandingUnexpectedPDUs", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu },
+	{ "MaxAHSLength", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu },
+	{ "TaggedBufferForSolicitedDataOnly", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 1 },
+	{ "iSERHelloRequired", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 1 },
+};
+
+const struct ex_key *ex_key_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+int ex_parse_num(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	/* RFC 7143 6.1: decimal (no sign, no leading garbage) or 0x hex */
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		x = strtoull(s + 2, &end, 16);
+	else
+		x = strtoull(s, &end, 10);
+	if (errno || *end || end == s)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int ex_parse_bool(const char *s, bool *v)
+{
+	if (strcmp(s, "Yes") == 0)
+		*v = true;
+	else if (strcmp(s, "No") == 0)
+		*v = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int put(char *out, size_t outlen, const char *s)
+{
+	int n = snprintf(out, outlen, "%s", s);
+	return (n < 0 || (size_t)n >= outlen) ? -ENOSPC : 0;
+}
+
+static int reject(char *out, size_t outlen)
+{
+	put(out, outlen, "Reject");
+	return -EINVAL;
+}
+
+/* Is `val` one element of the comma list `list`? */
+static bool in_list(const char *list, const char *val, size_t vlen)
+{
+	const char *p = list;
+
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (l == vlen && strncmp(p, val, l) == 0)
+			return true;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return false;
+}
+
+static int num_in_range(const struct ex_key *k, const char *s, uint64_t *v)
+{
+	if (ex_parse_num(s, v) < 0 || *v < k->min || *v > k->max)
+		return -EINVAL;
+	return 0;
+}
+
+int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
+		   char *out, size_t outlen)
+{
+	uint64_t a, b;
+	bool x, y;
+
+	switch (k->type) {
+	case EX_KT_BOOL_AND:
+	case EX_KT_BOOL_OR:
+		if (ex_parse_bool(offer, &x) < 0 || ex_parse_bool(mine, &y) < 0)
+			return reject(out, outlen);
+		x = k->type == EX_KT_BOOL_AND ? (x && y) : (x || y);
+		return put(out, outlen, x ? "Yes" : "No");
+	case EX_KT_NUM_MIN:
+	case EX_KT_NUM_MAX:
+		if (num_in_range(k, offer, &a) < 0 || ex_parse_num(mine, &b) < 0)
+			return reject(out, outlen);
+		if (k->type == EX_KT_NUM_MIN ? b < a : b > a)
+			a = b;
+		snprintf(out, outlen, "%llu", (unsigned long long)a);
+		return 0;
+	case EX_KT_NUM_DECL:
+		if (num_in_range(k, offer, &a) < 0)
+			return reject(out, outlen);
+		return put(out, outlen, offer);
+	case EX_KT_BOOL_DECL:
+		if (ex_parse_bool(offer, &x) < 0)
+			return reject(out, outlen);
+		return put(out, outlen, offer);
+	case EX_KT_LIST: {
+		/* RFC 7143 6.2: choose the first offered value we support */
+		const char *p = offer;
+		while (*p) {
+			const char *c = strchr(p, ',');
+			size_t l = c ? (size_t)(c - p) : strlen(p);
+			if (l && in_list(mine, p, l)) {
+				if (l >= outlen)
+					return -ENOSPC;
+				memcpy(out, p, l);
+				out[l] = '\0';
+				return 0;
+			}
+			if (!c)
+				break;
+			p = c + 1;
+		}
+		return reject(out, outlen);
+	}
+	case EX_KT_STR_DECL:
+		return put(out, outlen, offer);
+	case EX_KT_OBSOLETE:
+		put(out, outlen, "Irrelevant");
+		return 0;
+	}
+	return reject(out, outlen);
+}
+
+int ex_key_accept(const struct ex_key *k, const char *offered, const char *answer,
+		  char *out, size_t outlen)
+{
+	uint64_t o, a;
+	bool x, y;
+
+	if (strcmp(answer, "NotUnderstood") == 0 || strcmp(answer, "Irrelevant") == 0 ||
+	    strcmp(answer, "Reject") == 0)
+		return -ENOENT;
+	switch (k->type) {
+	case EX_KT_BOOL_AND:
+	case EX_KT_BOOL_OR:
+		if (ex_parse_bool(offered, &x) < 0 || ex_parse_bool(answer, &y) < 0)
+			return -EINVAL;
+		/* AND offered No (or OR offered Yes): the answer cannot change it */
+		if (k->type == EX_KT_BOOL_AND ? !x : x)
+			return put(out, outlen, offered);
+		return put(out, outlen, answer);
+	case EX_KT_NUM_MIN:
+	case EX_KT_NUM_MAX:
+		if (ex_parse_num(offered, &o) < 0 || num_in_range(k, answer, &a) < 0)
+			return -EINVAL;
+		if (k->type == EX_KT_NUM_MIN ? a > o : a < o)
+			return -EINVAL;
+		return put(out, outlen, answer);
+	case EX_KT_LIST: {
+		if (strchr(answer, ',') || !in_list(offered, answer, strlen(answer)))
+			return -EINVAL;
+		return put(out, outlen, answer);
+	}
+	case EX_KT_NUM_DECL:
+		if (num_in_range(k, answer, &a) < 0)
+			return -EINVAL;
+		return put(out, outlen, answer);
+	case EX_KT_BOOL_DECL:
+		if (ex_parse_bool(answer, &x) < 0)
+			return -EINVAL;
+		return put(out, outlen, answer);
+	case EX_KT_STR_DECL:
+		return put(out, outlen, answer);
+	case EX_KT_OBSOLETE:
+		return -ENOENT;
+	}
+	return -EINVAL;
+}

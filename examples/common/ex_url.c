@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Parser for iscsi:// and iser:// portal URLs. */
+#include "ex_url.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copy [s, s+n) into dst[cap] with NUL; -EINVAL if it does not fit. */
+static int cpy(char *dst, size_t cap, const char *s, size_t n)
+{
+	if (n >= cap)
+		return -EINVAL;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+int ex_url_parse(const char *s, struct ex_url *u)
+{
+	const char *p, *at, *slash, *hend, *colon = NULL;
+
+	memset(u, 0, sizeof(*u));
+	u->lun = -1;
+	strcpy(u->port, "3260");
+	if (strncmp(s, "iscsi://", 8) == 0) {
+		strcpy(u->provider, "tcp");
+		p = s + 8;
+	} else if (strncmp(s, "iser://", 7) == 0) {
+		strcpy(u->provider, "iser");
+		p = s + 7;
+	} else {
+		return -EINVAL;
+	}
+
+	slash = strchr(p, '/');
+	if (!slash)
+		slash = p + strlen(p);
+	/* credentials: the last '@' before the path */
+	at = NULL;
+	for (const char *q = p; q < slash; q++)
+		if (*q == '@')
+			at = q;
+	if (at) {
+		const char *pct = memchr(p, '%', (size_t)(at - p));
+		if (pct) {
+			if (cpy(u->user, sizeof(u->user), p, (size_t)(pct - p)) ||
+			    cpy(u->password, sizeof(u->password), pct + 1,
+				(size_t)(at - pct - 1)))
+				return -EINVAL;
+		} else if (cpy(u->user, sizeof(u->user), p, (size_t)(at - p))) {
+			return -EINVAL;
+		}
+		p = at + 1;
+	}
+
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(slash - p));
+		if (!rb || cpy(u->host, sizeof(u->host), p + 1, (size_t)(rb - p - 1)))
+			return -EINVAL;
+		hend = rb + 1;
+		if (hend < slash && *hend == ':')
+			colon = hend;
+		else if (hend != slash)
+			return -EINVAL;
+	} else {
+		colon = memchr(p, ':', (size_t)(slash - p));
+		hend = colon ? colon : slash;
+		if (cpy(u->host, sizeof(u->host), p, (size_t)(hend - p)))
+			return -EINVAL;
+	}
+	if (!u->host[0])
+		return -EINVAL;
+	if (colon) {
+		size_t n = (size_t)(slash - colon - 1);
+		if (n == 0 || strspn(colon + 1, "0123456789") < n ||
+		    cpy(u->port, sizeof(u->port), colon + 1, n) || atoi(u->port) > 65535)
+			return -EINVAL;
+	}
+
+	if (*slash == '/') {
+		const char *t = slash + 1;
+		const char *l = strchr(t, '/');
+		if (cpy(u->target, sizeof(u->target), t, l ? (size_t)(l - t) : strlen(t)))
+			return -EINVAL;
+		if (l) {
+			char *end;
+			long v = strtol(l + 1, &end, 10);
+			if (end == l + 1 || *end || v < 0 || v > 16383)
+				return -EINVAL;
+			u->lun = (int)v;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Unit tests of the example helpers: text parsing/building, key
+ * negotiation result functions, portal URLs. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ex_chap.h"
+#include "ex_keys.h"
+#include "ex_text.h"
+#include "ex_url.h"
+
+START_TEST(text_parse_pairs)
+{
+	char buf[64] = "A=1\0B=two\0\0\0"; /* padding NULs are skipped */
+	struct ex_kv kv[4];
+	int n = ex_text_parse(buf, 12, kv, 4);
+
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(kv[0].key, "A");
+	ck_assert_str_eq(kv[0].val, "1");
+	ck_assert_str_eq(ex_text_get(kv, 2, "B"), "two");
+	ck_assert_ptr_null(ex_text_get(kv, 2, "C"));
+}
+END_TEST
+
+START_TEST(text_parse_bad)
+{
+	char a[16] = "NoEquals";
+	char b[16] = "=v";
+	char c[16] = "K=\0"; /* empty value is legal */
+	char d[8] = "X=12345"; /* no final NUL: the byte past len is used */
+	char e[32] = "A=1\0B=2\0C=3";
+	struct ex_kv kv[2];
+
+	ck_assert_int_eq(ex_text_parse(a, 8, kv, 2), -EINVAL);
+	ck_assert_int_eq(ex_text_parse(b, 2, kv, 2), -EINVAL);
+	ck_assert_int_eq(ex_text_parse(c, 3, kv, 2), 1);
+	ck_assert_str_eq(kv[0].val, "");
+	ck_assert_int_eq(ex_text_parse(d, 7, kv, 2), 1);
+	ck_assert_str_eq(kv[0].val, "12345");
+	ck_assert_int_eq(ex_text_parse(e, 11, kv, 2), -E2BIG);
+}
+END_TEST
+
+START_TEST(text_build)
+{
+	char buf[12];
+	struct ex_textbuf tb;
+
+	ex_textbuf_init(&tb, buf, sizeof(buf));
+	ck_assert_int_eq(ex_text_add(&tb, "A", "%d", 1), 0);
+	ck_assert_int_eq(tb.len, 4);
+	ck_assert_int_eq(ex_text_add(&tb, "Long", "%s", "value"), -ENOSPC);
+	ck_assert_int_eq(tb.len, 4); /* nothing appended */
+	ck_assert_int_eq(ex_text_add(&tb, "B", "12345"), 0);
+	ck_assert_int_eq(tb.len, 12);
+	ck_assert_int_eq(memcmp(buf, "A=1\0B=12345\0", 12), 0);
+}
+END_TEST
+
+static const char *respond(const char *key, const char *offer, const char *mine, int *rc)
+{
+	static char out[64];
+
+	*rc = ex_key_respond(ex_key_find(key), offer, mine, out, sizeof(out));
+	return out;
+}
+
+START_TEST(keys_respond)
+{
+	int rc;
+
+	ck_assert_str_eq(respond("MaxBurstLength", "262144", "1048576", &rc), "262144");
+	ck_assert_str_eq(respond("MaxBurstLength", "16776192", "1048576", &rc), "1048576");
+	ck_assert_str_eq(respond("DefaultTime2Wait", "0", "2", &rc), "2");
+	ck_assert_str_eq(respond("ImmediateData", "Yes", "No", &rc), "No");
+	ck_assert_str_eq(respond("InitialR2T", "No", "Yes", &rc), "Yes");
+	ck_assert_str_eq(respond("InitialR2T", "No", "No", &rc), "No");
+	ck_assert_str_eq(respond("HeaderDigest", "CRC32C,None", "None", &rc), "None");
+	ck_assert_str_eq(respond("HeaderDigest", "None,CRC32C", "CRC32C,None", &rc), "None");
+	ck_assert_str_eq(respond("DataDigest", "CRC32C", "CRC32C,None", &rc), "CRC32C");
+	ck_assert_int_eq(rc, 0);
+	/* malformed or out-of-range offers are answered Reject */
+	ck_assert_str_eq(respond("MaxBurstLength", "100", "1048576", &rc), "Reject");
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_str_eq(respond("MaxBurstLength", "-5", "1048576", &rc), "Reject");
+	ck_assert_str_eq(respond("ImmediateData", "Maybe", "Yes", &rc), "Reject");
+	ck_assert_str_eq(respond("AuthMethod", "CHAP", "None", &rc), "Reject");
+	ck_assert_str_eq(respond("ErrorRecoveryLevel", "0x2", "0", &rc), "0");
+	ck_assert_str_eq(respond("OFMarkInt", "2048~8192", "", &rc), "Irrelevant");
+	ck_assert_ptr_null(ex_key_find("X-com.example.Key"));
+}
+END_TEST
+
+START_TEST(keys_accept)
+{
+	const struct ex_key *mbl = ex_key_find("MaxBurstLength");
+	const struct ex_key *hd = ex_key_find("HeaderDigest");
+	const struct ex_key *id = ex_key_find("ImmediateData");
+	char out[64];
+
+	ck_assert_int_eq(ex_key_accept(mbl, "262144", "65536", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "65536");
+	/* a minimum function can never answer more than was offered */
+	ck_assert_int_eq(ex_key_accept(mbl, "65536", "262144", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(ex_key_accept(hd, "CRC32C,None", "None", out, sizeof(out)), 0);
+	ck_assert_int_eq(ex_key_accept(hd, "None", "CRC32C", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(ex_key_accept(hd, "None", "NotUnderstood", out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(ex_key_accept(id, "No", "Yes", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "No");
+}
+END_TEST
+
+START_TEST(url_parse)
+{
+	struct ex_url u;
+
+	ck_assert_int_eq(ex_url_parse("iscsi://127.0.0.1:3261/iqn.2026-11.x:t/1", &u), 0);
+	ck_assert_str_eq(u.provider, "tcp");
+	ck_assert_str_eq(u.host, "127.0.0.1");
+	ck_assert_str_eq(u.port, "3261");
+	ck_assert_str_eq(u.target, "iqn.2026-11.x:t");
+	ck_assert_int_eq(u.lun, 1);
+	ck_assert_int_eq(ex_url_parse("iser://h/iqn.x", &u), 0);
+	ck_assert_str_eq(u.provider, "iser");
+	ck_assert_str_eq(u.port, "3260");
+	ck_assert_int_eq(u.lun, -1);
+	ck_assert_int_eq(ex_url_parse("iscsi://user%secret@[::1]:3262/iqn.y/0", &u), 0);
+	ck_assert_str_eq(u.user, "user");
+	ck_assert_str_eq(u.password, "secret");
+	ck_assert_str_eq(u.host, "::1");
+	ck_assert_str_eq(u.port, "3262");
+	ck_assert_int_eq(u.lun, 0);
+	ck_assert_int_eq(ex_url_parse("iscsi://127.0.0.1", &u), 0);
+	ck_assert_str_eq(u.target, "");
+	ck_assert_int_eq(ex_url_parse("http://h/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi://h:99999/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi://h:/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi:///x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi://h/x/1a", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi://h/x/-1", &u), -EINVAL);
+}
+END_TEST
+
+START_TEST(md5_and_chap)
+{
+	uint8_t d[EX_MD5_LEN], b[64];
+	char hex[40];
+	/* RFC 1321 test suite */
+	ex_md5("", 0, d);
+	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
+	ck_assert_str_eq(hex, "0xd41d8cd98f00b204e9800998ecf8427e");
+	ex_md5("message digest", 14, d);
+	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
+	ck_assert_str_eq(hex, "0xf96b697d7cb7938d525a2f31aaf161d0");
+	ex_md5("12345678901234567890123456789012345678901234567890123456789012345678901234567890", 80, d);
+	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
+	ck_assert_str_eq(hex, "0x57edf4a22be3c955ac49da2e2107b67a");
+	ck_assert_int_eq(ex_bin_decode("0x0102ff", b, sizeof(b)), 3);
+	ck_assert_int_eq(b[2], 0xff);
+	ck_assert_int_eq(ex_bin_decode("0xabc", b, sizeof(b)), 2);
+	ck_assert_int_eq(b[0], 0x0a);
+	ck_assert_int_eq(ex_bin_decode("0bAQL/", b, sizeof(b)), 3);
+	ck_assert_int_eq(b[0], 1);
+	ck_assert_int_eq(b[2], 0xff);
+	ck_assert_int_eq(ex_bin_decode("0xzz", b, sizeof(b)), -EINVAL);
+	ck_assert_int_eq(ex_bin_decode("1234", b, sizeof(b)), -EINVAL);
+	ck_assert_int_eq(ex_bin_decode("0x0102", b, 1), -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("examples_common");
+	TCase *tc = tcase_create("all");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, text_parse_pairs);
+	tcase_add_test(tc, text_parse_bad);
+	tcase_add_test(tc, text_build);
+	tcase_add_test(tc, keys_respond);
+	tcase_add_test(tc, keys_accept);
+	tcase_add_test(tc, url_parse);
+	tcase_add_test(tc, md5_and_chap);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Login (RFC 7143 sections 6 and 11.12-11.13): a security stage with
+ * AuthMethod=None, then operational negotiation, then Notice_Key_Values
+ * and Enable_Datamover when the final Login Response arrives.
+ * The key table and result functions are in examples/common (ex_keys).
+ */
+#include "initiator.h"
+
+#include "ex_keys.h"
+#include "ex_log.h"
+#include "ex_text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LOGIN_MAX_ROUNDS 16 /* Login Requests per stage before giving up */
+#define LOGIN_MAX_KEYS	 128
+
+static void params_default(struct ini_params *p, uint32_t local_dsl)
+{
+	/* RFC 7143 section 13 defaults, used for anything not negotiated */
+	memset(p, 0, sizeof(*p));
+	p->immediate_data = true;
+	p->initial_r2t = true;
+	p->data_pdu_in_order = true;
+	p->data_seq_in_order = true;
+	p->max_burst = 262144;
+	p->first_burst = 65536;
+	p->max_outstanding_r2t = 1;
+	p->local_dsl = local_dsl;
+	p->remote_dsl = 8192;
+}
+
+static int offer(struct ini_session *s, struct ex_textbuf *tb, const char *key,
+		 const char *val)
+{
+	struct ini_offer *of;
+
+	if (s->noffers >= (int)(sizeof(s->offers) / sizeof(s->offers[0])))
+		return -ENOSPC;
+	of = &s->offers[s->noffers++];
+	snprintf(of->key, sizeof(of->key), "%s", key);
+	snprintf(of->val, sizeof(of->val), "%s", val);
+	of->answered = false;
+	return ex_text_add(tb, key, "%s", val);
+}
+
+static int offer_num(struct ini_session *s, struct ex_textbuf *tb,
+		     const char *key, uint32_t v)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", v);
+	return offer(s, tb, key, buf);
+}
+
+static const char *digest_offer(int forced)
+{
+	/* Default: prefer None but accept CRC32C if the target insists. */
+	return forced == INI_YES  ? "CRC32C"
+	       : forced == INI_NO ? "None"
+				  : "None,CRC32C";
+}
+
+static const char *tri_offer(int forced, const char *dflt)
+{
+	return forced == INI_YES ? "Yes" : forced == INI_NO ? "No" : dflt;
+}
+
+static bool is_iser(const struct ini_session *s)
+{
+	return strcmp(idm_conn_provider(s->conn), "iser") == 0;
+}
+
+/* The offers of the operational stage, in one Login Request. */
+static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
+{
+	const struct ini_opts *o = s->o;
+	uint32_t dsl = o->max_recv_dsl;
+	int rc = 0;
+
+	if (s->discovery) {
+		/* RFC 7143 section 13: session-wide data-path keys are
+		 * irrelevant in a discovery session. The forced digests are
+		 * for the data path too: tgtd answers None to a CRC32C-only
+		 * offer here, so let the target choose. */
+		rc |= offer(s, tb, "HeaderDigest", digest_offer(INI_DEFAULT));
+		rc |= offer(s, tb, "DataDigest", digest_offer(INI_DEFAULT));
+		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
+		return rc ? -ENOSPC : 0;
+	}
+	if (is_iser(s)) {
+		/* RFC 7145 section 6: RDMAExtensions in the first operational
+		 * request; digests are implied None; the two RDSL keys replace
+		 * MaxRecvDataSegmentLength. */
+		rc |= offer(s, tb, "RDMAExtensions", "Yes");
+		rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength", dsl);
+		rc |= offer_num(s, tb, "TargetRecvDataSegmentLength", dsl);
+	} else {
+		rc |= offer(s, tb, "HeaderDigest",
+			    digest_offer(o->header_digest));
+		rc |= offer(s, tb, "DataDigest", digest_offer(o->data_digest));
+		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
+	}
+	rc |= offer(s, tb, "MaxConnections", "1");
+	rc |= offer(s, tb, "InitialR2T", tri_offer(o->initial_r2t, "No"));
+	rc |= offer(s, tb, "ImmediateData",
+		    tri_offer(o->immediate_data, "Yes"));
+	rc |= offer_num(s, tb, "MaxBurstLength", o->max_burst);
+	rc |= offer_num(s, tb, "FirstBurstLength", o->first_burst);
+	rc |= offer(s, tb, "DefaultTime2Wait", "2");
+	rc |= offer(s, tb, "DefaultTime2Retain", "0");
+	rc |= offer_num(s, tb, "MaxOutstandingR2T", o->max_outstanding_r2t);
+	rc |= offer(s, tb, "DataPDUInOrder", "Yes");
+	rc |= offer(s, tb, "DataSequenceInOrder", "Yes");
+	rc |= offer(s, tb, "ErrorRecoveryLevel", "0");
+	return rc ? -ENOSPC : 0;
+}
+
+static int send_login(struct ini_session *s, bool transit, const char *data,
+		      size_t len)
+{
+	uint8_t bhs[IDM_BHS_LEN] = { 0 };
+
+	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
+	bhs[1] = (uint8_t)((transit ? ISCSI_LOGIN_TRANSIT : 0) |
+			   (s->login_csg << ISCSI_LOGIN_CSG_SHIFT) |
+			   (transit ? s->login_nsg : 0));
+	bhs[2] = 0; /* Version-max */
+	bhs[3] = 0; /* Version-min */
+	memcpy(bhs + 8, s->isid, 6);
+	iscsi_put16(bhs + 14, s->tsih);
+	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
+	iscsi_put16(bhs + 20, s->cid);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	if (++s->login_rounds > LOGIN_MAX_ROUNDS) {
+		ini_session_set_failed(s, -EPROTO, "login does not converge");
+		return -EPROTO;
+	}
+	return ini_send_pdu(s, bhs, len ? data : NULL, len, NULL);
+}
+
+int ini_login_start(struct ini_session *s)
+{
+	char buf[1024];
+	struct ex_textbuf tb;
+	int rc = 0;
+
+	if (s->state != INI_S_LOGIN)
+		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
+	params_default(&s->params, s->o->max_recv_dsl);
+	s->ctl.itt = ini_session_next_itt(s);
+	s->ctl.done = false;
+	s->login_done = false;
+	s->login_rounds = 0;
+	s->noffers = 0;
+	s->text_len = 0;
+	s->login_csg = ISCSI_STAGE_SECURITY;
+	s->login_nsg = ISCSI_STAGE_OPERATIONAL;
+	ex_textbuf_init(&tb, buf, sizeof(buf));
+	rc |= ex_text_add(&tb, "InitiatorName", "%s", s->o->initiator_name);
+	rc |= ex_text_add(&tb, "SessionType", "%s",
+			  s->discovery ? "Discovery" : "Normal");
+	if (!s->discovery)
+		rc |= ex_text_add(&tb, "TargetName", "%s", s->target);
+	rc |= offer(s, &tb, "AuthMethod", "None");
+	if (rc)
+		return -ENOSPC;
+	ex_info("session %d: login to %s (%s session)", s->index,
+		s->discovery ? s->o->portal.host : s->target,
+		s->discovery ? "discovery" : "normal");
+	return send_login(s, true, buf, tb.len);
+}
+
+static struct ini_offer *find_offer(struct ini_session *s, const char *key)
+{
+	for (int i = 0; i < s->noffers; i++)
+		if (!strcmp(s->offers[i].key, key))
+			return &s->offers[i];
+	return NULL;
+}
+
+/* What we would offer for a key the target proposes on its own. */
+static const char *my_value(struct ini_session *s, const char *key, char *buf,
+			    size_t len)
+{
+	const struct ini_opts *o = s->o;
+
+	if (!strcmp(key, "HeaderDigest"))
+		return is_iser(s) ? "None" : digest_offer(o->header_digest);
+	if (!strcmp(key, "DataDigest"))
+		return is_iser(s) ? "None" : digest_offer(o->data_digest);
+	if (!strcmp(key, "InitialR2T"))
+		return tri_offer(o->initial_r2t, "No");
+	if (!strcmp(key, "ImmediateData"))
+		return tri_offer(o->immediate_data, "Yes");
+	if (!strcmp(key, "MaxBurstLength")) {
+		snprintf(buf, len, "%u", o->max_burst);
+		return buf;
+	}
+	if (!strcmp(key, "FirstBurstLength")) {
+		snprintf(buf, len, "%u", o->first_burst);
+		return buf;
+	}
+	if (!strcmp(key, "MaxOutstandingR2T")) {
+		snprintf(buf, len, "%u", o->max_outstanding_r2t);
+		return buf;
+	}
+	if (!strcmp(key, "InitiatorRecvDataSegmentLength") ||
+	    !strcmp(key, "TargetRecvDataSegmentLength")) {
+		snprintf(buf, len, "%u", o->max_recv_dsl);
+		return buf;
+	}
+	if (!strcmp(key, "RDMAExtensions"))
+		return is_iser(s) ? "Yes" : "No";
+	if (!strcmp(key, "AuthMethod"))
+		return "None";
+	if (!strcmp(key, "MaxConnections"))
+		return "1";
+	if (!strcmp(key, "ErrorRecoveryLevel") ||
+	    !strcmp(key, "DefaultTime2Retain"))
+		return "0";
+	if (!strcmp(key, "DefaultTime2Wait"))
+		return "2";
+	if (!strcmp(key, "DataPDUInOrder") ||
+	    !strcmp(key, "DataSequenceInOrder"))
+		return "Yes";
+	if (!strcmp(key, "OFMarker") || !strcmp(key, "IFMarker"))
+		return "No";
+	if (!strcmp(key, "iSCSIProtocolLevel"))
+		return "0";
+	return NULL;
+}
+
+/* Record a negotiated result in s->params. */
+static int apply(struct ini_session *s, const char *key, const char *val)
+{
+	struct ini_params *p = &s->params;
+	uint64_t n = 0;
+	bool b = false;
+
+	if (!strcmp(key, "HeaderDigest"))
+		p->header_digest = !strcmp(val, "CRC32C");
+	else if (!strcmp(key, "DataDigest"))
+		p->data_digest = !strcmp(val, "CRC32C");
+	else if (!strcmp(key, "ImmediateData") && !ex_parse_bool(val, &b))
+		p->immediate_data = b;
+	else if (!strcmp(key, "InitialR2T") && !ex_parse_bool(val, &b))
+		p->initial_r2t = b;
+	else if (!strcmp(key, "DataPDUInOrder") && !ex_parse_bool(val, &b))
+		p->data_pdu_in_order = b;
+	else if (!strcmp(key, "DataSequenceInOrder") && !ex_parse_bool(val, &b))
+		p->data_seq_in_order = b;
+	else if (!strcmp(key, "RDMAExtensions") && !ex_parse_bool(val, &b))
+		p->rdma = b;
+	else if (!strcmp(key, "MaxBurstLength") && !ex_parse_num(val, &n))
+		p->max_burst = (uint32_t)n;
+	else if (!strcmp(key, "FirstBurstLength") && !ex_parse_num(val, &n))
+		p->first_burst = (uint32_t)n;
+	else if (!strcmp(key, "MaxOutstandingR2T") && !ex_parse_num(val, &n))
+		p->max_outstanding_r2t = (uint32_t)n;
+	else if (!strcmp(key, "ErrorRecoveryLevel") && !ex_parse_num(val, &n))
+		p->erl = (uint32_t)n;
+	else if (!strcmp(key, "InitiatorRecvDataSegmentLength") &&
+		 !ex_parse_num(val, &n))
+		p->local_dsl = (uint32_t)n;
+	else if (!strcmp(key, "TargetRecvDataSegmentLength") &&
+		 !ex_parse_num(val, &n))
+		p->remote_dsl = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * One key of a Login Response: the answer to one of our offers, a
+ * declaration, or an offer of the target's that we answer next round.
+ */
+static int handle_key(struct ini_session *s, struct ex_textbuf *answers,
+		      const char *key, const char *val)
+{
+	const struct ex_key *k = ex_key_find(key);
+	struct ini_offer *of;
+	char out[256], mine_buf[32];
+	const char *mine;
+	uint64_t n;
+	int rc;
+
+	ex_dbg("session %d: login key %s=%s", s->index, key, val);
+	if (!strcmp(key, "MaxRecvDataSegmentLength")) {
+		/* Declarative: the target's own receive limit (ours went the
+		 * other way); ignored on iSER (RFC 7145 section 6.2). */
+		if (ex_parse_num(val, &n) < 0 || n < 512 || n > 16777215) {
+			ini_session_set_failed(
+				s, -EPROTO, "bad MaxRecvDataSegmentLength=%s",
+				val);
+			return -EPROTO;
+		}
+		if (!is_iser(s))
+			s->params.remote_dsl = (uint32_t)n;
+		if ((of = find_offer(s, key)))
+			of->answered = true;
+		return 0;
+	}
+	if (!strcmp(key, "TargetAlias") || !strcmp(key, "TargetAddress") ||
+	    !strcmp(key, "TargetPortalGroupTag") || !strcmp(key, "TargetName"))
+		return 0; /* declarations we only log */
+	of = find_offer(s, key);
+	if (of && !of->answered) {
+		of->answered = true;
+		if (!k)
+			return 0;
+		rc = ex_key_accept(k, of->val, val, out, sizeof(out));
+		if (rc == -ENOENT) {
+			ex_info("session %d: target answered %s=%s; keeping "
+				"the default",
+				s->index, key, val);
+			if ((!strcmp(key, "HeaderDigest") ||
+			     !strcmp(key, "DataDigest")) &&
+			    !strcmp(of->val, "CRC32C")) {
+				ini_session_set_failed(
+					s, -EPROTO, "target refused %s=CRC32C",
+					key);
+				return -EPROTO;
+			}
+			return 0;
+		}
+		if (rc < 0) {
+			ini_session_set_failed(
+				s, -EPROTO, "target answered %s=%s to our %s",
+				key, val, of->val);
+			return -EPROTO;
+		}
+		return apply(s, key, out);
+	}
+	/* The target's own offer: answer it in the next Login Request. */
+	mine = k ? my_value(s, key, mine_buf, sizeof(mine_buf)) : NULL;
+	if (!k || !mine) {
+		rc = ex_text_add(answers, key, "NotUnderstood");
+	} else {
+		rc = ex_key_respond(k, val, mine, out, sizeof(out));
+		if (rc == 0)
+			apply(s, key, out);
+		rc = ex_text_add(answers, key, "%s", out);
+	}
+	return rc < 0 ? -ENOSPC : 0;
+}
+
+static const char *login_status_text(uint8_t cls, uint8_t detail)
+{
+	switch ((cls << 8) | detail) {
+	case 0x0101:
+		return "target moved temporarily";
+	case 0x0102:
+		return "target moved permanently";
+	case 0x0200:
+		return "initiator error";
+	case 0x0201:
+		return "authentication failure";
+	case 0x0202:
+		return "authorization failure";
+	case 0x0203:
+		return "target not found";
+	case 0x0204:
+		return "target removed";
+	case 0x0205:
+		return "unsupported version";
+	case 0x0206:
+		return "too many connections";
+	case 0x0207:
+		return "missing parameter";
+	case 0x0208:
+		return "can't include in session";
+	case 0x0209:
+		return "session type not supported";
+	case 0x020a:
+		return "session does not exist";
+	case 0x020b:
+		return "invalid request during login";
+	case 0x0300:
+		return "target error";
+	case 0x0301:
+		return "service unavailable";
+	case 0x0302:
+		return "out of resources";
+	default:
+		return "unknown status";
+	}
+}
+
+static int notice_and_enable(struct ini_session *s)
+{
+	struct ini_params *p = &s->params;
+	char buf[1024];
+	struct ex_textbuf tb;
+	int rc = 0;
+
+	if (p->first_burst > p->max_burst)
+		p->first_burst = p->max_burst; /* RFC 7143 section 13.14 */
+	ex_textbuf_init(&tb, buf, sizeof(buf));
+	rc |= ex_text_add(&tb, "HeaderDigest", "%s",
+			  p->header_digest ? "CRC32C" : "None");
+	rc |= ex_text_add(&tb, "DataDigest", "%s",
+			  p->data_digest ? "CRC32C" : "None");
+	rc |= ex_text_add(&tb, "MaxBurstLength", "%u", p->max_burst);
+	rc |= ex_text_add(&tb, "FirstBurstLength", "%u", p->first_burst);
+	rc |= ex_text_add(&tb, "ImmediateData", "%s",
+			  p->immediate_data ? "Yes" : "No");
+	rc |= ex_text_add(&tb, "InitialR2T", "%s",
+			  p->initial_r2t ? "Yes" : "No");
+	rc |= ex_text_add(&tb, "MaxOutstandingR2T", "%u",
+			  p->max_outstanding_r2t);
+	rc |= ex_text_add(&tb, "ErrorRecoveryLevel", "%u", p->erl);
+	rc |= ex_text_add(&tb, "DataPDUInOrder", "%s",
+			  p->data_pdu_in_order ? "Yes" : "No");
+	rc |= ex_text_add(&tb, "DataSequenceInOrder", "%s",
+			  p->data_seq_in_order ? "Yes" : "No");
+	if (!is_iser(s))
+		rc |= ex_text_add(&tb, "MaxRecvDataSegmentLength", "%u",
+				  p->remote_dsl);
+	rc |= ex_text_add(&tb, "InitiatorRecvDataSegmentLength", "%u",
+			  p->local_dsl);
+	rc |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u",
+			  p->remote_dsl);
+	if (p->rdma)
+		rc |= ex_text_add(&tb, "RDMAExtensions", "Yes");
+	if (rc)
+		return -ENOSPC;
+	rc = idm_notice_key_values(s->conn, buf, tb.len);
+	if (rc < 0) {
+		ini_session_set_failed(s, rc, "Notice_Key_Values: %s (%s)",
+				       idm_strerror(rc),
+				       idm_conn_error(s->conn));
+		return rc;
+	}
+	rc = idm_enable_datamover(s->conn, NULL, NULL, 0);
+	if (rc < 0) {
+		ini_session_set_failed(s, rc, "Enable_Datamover: %s (%s)",
+				       idm_strerror(rc),
+				       idm_conn_error(s->conn));
+		return rc;
+	}
+	ex_info("session %d: full feature phase: TSIH 0x%04x, digests %s/%s, "
+		"ImmediateData=%s InitialR2T=%s FirstBurst=%u MaxBurst=%u "
+		"MRDSL local %u remote %u",
+		s->index, s->tsih, p->header_digest ? "CRC32C" : "None",
+		p->data_digest ? "CRC32C" : "None",
+		p->immediate_data ? "Yes" : "No", p->initial_r2t ? "Yes" : "No",
+		p->first_burst, p->max_burst, p->local_dsl, p->remote_dsl);
+	s->state = INI_S_FFP;
+	return 0;
+}
+
+void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
+		   const uint8_t *data, size_t len)
+{
+	struct ex_kv kv[LOGIN_MAX_KEYS];
+	struct ex_textbuf answers;
+	char req[1024];
+	uint8_t flags = bhs[1];
+	bool transit = flags & ISCSI_LOGIN_TRANSIT;
+	bool cont = flags & ISCSI_LOGIN_CONTINUE;
+	int csg = (flags & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
+	int nsg = flags & ISCSI_LOGIN_NSG_MASK;
+	uint32_t statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	int n;
+
+	if (iscsi_bhs_itt(bhs) != s->ctl.itt) {
+		ini_session_set_failed(s, -EPROTO,
+				       "Login Response for ITT 0x%08x",
+				       iscsi_bhs_itt(bhs));
+		return;
+	}
+	if (bhs[36] != 0) {
+		ini_session_set_failed(s, -ECONNREFUSED,
+				       "login refused: %s (status 0x%02x%02x)",
+				       login_status_text(bhs[36], bhs[37]),
+				       bhs[36], bhs[37]);
+		return;
+	}
+	if (csg != s->login_csg || (transit && cont) ||
+	    (transit && (nsg != s->login_nsg))) {
+		ini_session_set_failed(
+			s, -EPROTO,
+			"bad Login Response stages: flags 0x%02x in stage %d",
+			flags, s->login_csg);
+		return;
+	}
+	/* The first Login Response sets StatSN (RFC 7143 section 11.13.4). */
+	if (!s->login_have_statsn) {
+		s->login_have_statsn = true;
+		s->exp_statsn = statsn + 1;
+		s->exp_cmdsn = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
+		s->max_cmdsn = iscsi_get32(bhs + ISCSI_BHS_MAX_CMDSN);
+	} else {
+		ini_session_update_sn(s, bhs, true);
+	}
+	if (ini_text_append(s, data, len) < 0) {
+		ini_session_set_failed(s, -E2BIG, "login text over %d bytes",
+				       INI_TEXT_MAX);
+		return;
+	}
+	if (cont) {
+		/* Partial text: an empty request fetches the rest. */
+		send_login(s, false, NULL, 0);
+		return;
+	}
+	n = ex_text_parse(s->text, s->text_len, kv, LOGIN_MAX_KEYS);
+	if (n < 0) {
+		ini_session_set_failed(s, -EPROTO, "malformed login text (%d)",
+				       n);
+		return;
+	}
+	ex_textbuf_init(&answers, req, sizeof(req));
+	for (int i = 0; i < n; i++)
+		if (handle_key(s, &answers, kv[i].key, kv[i].val) < 0) {
+			if (s->state != INI_S_FAILED)
+				ini_session_set_failed(s, -E2BIG,
+						       "too many login keys");
+			return;
+		}
+	s->text_len = 0;
+
+	if (!transit) {
+		/* The target wants another round in this stage. */
+		send_login(s, true, req, answers.len);
+		return;
+	}
+	if (nsg == ISCSI_STAGE_FULL_FEATURE) {
+		s->tsih = iscsi_get16(bhs + 14);
+		if (notice_and_enable(s) == 0)
+			s->login_done = true;
+		return;
+	}
+	/* Security done: offer the operational keys. */
+	s->login_csg = ISCSI_STAGE_OPERATIONAL;
+	s->login_nsg = ISCSI_STAGE_FULL_FEATURE;
+	s->login_rounds = 0;
+	s->noffers = 0;
+	s->tsih = iscsi_get16(bhs + 14);
+	if (build_operational(s, &answers) < 0) {
+		ini_session_set_failed(s, -ENOSPC, "login keys do not fit");
+		return;
+	}
+	send_login(s, true, req, answers.len);
+}

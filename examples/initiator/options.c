@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Command line and portal URL parsing of idm-initiator. */
+#include "initiator.h"
+
+#include "ex_log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ini_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s [OPTIONS] URL\n"
+		"\n"
+		"An iSCSI initiator on libidm: discovers targets "
+		"(SendTargets), logs in,\n"
+		"lists LUNs with INQUIRY and READ CAPACITY(16), and optionally "
+		"writes and\n"
+		"reads back a verified pattern (--verify) or runs a benchmark "
+		"(--bench).\n"
+		"\n"
+		"URL (libiscsi style):\n"
+		"  iscsi://HOST[:PORT][/TARGET-IQN[/LUN]]   TCP provider\n"
+		"  iser://HOST[:PORT][/TARGET-IQN[/LUN]]    iSER provider\n"
+		"  Without a target the first one SendTargets reports is used; "
+		"without a\n"
+		"  LUN the first disk REPORT LUNS returns. HOST may be "
+		"[IPv6].\n"
+		"\n"
+		"General:\n"
+		"  -p, --provider NAME       tcp, iser or auto (default: from "
+		"the URL scheme)\n"
+		"  -n, --initiator-name IQN  (default "
+		"iqn.2026-11.org.libidm:initiator)\n"
+		"  -t, --timeout SEC         login and per-command timeout "
+		"(default 10)\n"
+		"  -v, --verbose             more logging on stderr (twice: "
+		"debug)\n"
+		"      --log-level LEVEL     error, warn, info or debug "
+		"(default warn)\n"
+		"  -q, --quiet               do not print targets, LUNs, "
+		"INQUIRY, capacity\n"
+		"      --no-discovery        skip the discovery session (needs "
+		"a target)\n"
+		"  -h, --help                this text\n"
+		"\n"
+		"Keys that change the data path (default: let the target "
+		"choose):\n"
+		"      --immediate-data yes|no\n"
+		"      --initial-r2t yes|no\n"
+		"      --first-burst N       FirstBurstLength (bytes)\n"
+		"      --max-burst N         MaxBurstLength (bytes)\n"
+		"      --max-recv-dsl N      our MaxRecvDataSegmentLength "
+		"(bytes)\n"
+		"      --max-outstanding-r2t N\n"
+		"      --header-digest crc32c|none\n"
+		"      --data-digest crc32c|none\n"
+		"\n"
+		"Verification:\n"
+		"      --verify SIZE         write SIZE bytes of a seeded "
+		"random pattern\n"
+		"                            from LBA 0, read them back and "
+		"compare\n"
+		"      --verify-io SIZE      I/O size of the verify pass "
+		"(default 256k)\n"
+		"      --seed N              pattern seed (default: from the "
+		"clock)\n"
+		"      --cdb16               use READ/WRITE(16) (default: 10 "
+		"when it fits)\n"
+		"\n"
+		"Benchmark:\n"
+		"      --bench               run the benchmark after the "
+		"checks above\n"
+		"  -b, --bs SIZE             bytes per I/O (default 4k)\n"
+		"  -d, --qd N                commands in flight per session "
+		"(default 16)\n"
+		"      --read-pct PCT        percentage of reads (default 100; "
+		"alias\n"
+		"                            --rw-mix)\n"
+		"      --duration SEC        run time (default 5)\n"
+		"      --sessions N          parallel sessions (default 1)\n"
+		"      --seq                 sequential LBAs (default random)\n"
+		"      --span SIZE           bytes of the LUN to touch "
+		"(default all)\n"
+		"      --json                print the results as JSON on "
+		"stdout\n"
+		"\n"
+		"SIZE and N accept k, m, g suffixes (powers of 1024).\n"
+		"Exit status: 0 success, 1 failure (data mismatch included), 2 "
+		"usage.\n",
+		prog);
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	/* decimal, or 0x hex; a leading 0 is not octal */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		v = strtoull(s + 2, &end, 16);
+	else
+		v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (tolower((unsigned char)*end)) {
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
+	case 't':
+		v <<= 40;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_yesno(const char *s, int *out)
+{
+	if (!strcasecmp(s, "yes") || !strcmp(s, "1") || !strcasecmp(s, "on"))
+		*out = INI_YES;
+	else if (!strcasecmp(s, "no") || !strcmp(s, "0") ||
+		 !strcasecmp(s, "off"))
+		*out = INI_NO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_digest(const char *s, int *out)
+{
+	if (!strcasecmp(s, "crc32c"))
+		*out = INI_YES;
+	else if (!strcasecmp(s, "none"))
+		*out = INI_NO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_level(const char *s)
+{
+	static const char *names[] = { "error", "warn", "info", "debug" };
+
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+enum {
+	OPT_LOG_LEVEL = 256,
+	OPT_NO_DISC,
+	OPT_IMM,
+	OPT_R2T,
+	OPT_FBL,
+	OPT_MBL,
+	OPT_MRDSL,
+	OPT_MAXR2T,
+	OPT_HDIG,
+	OPT_DDIG,
+	OPT_VERIFY,
+	OPT_VERIFY_IO,
+	OPT_SEED,
+	OPT_CDB16,
+	OPT_BENCH,
+	OPT_READ_PCT,
+	OPT_DURATION,
+	OPT_SESSIONS,
+	OPT_SEQ,
+	OPT_SPAN,
+	OPT_JSON,
+};
+
+static const struct option long_opts[] = {
+	{ "provider", required_argument, NULL, 'p' },
+	{ "initiator-name", required_argument, NULL, 'n' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "no-discovery", no_argument, NULL, OPT_NO_DISC },
+	{ "immediate-data", required_argument, NULL, OPT_IMM },
+	{ "initial-r2t", required_argument, NULL, OPT_R2T },
+	{ "first-burst", required_argument, NULL, OPT_FBL },
+	{ "max-burst", required_argument, NULL, OPT_MBL },
+	{ "max-recv-dsl", required_argument, NULL, OPT_MRDSL },
+	{ "max-outstanding-r2t", required_argument, NULL, OPT_MAXR2T },
+	{ "header-digest", required_argument, NULL, OPT_HDIG },
+	{ "data-digest", required_argument, NULL, OPT_DDIG },
+	{ "verify", required_argument, NULL, OPT_VERIFY },
+	{ "verify-io", required_argument, NULL, OPT_VERIFY_IO },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "cdb16", no_argument, NULL, OPT_CDB16 },
+	{ "bench", no_argument, NULL, OPT_BENCH },
+	{ "bs", required_argument, NULL, 'b' },
+	{ "qd", required_argument, NULL, 'd' },
+	{ "read-pct", required_argument, NULL, OPT_READ_PCT },
+	{ "rw-mix", required_argument, NULL, OPT_READ_PCT },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "sessions", required_argument, NULL, OPT_SESSIONS },
+	{ "seq", no_argument, NULL, OPT_SEQ },
+	{ "span", required_argument, NULL, OPT_SPAN },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns 0, 1 for --help (caller exits 0), or -EINVAL (usage error). */
+int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
+{
+	uint64_t v;
+	int c, lvl;
+	const char *bad = NULL;
+
+	memset(o, 0, sizeof(*o));
+	o->initiator_name = "iqn.2026-11.org.libidm:initiator";
+	o->log_level = IDM_LOG_WARN;
+	o->timeout_s = 10;
+	o->immediate_data = o->initial_r2t = INI_DEFAULT;
+	o->header_digest = o->data_digest = INI_DEFAULT;
+	o->first_burst = 262144;
+	o->max_burst = 1048576;
+	o->max_recv_dsl = 262144;
+	o->max_outstanding_r2t = 1;
+	o->verify_io = 256 * 1024;
+	o->bs = 4096;
+	o->qd = 16;
+	o->read_pct = 100;
+	o->duration = 5;
+	o->sessions = 1;
+
+	while ((c = getopt_long(argc, argv, "p:n:t:vqhb:d:", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "iser") &&
+			    strcmp(optarg, "auto"))
+				bad = "--provider";
+			o->provider = optarg;
+			break;
+		case 'n':
+			if (strlen(optarg) >= INI_MAX_NAME)
+				bad = "--initiator-name";
+			o->initiator_name = optarg;
+			break;
+		case 't':
+			if (parse_size(optarg, &v) || v == 0 || v > 3600)
+				bad = "--timeout";
+			else
+				o->timeout_s = (int)v;
+			break;
+		case 'v':
+			if (o->log_level < IDM_LOG_DEBUG)
+				o->log_level++;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			return 1;
+		case OPT_LOG_LEVEL:
+			lvl = parse_level(optarg);
+			if (lvl < 0)
+				bad = "--log-level";
+			else
+				o->log_level = lvl;
+			break;
+		case OPT_NO_DISC:
+			o->no_discovery = true;
+			break;
+		case OPT_IMM:
+			if (parse_yesno(optarg, &o->immediate_data))
+				bad = "--immediate-data";
+			break;
+		case OPT_R2T:
+			if (parse_yesno(optarg, &o->initial_r2t))
+				bad = "--initial-r2t";
+			break;
+		/* ranges: RFC 7143 section 13 */
+		case OPT_FBL:
+			if (parse_u32(optarg, 512, 16777215, &o->first_burst))
+				bad = "--first-burst";
+			break;
+		case OPT_MBL:
+			if (parse_u32(optarg, 512, 16777215, &o->max_burst))
+				bad = "--max-burst";
+			break;
+		case OPT_MRDSL:
+			if (parse_u32(optarg, 512, 16777215, &o->max_recv_dsl))
+				bad = "--max-recv-dsl";
+			break;
+		case OPT_MAXR2T:
+			if (parse_u32(optarg, 1, 65535,
+				      &o->max_outstanding_r2t))
+				bad = "--max-outstanding-r2t";
+			break;
+		case OPT_HDIG:
+			if (parse_digest(optarg, &o->header_digest))
+				bad = "--header-digest";
+			break;
+		case OPT_DDIG:
+			if (parse_digest(optarg, &o->data_digest))
+				bad = "--data-digest";
+			break;
+		case OPT_VERIFY:
+			if (parse_size(optarg, &o->verify_size) ||
+			    !o->verify_size)
+				bad = "--verify";
+			break;
+		case OPT_VERIFY_IO:
+			if (parse_u32(optarg, 512, 16u << 20, &o->verify_io))
+				bad = "--verify-io";
+			break;
+		case OPT_SEED:
+			if (parse_size(optarg, &o->seed))
+				bad = "--seed";
+			break;
+		case OPT_CDB16:
+			o->use16 = true;
+			break;
+		case OPT_BENCH:
+			o->bench = true;
+			break;
+		case 'b':
+			if (parse_u32(optarg, 512, 16u << 20, &o->bs))
+				bad = "--bs";
+			break;
+		case 'd':
+			if (parse_u32(optarg, 1, 1024, &o->qd))
+				bad = "--qd";
+			break;
+		case OPT_READ_PCT:
+			if (parse_size(optarg, &v) || v > 100)
+				bad = "--read-pct";
+			else
+				o->read_pct = (int)v;
+			break;
+		case OPT_DURATION: {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (*end || !(d > 0) || d > 86400)
+				bad = "--duration";
+			else
+				o->duration = d;
+			break;
+		}
+		case OPT_SESSIONS:
+			if (parse_size(optarg, &v) || v < 1 || v > 64)
+				bad = "--sessions";
+			else
+				o->sessions = (int)v;
+			break;
+		case OPT_SEQ:
+			o->seq = true;
+			break;
+		case OPT_SPAN:
+			if (parse_size(optarg, &o->span) || !o->span)
+				bad = "--span";
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (bad) {
+			fprintf(stderr, "%s: bad value '%s' for %s\n", argv[0],
+				optarg, bad);
+			return -EINVAL;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "%s: expected exactly one URL\n", argv[0]);
+		return -EINVAL;
+	}
+	if (ex_url_parse(argv[optind], &o->portal)) {
+		fprintf(stderr,
+			"%s: bad URL '%s' (want "
+			"iscsi://host[:port][/iqn[/lun]])\n",
+			argv[0], argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->provider)
+		o->provider = o->portal.provider;
+	if (o->no_discovery && !o->portal.target[0]) {
+		fprintf(stderr,
+			"%s: --no-discovery needs a target in the URL\n",
+			argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The non-SCSI requests and target PDUs of full feature phase: Text
+ * (SendTargets, with C=1 continuation), Logout, NOP-In pings (answered)
+ * and NOP-In responses, Asynchronous Messages and Reject. One such request
+ * is outstanding at a time (struct ini_ctl).
+ */
+#include "initiator.h"
+
+#include "ex_log.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void ctl_start(struct ini_session *s, uint8_t expect)
+{
+	s->ctl.itt = ini_session_next_itt(s);
+	s->ctl.expect = expect;
+	s->ctl.done = false;
+	s->ctl.result = 0;
+}
+
+static bool ctl_match(struct ini_session *s, const uint8_t *bhs)
+{
+	return s->ctl.itt != ISCSI_RESERVED_TAG && !s->ctl.done &&
+	       iscsi_bhs_itt(bhs) == s->ctl.itt &&
+	       iscsi_bhs_opcode(bhs) == s->ctl.expect;
+}
+
+static void ctl_finish(struct ini_session *s, const uint8_t *bhs, int result)
+{
+	memcpy(s->ctl.rsp, bhs, IDM_BHS_LEN);
+	s->ctl.result = result;
+	s->ctl.done = true;
+}
+
+/* ------------------------------------------------------------------ */
+/* PDUs from the target in full feature phase                          */
+/* ------------------------------------------------------------------ */
+
+void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
+		   const uint8_t *data, size_t len)
+{
+	uint32_t itt = iscsi_bhs_itt(bhs);
+	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+
+	/* StatSN of an unsolicited NOP-In is not advanced (RFC 7143 11.19). */
+	ini_session_update_sn(s, bhs, itt != ISCSI_RESERVED_TAG);
+	if (itt != ISCSI_RESERVED_TAG) {
+		if (ctl_match(s, bhs))
+			ctl_finish(s, bhs, 0);
+		else
+			ex_warn("session %d: NOP-In for unknown ITT 0x%08x",
+				s->index, itt);
+	}
+	if (ttt != ISCSI_RESERVED_TAG) {
+		/* A ping from the target: answer with the same TTT and data,
+		 * as an immediate NOP-Out that takes no CmdSN. */
+		uint8_t out[IDM_BHS_LEN] = { 0 };
+
+		out[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
+		out[1] = ISCSI_FLAG_FINAL;
+		memcpy(out + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
+		iscsi_put32(out + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
+		iscsi_put32(out + ISCSI_BHS_TTT, ttt);
+		iscsi_put32(out + ISCSI_BHS_CMDSN, s->cmdsn);
+		iscsi_put32(out + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+		if (len > s->params.remote_dsl)
+			len = s->params.remote_dsl;
+		ex_dbg("session %d: answering NOP-In TTT 0x%08x", s->index,
+		       ttt);
+		ini_send_pdu(s, out, len ? data : NULL, len, NULL);
+	}
+}
+
+void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
+		     const uint8_t *data, size_t len)
+{
+	uint8_t req[IDM_BHS_LEN] = { 0 };
+	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	bool final = bhs[1] & ISCSI_FLAG_FINAL;
+	bool cont = bhs[1] & ISCSI_TEXT_CONTINUE;
+
+	ini_session_update_sn(s, bhs, true);
+	if (!ctl_match(s, bhs)) {
+		ini_session_set_failed(s, -EPROTO,
+				       "Text Response for unknown ITT 0x%08x",
+				       iscsi_bhs_itt(bhs));
+		return;
+	}
+	if (final && cont) {
+		ini_session_set_failed(s, -EPROTO,
+				       "Text Response with F and C set");
+		return;
+	}
+	if (ini_text_append(s, data, len) < 0) {
+		ini_session_set_failed(s, -E2BIG, "Text Response over %d bytes",
+				       INI_TEXT_MAX);
+		return;
+	}
+	if (final) {
+		ctl_finish(s, bhs, 0);
+		return;
+	}
+	/* More to come: an empty Text Request with the target's TTT asks
+	 * for it (RFC 7143 section 11.10.4). */
+	if (ttt == ISCSI_RESERVED_TAG) {
+		ini_session_set_failed(s, -EPROTO,
+				       "Text Response without F needs a TTT");
+		return;
+	}
+	req[0] = ISCSI_OP_TEXT_REQ;
+	req[1] = ISCSI_FLAG_FINAL;
+	iscsi_put32(req + ISCSI_BHS_ITT, s->ctl.itt);
+	iscsi_put32(req + ISCSI_BHS_TTT, ttt);
+	iscsi_put32(req + ISCSI_BHS_CMDSN, s->cmdsn++);
+	iscsi_put32(req + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	ini_send_pdu(s, req, NULL, 0, NULL);
+}
+
+void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
+{
+	ini_session_update_sn(s, bhs, true);
+	if (!ctl_match(s, bhs)) {
+		ini_session_set_failed(s, -EPROTO,
+				       "unexpected Logout Response");
+		return;
+	}
+	ctl_finish(s, bhs, bhs[2] == 0 ? 0 : -EIO);
+	s->state = INI_S_LOGGED_OUT;
+	/* The session is over: close our end now rather than wait for the
+	 * target's close to be reported as a lost connection. */
+	if (!s->conn_gone) {
+		idm_connection_terminate(s->conn);
+		s->conn_gone = true;
+	}
+}
+
+void ini_on_async(struct ini_session *s, const uint8_t *bhs)
+{
+	uint8_t event = bhs[36];
+
+	ini_session_update_sn(s, bhs, true);
+	switch (event) {
+	case 0:
+		ex_info("session %d: SCSI asynchronous event", s->index);
+		break;
+	case 1:
+		ex_warn("session %d: target requests a logout within %u s",
+			s->index, iscsi_get16(bhs + 42));
+		break;
+	case 2:
+	case 3:
+		ex_warn("session %d: target will drop the connection (event "
+			"%u)",
+			s->index, event);
+		break;
+	default:
+		ex_info("session %d: asynchronous event %u ignored", s->index,
+			event);
+		break;
+	}
+}
+
+void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
+		   const uint8_t *data, size_t len)
+{
+	uint32_t itt;
+
+	ini_session_update_sn(s, bhs, true);
+	if (len < IDM_BHS_LEN) {
+		ini_session_set_failed(
+			s, -EPROTO,
+			"Reject (reason 0x%02x) without the rejected header",
+			bhs[2]);
+		return;
+	}
+	itt = iscsi_bhs_itt(data);
+	ex_warn("session %d: target rejected opcode 0x%02x ITT 0x%08x, reason "
+		"0x%02x",
+		s->index, iscsi_bhs_opcode(data), itt, bhs[2]);
+	if (s->ctl.itt == itt && !s->ctl.done) {
+		ctl_finish(s, bhs, -EPROTO);
+		return;
+	}
+	/* A rejected command never gets a response (RFC 7143 section 11.17.1):
+	 * nothing can be recovered at ErrorRecoveryLevel 0. */
+	ini_session_set_failed(s, -EPROTO, "command rejected, reason 0x%02x",
+			       bhs[2]);
+}
+
+int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
+{
+	static const char req_text[] = "SendTargets=All";
+	uint8_t bhs[IDM_BHS_LEN] = { 0 };
+	int rc;
+
+	s->text_len = 0;
+	s->text_overflow = false;
+	ctl_start(s, ISCSI_OP_TEXT_RSP);
+	/* Not immediate, as open-iscsi and libiscsi send it: every target
+	 * orders it by CmdSN. */
+	bhs[0] = ISCSI_OP_TEXT_REQ;
+	bhs[1] = ISCSI_FLAG_FINAL;
+	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
+	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn++);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	rc = ini_send_pdu(s, bhs, req_text, sizeof(req_text), NULL);
+	if (rc < 0)
+		return rc;
+	rc = ini_session_wait(s, &s->ctl.done, s->o->timeout_s * 1000);
+	if (rc < 0)
+		return rc;
+	if (s->ctl.result < 0)
+		return s->ctl.result;
+	*text = s->text;
+	*len = s->text_len;
+	return 0;
+}
+
+int ini_session_logout(struct ini_session *s)
+{
+	uint8_t bhs[IDM_BHS_LEN] = { 0 };
+	int rc;
+
+	if (s->state != INI_S_FFP)
+		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
+	ctl_start(s, ISCSI_OP_LOGOUT_RSP);
+	bhs[0] = ISCSI_OP_LOGOUT_REQ | ISCSI_OP_IMMEDIATE;
+	bhs[1] = ISCSI_FLAG_FINAL | 0; /* reason 0: close the session */
+	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
+	iscsi_put16(bhs + 20, s->cid);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	rc = ini_send_pdu(s, bhs, NULL, 0, NULL);
+	if (rc < 0)
+		return rc;
+	rc = ini_session_wait(s, &s->ctl.done, s->o->timeout_s * 1000);
+	if (rc < 0)
+		return rc;
+	if (s->ctl.result < 0)
+		ex_warn("session %d: Logout Response 0x%02x", s->index,
+			s->ctl.rsp[2]);
+	else
+		ex_info("session %d: logged out", s->index);
+	return s->ctl.result;
+}

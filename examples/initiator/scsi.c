@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * SCSI commands over the session: a fixed array of command slots (no
+ * allocation per I/O), CDB builders, submission through a libidm task,
+ * and completion from the SCSI Response or the Data-In carrying status.
+ */
+#include "initiator.h"
+
+#include "ex_log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ITT of a SCSI command: bit 31 clear (session.c uses it for the rest),
+ * a 15-bit generation so a late response to a reused slot is caught, and
+ * the slot index. */
+#define ITT_IDX(itt) ((itt)&0xffffu)
+
+struct ini_cmd *ini_cmd_get(struct ini_session *s)
+{
+	struct ini_cmd *c = s->free_cmds;
+
+	if (!c)
+		return NULL;
+	s->free_cmds = c->next_free;
+	c->next_free = NULL;
+	c->busy = true;
+	c->done = false;
+	c->task = NULL;
+	c->dir = 0;
+	c->buf = NULL;
+	c->buf_off = 0;
+	c->len = 0;
+	c->lun = 0;
+	c->done_fn = NULL;
+	c->arg = NULL;
+	memset(c->cdb, 0, sizeof(c->cdb));
+	return c;
+}
+
+void ini_cmd_put(struct ini_cmd *c)
+{
+	struct ini_session *s = c->s;
+
+	if (!c->busy)
+		return;
+	if (c->submitted) {
+		/* still in flight: it must not outlive the slot */
+		if (c->task)
+			idm_deallocate_task_resources(c->task);
+		c->task = NULL;
+		c->submitted = false;
+		s->inflight--;
+	}
+	c->busy = false;
+	c->next_free = s->free_cmds;
+	s->free_cmds = c;
+}
+
+bool ini_cmd_window_open(const struct ini_session *s)
+{
+	return iscsi_sn_le(s->cmdsn, s->max_cmdsn);
+}
+
+uint64_t ini_lun_encode(int lun)
+{
+	/* SAM-5 4.7: peripheral addressing below 256, flat space above */
+	if (lun < 256)
+		return (uint64_t)lun << 48;
+	return (uint64_t)(0x4000u | ((unsigned)lun & 0x3fffu)) << 48;
+}
+
+int ini_cmd_submit(struct ini_cmd *c)
+{
+	struct ini_session *s = c->s;
+	uint8_t bhs[IDM_BHS_LEN] = { 0 };
+	idm_task *task;
+	int rc;
+
+	if (s->state != INI_S_FFP)
+		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
+	if (!ini_cmd_window_open(s))
+		return -EAGAIN;
+	c->itt = ((s->itt_gen++ & 0x7fffu) << 16) | c->idx;
+	rc = idm_task_create(s->conn, c->itt, &task);
+	if (rc < 0)
+		return rc;
+	if (c->dir == IDM_DATA_IN)
+		rc = idm_task_set_data(task, c->buf, c->buf_off, c->len, NULL,
+				       0, 0);
+	else if (c->dir == IDM_DATA_OUT)
+		rc = idm_task_set_data(task, NULL, 0, 0, c->buf, c->buf_off,
+				       c->len);
+	if (rc < 0) {
+		idm_deallocate_task_resources(task);
+		return rc;
+	}
+	idm_task_set_arg(task, c);
+
+	bhs[0] = ISCSI_OP_SCSI_CMD;
+	bhs[1] = ISCSI_FLAG_FINAL | ISCSI_ATTR_SIMPLE |
+		 (c->dir == IDM_DATA_IN ? ISCSI_CMD_READ : 0) |
+		 (c->dir == IDM_DATA_OUT ? ISCSI_CMD_WRITE : 0);
+	iscsi_put64(bhs + ISCSI_BHS_LUN, c->lun);
+	iscsi_put32(bhs + ISCSI_BHS_ITT, c->itt);
+	iscsi_put32(bhs + ISCSI_CMD_EDTL, c->dir ? c->len : 0);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	memcpy(bhs + ISCSI_CMD_CDB, c->cdb, 16);
+
+	c->task = task;
+	c->done = false;
+	c->result = 0;
+	c->status = c->response = c->rsp_flags = 0;
+	c->residual = 0;
+	c->sense_len = 0;
+	c->data_received = 0;
+	c->t_start_ns = ini_now_ns();
+	rc = idm_send_control(s->conn, bhs, NULL, 0, NULL, 0, task, 0);
+	if (rc < 0) {
+		/* "A call that fails raises no callback": the task is ours */
+		idm_deallocate_task_resources(task);
+		c->task = NULL;
+		return rc;
+	}
+	c->submitted = true;
+	s->inflight++;
+	s->cmdsn++;
+	return 0;
+}
+
+static void complete(struct ini_cmd *c, int result)
+{
+	struct ini_session *s = c->s;
+
+	c->result = result;
+	c->done = true;
+	c->submitted = false;
+	s->inflight--;
+	c->data_received = idm_task_data_received(c->task);
+	idm_deallocate_task_resources(c->task);
+	c->task = NULL;
+	if (c->done_fn)
+		c->done_fn(c);
+}
+
+void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
+{
+	uint32_t itt = iscsi_bhs_itt(bhs);
+	uint32_t idx = ITT_IDX(itt);
+	uint8_t op = iscsi_bhs_opcode(bhs);
+	struct ini_cmd *c;
+	const uint8_t *data;
+	size_t len = 0;
+
+	/* Never trust the wire: the ITT must name a command in flight. */
+	if ((itt & 0x80000000u) || idx >= s->ncmds || !s->cmds[idx].submitted ||
+	    s->cmds[idx].itt != itt || !s->cmds[idx].task) {
+		ini_session_set_failed(s, -EPROTO,
+				       "opcode 0x%02x for unknown ITT 0x%08x",
+				       op, itt);
+		return;
+	}
+	c = &s->cmds[idx];
+	if (idm_pdu_task(pdu) && idm_pdu_task(pdu) != c->task) {
+		ini_session_set_failed(s, -EPROTO,
+				       "ITT 0x%08x names another task", itt);
+		return;
+	}
+	if (op == ISCSI_OP_DATA_IN && !(bhs[1] & ISCSI_DATAIN_STATUS)) {
+		/* the provider places Data-In; only status reaches us */
+		ini_session_set_failed(s, -EPROTO,
+				       "Data-In without status delivered");
+		return;
+	}
+	ini_session_update_sn(s, bhs, true);
+	c->rsp_flags = bhs[1];
+	c->status = bhs[3];
+	c->residual = iscsi_get32(bhs + ISCSI_BHS_RESIDUAL);
+	if (op == ISCSI_OP_SCSI_RSP) {
+		c->response = bhs[2];
+		data = idm_pdu_data(pdu, &len);
+		if (data && len >= 2) {
+			/* SenseLength, then sense data (RFC 7143 11.4.7.2) */
+			uint32_t sl = iscsi_get16(data);
+
+			if (sl > len - 2) {
+				ini_session_set_failed(s, -EPROTO,
+						       "SenseLength %u beyond "
+						       "a %zu-byte segment",
+						       sl, len);
+				return;
+			}
+			if (sl > sizeof(c->sense))
+				sl = sizeof(c->sense);
+			memcpy(c->sense, data + 2, sl);
+			c->sense_len = sl;
+		}
+	}
+	if (c->response != ISCSI_RESPONSE_COMPLETED || c->status != 0)
+		complete(c, -EIO);
+	else
+		complete(c, 0);
+}
+
+void ini_cmd_fail_all(struct ini_session *s, int err)
+{
+	for (uint32_t i = 0; i < s->ncmds; i++) {
+		struct ini_cmd *c = &s->cmds[i];
+
+		if (!c->busy || !c->submitted)
+			continue;
+		/* the connection is gone: libidm already let go of the task,
+		 * and idm_conn_destroy() frees it */
+		c->task = NULL;
+		c->submitted = false;
+		s->inflight--;
+		c->result = err;
+		c->done = true;
+		if (c->done_fn)
+			c->done_fn(c);
+	}
+}
+
+int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c)
+{
+	uint64_t deadline =
+		ini_now_ns() + (uint64_t)s->o->timeout_s * 1000000000ull;
+	int rc;
+
+	while ((rc = ini_cmd_submit(c)) == -EAGAIN) {
+		/* CmdSN window closed: let responses open it */
+		if (ini_now_ns() > deadline)
+			return -ETIMEDOUT;
+		idm_ctx_progress(s->ctx, 10);
+	}
+	if (rc < 0)
+		return rc;
+	rc = ini_session_wait(s, &c->done, s->o->timeout_s * 1000);
+	if (rc == -ETIMEDOUT) {
+		ini_session_set_failed(s, rc, "command 0x%02x timed out",
+				       c->cdb[0]);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	return c->result;
+}
+
+/* ------------------------------------------------------------------ */
+/* CDBs (SBC-3, SPC-4)                                                 */
+/* ------------------------------------------------------------------ */
+
+void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
+		bool use16)
+{
+	memset(c->cdb, 0, sizeof(c->cdb));
+	if (!use16 && lba <= 0xffffffffull && blocks <= 0xffff) {
+		c->cdb[0] = write ? 0x2a : 0x28; /* WRITE(10) / READ(10) */
+		iscsi_put32(c->cdb + 2, (uint32_t)lba);
+		iscsi_put16(c->cdb + 7, (uint16_t)blocks);
+	} else {
+		c->cdb[0] = write ? 0x8a : 0x88; /* WRITE(16) / READ(16) */
+		iscsi_put64(c->cdb + 2, lba);
+		iscsi_put32(c->cdb + 10, blocks);
+	}
+	c->dir = write ? IDM_DATA_OUT : IDM_DATA_IN;
+}
+
+void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc)
+{
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->cdb[0] = 0x12;
+	iscsi_put16(c->cdb + 3, alloc);
+	c->dir = IDM_DATA_IN;
+	c->len = alloc;
+}
+
+void ini_cdb_report_luns(struct ini_cmd *c, uint32_t alloc)
+{
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->cdb[0] = 0xa0;
+	iscsi_put32(c->cdb + 6, alloc);
+	c->dir = IDM_DATA_IN;
+	c->len = alloc;
+}
+
+void ini_cdb_read_capacity16(struct ini_cmd *c, uint32_t alloc)
+{
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->cdb[0] = 0x9e; /* SERVICE ACTION IN(16) */
+	c->cdb[1] = 0x10; /* READ CAPACITY(16) */
+	iscsi_put32(c->cdb + 10, alloc);
+	c->dir = IDM_DATA_IN;
+	c->len = alloc;
+}
+
+void ini_cdb_test_unit_ready(struct ini_cmd *c)
+{
+	memset(c->cdb, 0, sizeof(c->cdb));
+	c->dir = 0;
+	c->len = 0;
+}
+
+const char *ini_cmd_strerror(const struct ini_cmd *c, char *buf, size_t len)
+{
+	if (c->result == 0) {
+		snprintf(buf, len, "GOOD");
+	} else if (c->response != ISCSI_RESPONSE_COMPLETED) {
+		snprintf(buf, len, "iSCSI response 0x%02x (target failure)",
+			 c->response);
+	} else if (c->status == 0x02 && c->sense_len >= 14 &&
+		   (c->sense[0] & 0x7e) == 0x70) {
+		snprintf(buf, len,
+			 "CHECK CONDITION, sense key 0x%x ASC 0x%02x ASCQ "
+			 "0x%02x",
+			 c->sense[2] & 0xf, c->sense[12], c->sense[13]);
+	} else if (c->status == 0x02 && c->sense_len >= 4 &&
+		   (c->sense[0] & 0x7e) == 0x72) {
+		snprintf(buf, len,
+			 "CHECK CONDITION, sense key 0x%x ASC 0x%02x ASCQ "
+			 "0x%02x",
+			 c->sense[1] & 0xf, c->sense[2], c->sense[3]);
+	} else if (c->status) {
+		snprintf(buf, len, "SCSI status 0x%02x", c->status);
+	} else {
+		snprintf(buf, len, "%s", idm_strerror(c->result));
+	}
+	return buf;
+}

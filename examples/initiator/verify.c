@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * --verify SIZE: write SIZE bytes of a seeded pseudo-random pattern from
+ * LBA 0, read them back and compare. The pattern is a pure function of
+ * (seed, byte offset), so neither pass needs a copy of SIZE bytes: each
+ * command slot has its own region of one registered buffer.
+ */
+#include "initiator.h"
+
+#include "ex_log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+struct vpass {
+	struct ini_session *s;
+	const struct ini_lun_info *li;
+	idm_buf *buf;
+	uint8_t *base;
+	uint32_t io;
+	uint64_t size;
+	uint64_t next;	    /* next byte offset to submit */
+	uint64_t completed; /* bytes completed */
+	uint64_t seed;
+	bool write;
+	int err;
+	bool mismatch;
+	uint64_t mismatch_off;
+};
+
+static inline uint64_t mix64(uint64_t x)
+{
+	/* splitmix64 finaliser: cheap, and every bit depends on the offset */
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* off and len are multiples of 8 (of the block size, in fact). */
+static void pattern_fill(uint8_t *p, uint64_t seed, uint64_t off, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 8) {
+		uint64_t v = mix64(seed ^ (off + i));
+		memcpy(p + i, &v, 8);
+	}
+}
+
+/* Offset of the first differing byte, or len if all match. */
+static uint32_t pattern_check(const uint8_t *p, uint64_t seed, uint64_t off,
+			      uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 8) {
+		uint64_t v = mix64(seed ^ (off + i));
+
+		if (memcmp(p + i, &v, 8)) {
+			const uint8_t *e = (const uint8_t *)&v;
+			uint32_t j = 0;
+
+			while (j < 8 && p[i + j] == e[j])
+				j++;
+			return i + j;
+		}
+	}
+	return len;
+}
+
+static uint64_t cdb_lba(const struct ini_cmd *c)
+{
+	/* READ/WRITE(10) carry a 32-bit LBA, the (16) forms a 64-bit one */
+	if (c->cdb[0] == 0x28 || c->cdb[0] == 0x2a)
+		return iscsi_get32(c->cdb + 2);
+	return iscsi_get64(c->cdb + 2);
+}
+
+static void vpass_done(struct ini_cmd *c)
+{
+	struct vpass *v = c->arg;
+	uint64_t lba = cdb_lba(c);
+	char err[128];
+
+	if (c->result < 0) {
+		if (!v->err)
+			ex_err("verify: %s at LBA %" PRIu64 ": %s",
+			       v->write ? "WRITE" : "READ", lba,
+			       ini_cmd_strerror(c, err, sizeof(err)));
+		v->err = c->result;
+	} else if (!v->write) {
+		uint64_t boff = lba * v->li->block_size;
+		uint32_t bad;
+
+		if (c->data_received != c->len && !v->err) {
+			ex_err("verify: READ at LBA %" PRIu64
+			       " returned %u of %u bytes",
+			       lba, c->data_received, c->len);
+			v->err = -EIO;
+		}
+		bad = pattern_check(v->base + c->buf_off, v->seed, boff,
+				    c->len);
+		if (bad != c->len && !v->mismatch) {
+			v->mismatch = true;
+			v->mismatch_off = boff + bad;
+		}
+	}
+	v->completed += c->len;
+	ini_cmd_put(c);
+}
+
+static int vpass_run(struct vpass *v)
+{
+	struct ini_session *s = v->s;
+	uint64_t last_progress = ini_now_ns();
+	uint64_t timeout = (uint64_t)s->o->timeout_s * 1000000000ull;
+
+	v->next = v->completed = 0;
+	while (v->completed < v->size) {
+		struct ini_cmd *c;
+		int rc;
+
+		if (s->state != INI_S_FFP)
+			return s->fail ? s->fail : -EIO;
+		if (ini_interrupted) {
+			ini_session_set_failed(s, -EINTR, "interrupted");
+			return -EINTR;
+		}
+		/* keep every slot busy while there is work and window */
+		while (!v->err && v->next < v->size && ini_cmd_window_open(s) &&
+		       (c = ini_cmd_get(s))) {
+			uint32_t len = v->io;
+
+			if (v->size - v->next < len)
+				len = (uint32_t)(v->size - v->next);
+			c->lun = ini_lun_encode(v->li->lun);
+			c->buf = v->buf;
+			c->buf_off = (size_t)c->idx * v->io;
+			c->len = len;
+			c->arg = v;
+			c->done_fn = vpass_done;
+			ini_cdb_rw(c, v->write, v->next / v->li->block_size,
+				   len / v->li->block_size, s->o->use16);
+			if (v->write)
+				pattern_fill(v->base + c->buf_off, v->seed,
+					     v->next, len);
+			rc = ini_cmd_submit(c);
+			if (rc < 0) {
+				ini_cmd_put(c);
+				if (rc == -EAGAIN)
+					break;
+				ex_err("verify: submit: %s", idm_strerror(rc));
+				return rc;
+			}
+			v->next += len;
+		}
+		if (v->err && s->inflight == 0)
+			return v->err;
+		rc = idm_ctx_progress(s->ctx, 100);
+		if (rc < 0 && rc != -EINTR)
+			return rc;
+		if (rc > 0) {
+			last_progress = ini_now_ns();
+		} else if (ini_now_ns() - last_progress > timeout) {
+			ini_session_set_failed(s, -ETIMEDOUT,
+					       "verify: no progress for %d s",
+					       s->o->timeout_s);
+			return -ETIMEDOUT;
+		}
+	}
+	return v->err;
+}
+
+int ini_verify(struct ini_session *s, const struct ini_lun_info *li)
+{
+	const struct ini_opts *o = s->o;
+	uint64_t cap = li->blocks * li->block_size;
+	struct vpass v = { .s = s, .li = li };
+	uint64_t t0, t1, t2;
+	int rc;
+
+	v.io = o->verify_io - o->verify_io % li->block_size;
+	if (v.io == 0)
+		v.io = li->block_size;
+	v.size = o->verify_size - o->verify_size % li->block_size;
+	if (v.size > cap) {
+		ex_warn("verify: %" PRIu64 " bytes asked, the LUN has %" PRIu64,
+			o->verify_size, cap);
+		v.size = cap;
+	}
+	if (v.size == 0)
+		return -EINVAL;
+	v.seed = o->seed ? o->seed : mix64(ini_now_ns());
+	/* one region per command slot, registered once for both passes */
+	rc = idm_buf_alloc(s->ctx, (size_t)v.io * s->ncmds, &v.buf);
+	if (rc < 0) {
+		ex_err("verify: buffer of %zu bytes: %s",
+		       (size_t)v.io * s->ncmds, idm_strerror(rc));
+		return rc;
+	}
+	v.base = idm_buf_addr(v.buf);
+
+	t0 = ini_now_ns();
+	v.write = true;
+	rc = vpass_run(&v);
+	t1 = ini_now_ns();
+	if (rc == 0) {
+		v.write = false;
+		memset(v.base, 0, (size_t)v.io * s->ncmds); /* no stale pass */
+		rc = vpass_run(&v);
+	}
+	t2 = ini_now_ns();
+	idm_buf_destroy(v.buf);
+	if (rc < 0) {
+		ex_err("verify: failed: %s",
+		       s->why[0] ? s->why : idm_strerror(rc));
+		return rc;
+	}
+	printf("verify: wrote %.1f MiB in %.3f s (%.1f MB/s), read %.1f MiB in "
+	       "%.3f s "
+	       "(%.1f MB/s), I/O size %u, seed 0x%016" PRIx64 ": %s\n",
+	       (double)v.size / 1048576.0, (double)(t1 - t0) / 1e9,
+	       (double)v.size / 1048576.0 / ((double)(t1 - t0) / 1e9),
+	       (double)v.size / 1048576.0, (double)(t2 - t1) / 1e9,
+	       (double)v.size / 1048576.0 / ((double)(t2 - t1) / 1e9), v.io,
+	       v.seed, v.mismatch ? "MISMATCH" : "OK");
+	if (v.mismatch) {
+		ex_err("verify: data mismatch at byte %" PRIu64 " (LBA %" PRIu64
+		       ")",
+		       v.mismatch_off, v.mismatch_off / li->block_size);
+		return -EILSEQ;
+	}
+	return 0;
+}

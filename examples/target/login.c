@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Login phase (RFC 7143 sections 6 and 11.12-11.13): stages, text key
+ * negotiation (operational keys of RFC 7143 section 13 and, on iSER
+ * connections, the RFC 7145 section 6 keys), session creation and
+ * reinstatement, then Notice_Key_Values + Enable_Datamover with the final
+ * Login Response. Security: AuthMethod=None, or one-way CHAP with MD5
+ * (RFC 7143 12.1.3) when the target was started with --chap.
+ */
+#include "target.h"
+#include "ex_chap.h"
+#include "ex_keys.h"
+#include "ex_log.h"
+#include "ex_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define MAX_KEYS 128
+
+/* Login status classes/details (RFC 7143 11.13.5) */
+#define LS_INITIATOR_ERROR 0x0200
+#define LS_AUTH_FAILED 0x0201
+#define LS_NOT_FOUND 0x0203
+#define LS_UNSUPPORTED_VERSION 0x0205
+#define LS_TOO_MANY_CONNS 0x0206
+#define LS_MISSING_PARAM 0x0207
+#define LS_SESSION_NOT_EXIST 0x020a
+#define LS_INVALID_REQUEST 0x020b
+#define LS_TARGET_ERROR 0x0300
+#define LS_OUT_OF_RESOURCES 0x0302
+
+struct login_state {
+	bool started;
+	uint8_t isid[6];
+	uint16_t tsih;
+	uint16_t cid;
+	int csg;                  /* stage the last response was in */
+	bool discovery;
+	char iname[224];
+	char tname[224];
+	bool mrdsl_declared;
+	bool tpgt_declared;
+	struct params p;
+	/* CHAP (RFC 7143 12.1.3): 0 none, 1 agreed, 2 challenged, 3 passed */
+	int chap_state;
+	uint8_t chap_id;
+	uint8_t chap_chal[16];
+	char chap_name[256];
+	uint8_t chap_resp[EX_MD5_LEN];
+	bool chap_have_resp;
+	char in[TGT_TEXT_MAX + 1];
+	uint32_t in_len;
+};
+
+static void params_default(struct params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->immediate_data = true;
+	p->initial_r2t = true;
+	p->data_pdu_in_order = true;
+	p->data_seq_in_order = true;
+	p->max_burst = 262144;
+	p->first_burst = 65536;
+	p->max_outstanding_r2t = 1;
+	p->ini_mrdsl = 8192;
+	p->tgt_mrdsl = 8192;
+	p->max_conns = 1;
+	p->t2w = 2;
+	p->t2r = 20;
+}
+
+void login_free(struct tconn *c)
+{
+	free(c->login);
+	c->login = NULL;
+}
+
+/* Our side of every negotiable key: the value we want or the list we
+ * accept, in preference order. */
+static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
+{
+	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
+		const char *o = g_tgt.key_overrides[i];
+		size_t kl = strlen(key);
+		if (!strncmp(o, key, kl) && o[kl] == '=')
+			return o + kl + 1;
+	}
+	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
+		return (!c->iser && (g_tgt.caps & IDM_CAP_DIGESTS)) ? "CRC32C,None" : "None";
+	if (!strcmp(key, "AuthMethod"))
+		return g_tgt.chap_user ? "CHAP" : "None";
+	if (!strcmp(key, "MaxConnections"))
+		return "1";
+	if (!strcmp(key, "InitialR2T"))
+		return "No";
+	if (!strcmp(key, "ImmediateData"))
+		return "Yes";
+	if (!strcmp(key, "MaxBurstLength"))
+		return "1048576";
+	if (!strcmp(key, "FirstBurstLength"))
+		return "262144";
+	if (!strcmp(key, "DefaultTime2Wait"))
+		return "2";
+	if (!strcmp(key, "DefaultTime2Retain"))
+		return "0";
+	if (!strcmp(key, "MaxOutstandingR2T"))
+		return "16";
+	if (!strcmp(key, "DataPDUInOrder") || !strcmp(key, "DataSequenceInOrder"))
+		return "Yes";
+	if (!strcmp(key, "ErrorRecoveryLevel"))
+		return "0";
+	if (!strcmp(key, "TaskReporting"))
+		return "RFC3720";
+	if (!strcmp(key, "iSCSIProtocolLevel"))
+		return "1";
+	if (!strcmp(key, "OFMarker") || !strcmp(key, "IFMarker"))
+		return "No";
+	if (!strcmp(key, "RDMAExtensions"))
+		return c->iser ? "Yes" : "No";
+	if (!strcmp(key, "TargetRecvDataSegmentLength") ||
+	    !strcmp(key, "InitiatorRecvDataSegmentLength")) {
+		snprintf(tmp, n, "%u", TGT_MRDSL);
+		return tmp;
+	}
+	return NULL;
+}
+
+static uint32_t num(const char *v)
+{
+	uint64_t x = 0;
+
+	ex_parse_num(v, &x);
+	return (uint32_t)x;
+}
+
+/* Record a negotiated value. */
+static void apply(struct params *p, const char *key, const char *v)
+{
+	bool yes = !strcmp(v, "Yes");
+
+	if (!strcmp(key, "HeaderDigest"))
+		p->header_digest = !strcmp(v, "CRC32C");
+	else if (!strcmp(key, "DataDigest"))
+		p->data_digest = !strcmp(v, "CRC32C");
+	else if (!strcmp(key, "ImmediateData"))
+		p->immediate_data = yes;
+	else if (!strcmp(key, "InitialR2T"))
+		p->initial_r2t = yes;
+	else if (!strcmp(key, "DataPDUInOrder"))
+		p->data_pdu_in_order = yes;
+	else if (!strcmp(key, "DataSequenceInOrder"))
+		p->data_seq_in_order = yes;
+	else if (!strcmp(key, "MaxBurstLength"))
+		p->max_burst = num(v);
+	else if (!strcmp(key, "FirstBurstLength"))
+		p->first_burst = num(v);
+	else if (!strcmp(key, "MaxOutstandingR2T"))
+		p->max_outstanding_r2t = num(v);
+	else if (!strcmp(key, "ErrorRecoveryLevel"))
+		p->erl = num(v);
+	else if (!strcmp(key, "MaxRecvDataSegmentLength") ||
+		 !strcmp(key, "InitiatorRecvDataSegmentLength"))
+		p->ini_mrdsl = num(v);
+	else if (!strcmp(key, "TargetRecvDataSegmentLength"))
+		p->tgt_mrdsl = num(v);
+	else if (!strcmp(key, "MaxConnections"))
+		p->max_conns = num(v);
+	else if (!strcmp(key, "DefaultTime2Wait"))
+		p->t2w = num(v);
+	else if (!strcmp(key, "DefaultTime2Retain"))
+		p->t2r = num(v);
+	else if (!strcmp(key, "RDMAExtensions"))
+		p->rdma = yes;
+}
+
+/* One CHAP key of the security stage. Returns 0 or a login status. */
+static int chap_key(struct login_state *ls, const char *key, const char *val,
+		    struct ex_textbuf *out)
+{
+	char hex[2 * sizeof(ls->chap_chal) + 3];
+
+	if (!g_tgt.chap_user || ls->csg > ISCSI_STAGE_SECURITY)
+		return LS_AUTH_FAILED;
+	if (!strcmp(key, "CHAP_A")) {
+		/* a list of algorithms: only 5 (MD5) exists for CHAP here */
+		const char *p = val;
+		bool md5 = false;
+		if (ls->chap_state != 1)
+			return LS_AUTH_FAILED;
+		while (*p) {
+			if (!strncmp(p, "5", 1) && (p[1] == ',' || !p[1]))
+				md5 = true;
+			p = strchr(p, ',');
+			if (!p)
+				break;
+			p++;
+		}
+		if (!md5)
+			return LS_AUTH_FAILED;
+		if (getrandom(ls->chap_chal, sizeof(ls->chap_chal), 0) != (ssize_t)sizeof(ls->chap_chal) ||
+		    getrandom(&ls->chap_id, 1, 0) != 1)
+			return LS_TARGET_ERROR;
+		ex_hex_encode(ls->chap_chal, sizeof(ls->chap_chal), hex, sizeof(hex));
+		if (ex_text_add(out, "CHAP_A", "5") < 0 ||
+		    ex_text_add(out, "CHAP_I", "%u", ls->chap_id) < 0 ||
+		    ex_text_add(out, "CHAP_C", "%s", hex) < 0)
+			return LS_OUT_OF_RESOURCES;
+		ls->chap_state = 2;
+		return 0;
+	}
+	if (ls->chap_state != 2)
+		return LS_AUTH_FAILED;
+	if (!strcmp(key, "CHAP_N")) {
+		snprintf(ls->chap_name, sizeof(ls->chap_name), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "CHAP_R")) {
+		ls->chap_have_resp = ex_bin_decode(val, ls->chap_resp, sizeof(ls->chap_resp)) == EX_MD5_LEN;
+		return ls->chap_have_resp ? 0 : LS_AUTH_FAILED;
+	}
+	/* CHAP_I/CHAP_C from the initiator ask for mutual CHAP: not offered */
+	return LS_AUTH_FAILED;
+}
+
+/* After a request with CHAP_N and CHAP_R: check them. */
+static int chap_verify(struct login_state *ls)
+{
+	uint8_t want[EX_MD5_LEN];
+	uint8_t diff = 0;
+
+	if (ls->chap_state != 2 || !ls->chap_have_resp || !ls->chap_name[0])
+		return 0; /* not yet complete */
+	ex_chap_response(ls->chap_id, g_tgt.chap_secret, ls->chap_chal,
+			 sizeof(ls->chap_chal), want);
+	for (int i = 0; i < EX_MD5_LEN; i++) /* constant time */
+		diff |= (uint8_t)(want[i] ^ ls->chap_resp[i]);
+	if (diff || strcmp(ls->chap_name, g_tgt.chap_user))
+		return LS_AUTH_FAILED;
+	ls->chap_state = 3;
+	return 0;
+}
+
+/*
+ * Answer the keys of one complete request. Returns 0 or a login status
+ * (class << 8 | detail) to fail the login with.
+ */
+static int negotiate(struct tconn *c, struct login_state *ls, struct ex_kv *kv, int n,
+		     struct ex_textbuf *out)
+{
+	char tmp[32], res[256];
+
+	for (int i = 0; i < n; i++) {
+		const char *key = kv[i].key, *val = kv[i].val;
+		const struct ex_key *k = ex_key_find(key);
+		const char *mine;
+		int r;
+
+		if (!strncmp(key, "CHAP_", 5)) {
+			r = chap_key(ls, key, val, out);
+			if (r)
+				return r;
+			continue;
+		}
+		if (!k) {
+			/* X- and X# keys and unknown keys (RFC 7143 6.2) */
+			if (ex_text_add(out, key, "NotUnderstood") < 0)
+				return LS_OUT_OF_RESOURCES;
+			continue;
+		}
+		if (strlen(val) > 255 && k->type != EX_KT_LIST)
+			return LS_INITIATOR_ERROR;
+		/* declarative keys from the initiator: take note, no answer */
+		if (!strcmp(key, "InitiatorName") || !strcmp(key, "InitiatorAlias") ||
+		    !strcmp(key, "TargetName") || !strcmp(key, "SessionType"))
+			continue;
+		if (!strcmp(key, "MaxRecvDataSegmentLength")) {
+			uint64_t v;
+			if (ex_parse_num(val, &v) < 0 || v < 512 || v > 0xffffff)
+				return LS_INITIATOR_ERROR;
+			if (!c->iser) /* ignored on iSER (RFC 7145 6.2) */
+				ls->p.ini_mrdsl = (uint32_t)v;
+			continue;
+		}
+		if ((k->flags & EX_KF_NO_DISC) && ls->discovery) {
+			if (ex_text_add(out, key, "Irrelevant") < 0)
+				return LS_OUT_OF_RESOURCES;
+			continue;
+		}
+		if ((k->flags & EX_KF_ISER) && !ls->p.rdma) {
+			if (ex_text_add(out, key, "Irrelevant") < 0)
+				return LS_OUT_OF_RESOURCES;
+			continue;
+		}
+		if (k->type == EX_KT_NUM_DECL || k->type == EX_KT_BOOL_DECL) {
+			/* iSER declaratives (MaxOutstandingUnexpectedPDUs, ...): noted
+			 * by the provider through Notice_Key_Values */
+			continue;
+		}
+		if (!strcmp(key, "SendTargets") || !strcmp(key, "TargetAddress") ||
+		    !strcmp(key, "TargetAlias") || !strcmp(key, "TargetPortalGroupTag")) {
+			if (ex_text_add(out, key, "Irrelevant") < 0)
+				return LS_OUT_OF_RESOURCES;
+			continue;
+		}
+		mine = our_value(c, key, tmp, sizeof(tmp));
+		if (!mine) {
+			if (ex_text_add(out, key, "NotUnderstood") < 0)
+				return LS_OUT_OF_RESOURCES;
+			continue;
+		}
+		r = ex_key_respond(k, val, mine, res, sizeof(res));
+		if (!strcmp(key, "AuthMethod") && r < 0)
+			return LS_AUTH_FAILED;
+		if (ex_text_add(out, key, "%s", res) < 0)
+			return LS_OUT_OF_RESOURCES;
+		if (r == 0)
+			apply(&ls->p, key, res);
+		if (!strcmp(key, "AuthMethod") && !strcmp(res, "CHAP"))
+			ls->chap_state = 1;
+	}
+	return 0;
+}
+
+static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
+			   int status, const void *data, size_t len)
+{
+	struct login_state *ls = c->login;
+	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+
+	r[0] = ISCSI_OP_LOGIN_RSP;
+	r[1] = flags;
+	r[2] = 0; /* VersionMax */
+	r[3] = 0; /* VersionActive */
+	memcpy(r + 8, ls->isid, 6);
+	iscsi_put16(r + 14, ls->tsih);
+	iscsi_put32(r + 16, iscsi_bhs_itt(req));
+	conn_fill_sn(c, r, true);
+	r[36] = (uint8_t)(status >> 8);
+	r[37] = (uint8_t)status;
+	conn_send(c, r, data, len);
+}
+
+static void login_fail(struct tconn *c, const uint8_t *req, int status, const char *why)
+{
+	ex_warn("%s: login failed (0x%04x): %s", idm_conn_peer_name(c->ic), status, why);
+	send_login_rsp(c, req, 0, status, NULL, 0);
+	conn_close_graceful(c, "login failed");
+}
+
+/* Build the Notice_Key_Values text from the negotiated parameters. */
+static int build_kv(struct params *p)
+{
+	struct ex_textbuf tb;
+	int r = 0;
+
+	ex_textbuf_init(&tb, p->kv, sizeof(p->kv));
+	r |= ex_text_add(&tb, "HeaderDigest", "%s", p->header_digest ? "CRC32C" : "None");
+	r |= ex_text_add(&tb, "DataDigest", "%s", p->data_digest ? "CRC32C" : "None");
+	r |= ex_text_add(&tb, "MaxBurstLength", "%u", p->max_burst);
+	r |= ex_text_add(&tb, "FirstBurstLength", "%u", p->first_burst);
+	r |= ex_text_add(&tb, "ImmediateData", "%s", p->immediate_data ? "Yes" : "No");
+	r |= ex_text_add(&tb, "InitialR2T", "%s", p->initial_r2t ? "Yes" : "No");
+	r |= ex_text_add(&tb, "MaxOutstandingR2T", "%u", p->max_outstanding_r2t);
+	r |= ex_text_add(&tb, "ErrorRecoveryLevel", "%u", p->erl);
+	r |= ex_text_add(&tb, "DataPDUInOrder", "%s", p->data_pdu_in_order ? "Yes" : "No");
+	r |= ex_text_add(&tb, "DataSequenceInOrder", "%s", p->data_seq_in_order ? "Yes" : "No");
+	r |= ex_text_add(&tb, "InitiatorRecvDataSegmentLength", "%u", p->ini_mrdsl);
+	r |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u", p->tgt_mrdsl);
+	r |= ex_text_add(&tb, "MaxRecvDataSegmentLength", "%u", p->ini_mrdsl);
+	if (p->rdma)
+		r |= ex_text_add(&tb, "RDMAExtensions", "Yes");
+	p->kv_len = tb.len;
+	return r;
+}
+
+/* Keys of the first request: who is logging in, to what, and the
+ * session it belongs to. Returns 0 or a login status. */
+static int first_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
+			 struct ex_kv *kv, int n)
+{
+	const char *in = ex_text_get(kv, (size_t)n, "InitiatorName");
+	const char *st = ex_text_get(kv, (size_t)n, "SessionType");
+	const char *tn = ex_text_get(kv, (size_t)n, "TargetName");
+
+	if (bhs[3] > 0) /* VersionMin */
+		return LS_UNSUPPORTED_VERSION;
+	if (!in || !*in)
+		return LS_MISSING_PARAM;
+	snprintf(ls->iname, sizeof(ls->iname), "%s", in);
+	if (st && !strcmp(st, "Discovery"))
+		ls->discovery = true;
+	else if (st && strcmp(st, "Normal"))
+		return LS_INITIATOR_ERROR;
+	if (!ls->discovery) {
+		if (!tn || !*tn)
+			return LS_MISSING_PARAM;
+		if (strcmp(tn, g_tgt.name))
+			return LS_NOT_FOUND;
+		snprintf(ls->tname, sizeof(ls->tname), "%s", tn);
+	}
+	if (ls->tsih) {
+		struct session *s = session_find_tsih(ls->tsih);
+		if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6))
+			return LS_SESSION_NOT_EXIST;
+		if (s->conn && s->conn->cid != ls->cid)
+			return LS_TOO_MANY_CONNS;
+		ls->p = s->p; /* session-wide values stay */
+		ls->discovery = s->discovery;
+	}
+	return 0;
+}
+
+/* Create (or join, or reinstate) the session and enter full feature phase. */
+static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const char *data, size_t len)
+{
+	struct login_state *ls = c->login;
+	struct session *s;
+	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	int rc;
+
+	if (ls->tsih) {
+		s = session_find_tsih(ls->tsih);
+		if (!s)
+			return login_fail(c, req, LS_SESSION_NOT_EXIST, "session vanished");
+		if (s->conn) { /* connection reinstatement (same CID) */
+			struct tconn *old = s->conn;
+			/* ERL 0: the old connection's tasks end with it */
+			session_drop_conn(s, old);
+			old->sess = NULL;
+			s->conn = NULL;
+			conn_close(old, "connection reinstated");
+		}
+	} else {
+		struct session *old = session_find(ls->iname, ls->isid);
+		if (old) { /* session reinstatement (RFC 7143 6.3.5) */
+			old->zombie = true;
+			if (old->conn)
+				conn_close(old->conn, "session reinstated");
+			else
+				session_destroy(old);
+		}
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no memory");
+		memcpy(s->isid, ls->isid, 6);
+		if (++g_tgt.next_tsih == 0)
+			g_tgt.next_tsih = 1;
+		s->tsih = g_tgt.next_tsih;
+		s->discovery = ls->discovery;
+		snprintf(s->iname, sizeof(s->iname), "%s", ls->iname);
+		snprintf(s->iport, sizeof(s->iport), "%s,i,0x%02x%02x%02x%02x%02x%02x", ls->iname,
+			 ls->isid[0], ls->isid[1], ls->isid[2], ls->isid[3], ls->isid[4], ls->isid[5]);
+		s->exp_cmdsn = c->login_cmdsn;
+		if (ls->p.first_burst > ls->p.max_burst)
+			ls->p.first_burst = ls->p.max_burst;
+		s->next = g_tgt.sessions;
+		g_tgt.sessions = s;
+		ls->tsih = s->tsih;
+	}
+	s->p = ls->p;
+	if (build_kv(&s->p) != 0) {
+		ex_err("key buffer too small");
+		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
+	}
+	rc = idm_notice_key_values(c->ic, s->p.kv, s->p.kv_len);
+	if (rc < 0) {
+		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
+		return login_fail(c, req, LS_TARGET_ERROR, "bad negotiated values");
+	}
+	s->conn = c;
+	c->sess = s;
+	c->cid = ls->cid;
+
+	r[0] = ISCSI_OP_LOGIN_RSP;
+	r[1] = flags;
+	memcpy(r + 8, ls->isid, 6);
+	iscsi_put16(r + 14, s->tsih);
+	iscsi_put32(r + 16, iscsi_bhs_itt(req));
+	conn_fill_sn(c, r, true);
+	iscsi_bhs_set_data_len(r, (uint32_t)len);
+	rc = idm_enable_datamover(c->ic, r, data, len);
+	if (rc < 0) {
+		ex_warn("%s: Enable_Datamover: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
+		conn_close(c, "Enable_Datamover failed");
+		return;
+	}
+	c->state = CS_FFP;
+	ex_info("%s: %s session tsih %u for %s (ImmediateData=%s InitialR2T=%s "
+		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s)",
+		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
+		s->iname, s->p.immediate_data ? "Yes" : "No", s->p.initial_r2t ? "Yes" : "No",
+		s->p.max_burst, s->p.first_burst, s->p.ini_mrdsl, s->p.tgt_mrdsl,
+		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None");
+	login_free(c);
+}
+
+void login_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	struct login_state *ls = c->login;
+	struct ex_kv kv[MAX_KEYS];
+	char outbuf[8192];
+	struct ex_textbuf out;
+	const uint8_t *data;
+	size_t dlen;
+	int n, st, csg, nsg;
+	bool transit, cont;
+	uint8_t flags;
+
+	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ) {
+		idm_task *it = idm_pdu_task(pdu);
+		if (it)
+			idm_deallocate_task_resources(it);
+		ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
+			iscsi_bhs_opcode(bhs));
+		conn_close(c, "protocol error during login");
+		return;
+	}
+	if (!ls) {
+		ls = c->login = calloc(1, sizeof(*ls));
+		if (!ls) {
+			conn_close(c, "no memory");
+			return;
+		}
+		params_default(&ls->p);
+		ls->csg = -1;
+	}
+	transit = bhs[1] & ISCSI_LOGIN_TRANSIT;
+	cont = bhs[1] & ISCSI_LOGIN_CONTINUE;
+	csg = (bhs[1] & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
+	nsg = bhs[1] & ISCSI_LOGIN_NSG_MASK;
+
+	if (!ls->started) {
+		ls->started = true;
+		memcpy(ls->isid, bhs + 8, 6);
+		ls->tsih = iscsi_get16(bhs + 14);
+		ls->cid = iscsi_get16(bhs + 20);
+		c->statsn = iscsi_get32(bhs + 28); /* continue from ExpStatSN */
+	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != iscsi_get16(bhs + 14)) {
+		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
+	}
+	c->login_cmdsn = iscsi_get32(bhs + 24);
+
+	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
+	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))
+		return login_fail(c, bhs, LS_INVALID_REQUEST, "bad stage transition");
+	if (ls->csg > csg)
+		return login_fail(c, bhs, LS_INVALID_REQUEST, "stage went back");
+
+	data = idm_pdu_data(pdu, &dlen);
+	if (dlen > TGT_TEXT_MAX - ls->in_len)
+		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "login text too long");
+	if (dlen) {
+		memcpy(ls->in + ls->in_len, data, dlen);
+		ls->in_len += (uint32_t)dlen;
+	}
+	if (cont) {
+		/* more text follows: acknowledge with an empty response */
+		send_login_rsp(c, bhs, (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
+		return;
+	}
+
+	n = ex_text_parse(ls->in, ls->in_len, kv, MAX_KEYS);
+	ls->in_len = 0;
+	if (n < 0)
+		return login_fail(c, bhs, LS_INITIATOR_ERROR, "malformed login text");
+	if (ls->csg < 0) {
+		st = first_request(c, ls, bhs, kv, n);
+		if (st)
+			return login_fail(c, bhs, st, "first login request refused");
+	}
+	ex_textbuf_init(&out, outbuf, sizeof(outbuf));
+	if (c->iser && !ls->discovery) {
+		/* RDMAExtensions decides whether the iSER keys are relevant,
+		 * wherever it sits in the request (RFC 7145 6.3) */
+		const char *v = ex_text_get(kv, (size_t)n, "RDMAExtensions");
+		if (v)
+			ls->p.rdma = !strcmp(v, "Yes");
+	}
+	st = negotiate(c, ls, kv, n, &out);
+	if (!st)
+		st = chap_verify(ls);
+	if (st)
+		return login_fail(c, bhs, st, st == LS_AUTH_FAILED ? "authentication failed" :
+				  "key negotiation failed");
+	/* with --chap nobody leaves the security stage unauthenticated; while
+	 * the exchange runs the target just does not transit (T=0) */
+	if (g_tgt.chap_user && ls->chap_state != 3 && (csg != ISCSI_STAGE_SECURITY || transit)) {
+		if (csg != ISCSI_STAGE_SECURITY || ls->chap_state == 0)
+			return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
+		transit = false;
+	}
+	ls->csg = csg;
+
+	/* declarations the target owes */
+	if (!ls->discovery && !ls->tpgt_declared) {
+		ex_text_add(&out, "TargetPortalGroupTag", "1");
+		if (g_tgt.alias)
+			ex_text_add(&out, "TargetAlias", "%s", g_tgt.alias);
+		ls->tpgt_declared = true;
+	}
+	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
+	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
+	if (csg == ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
+		ex_text_add(&out, "MaxRecvDataSegmentLength", "%u", TGT_MRDSL);
+		ls->p.tgt_mrdsl = TGT_MRDSL;
+		ls->mrdsl_declared = true;
+	}
+
+	flags = (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT);
+	if (transit) {
+		flags |= (uint8_t)(ISCSI_LOGIN_TRANSIT | nsg);
+		if (nsg == ISCSI_STAGE_FULL_FEATURE) {
+			go_ffp(c, bhs, flags, outbuf, out.len);
+			return;
+		}
+	}
+	send_login_rsp(c, bhs, flags, 0, outbuf, out.len);
+}

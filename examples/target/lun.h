@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Logical units backed by a file (pread/pwrite) or by RAM. */
+#ifndef IDM_TARGET_LUN_H
+#define IDM_TARGET_LUN_H
+
+#include <libidm/idm.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PR_MAX_REGS 32
+
+/* Persistent reservation state of a LUN (scsi_pr.c). */
+struct pr_reg {
+	char iport[256];   /* "initiator-name,i,0xISID" */
+	uint64_t key;
+};
+struct pr_state {
+	struct pr_reg regs[PR_MAX_REGS];
+	int nregs;
+	uint32_t generation;
+	bool reserved;
+	uint8_t type;
+	char holder[256];  /* initiator port of the holder (not for *_AR types) */
+};
+
+struct lun {
+	int id;
+	bool ram;
+	int fd;            /* file LUN */
+	uint8_t *mem;      /* RAM LUN */
+	idm_buf *ib;       /* RAM LUN memory as a libidm buffer: zero copy */
+	uint64_t size;     /* bytes, a multiple of bs */
+	uint32_t bs;
+	uint64_t nblocks;
+	char spec[256];
+	char serial[17];
+	uint8_t naa[8];    /* NAA 3 designator for VPD 0x83 */
+	/* state changed by MODE SELECT / PREVENT / START STOP */
+	bool wce;
+	bool prevent;
+	bool stopped;
+	bool swp;          /* control mode page SWP: software write protect */
+	bool d_sense;      /* control mode page D_SENSE: descriptor sense */
+	const void *reserved_by; /* SPC-2 RESERVE holder (I_T nexus) or NULL */
+	struct pr_state pr;      /* SPC-4 persistent reservations */
+};
+
+/**
+ * Open a LUN from a spec: "ram:SIZE" (SIZE in bytes, or with K/M/G
+ * suffix) or "file:PATH" (an existing file or block device; its size is
+ * rounded down to the block size). `bs` is the logical block size.
+ */
+int lun_open(const char *spec, int id, uint32_t bs, struct lun **out);
+/** Register RAM LUN memory with libidm (zero copy Put/Get_Data). */
+int lun_attach_ctx(struct lun *l, idm_ctx *ctx);
+void lun_close(struct lun *l);
+
+/* Byte-range I/O; the caller has checked the range. 0 or -errno. */
+int lun_read(struct lun *l, void *dst, uint64_t off, size_t len);
+int lun_write(struct lun *l, const void *src, uint64_t off, size_t len);
+/** Make [off, off+len) read as zeros (UNMAP, WRITE SAME with UNMAP). */
+int lun_unmap(struct lun *l, uint64_t off, uint64_t len);
+int lun_flush(struct lun *l);
+
+#endif

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Sessions in full feature phase: the session table, CmdSN ordering
+ * (RFC 7143 section 4.2.2.1: commands run in CmdSN order, immediate ones
+ * at once, anything outside [ExpCmdSN, MaxCmdSN] silently dropped), and
+ * the small requests: NOP-Out, Logout, Reject.
+ */
+#include "target.h"
+#include "ex_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct session *session_find(const char *iname, const uint8_t *isid)
+{
+	for (struct session *s = g_tgt.sessions; s; s = s->next)
+		if (!s->zombie && !memcmp(s->isid, isid, 6) && !strcmp(s->iname, iname))
+			return s;
+	return NULL;
+}
+
+struct session *session_find_tsih(uint16_t tsih)
+{
+	for (struct session *s = g_tgt.sessions; s; s = s->next)
+		if (!s->zombie && s->tsih == tsih)
+			return s;
+	return NULL;
+}
+
+void session_destroy(struct session *s)
+{
+	for (struct session **pp = &g_tgt.sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	while (s->queue) {
+		struct ttask *t = s->queue;
+		s->queue = t->next;
+		pbuf_put(t->buf);
+		ttask_put(t);
+	}
+	if (s->conn)
+		s->conn->sess = NULL;
+	/* losing the I_T nexus releases its reservations (SPC-2 5.5.1) */
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if (g_tgt.luns[i]->reserved_by == s)
+			g_tgt.luns[i]->reserved_by = NULL;
+	ex_info("session tsih %u of %s ended", s->tsih, s->iname);
+	free(s);
+}
+
+/* Forget what connection c left in the session: its queued commands (SCSI
+ * ones go back with c's task list when c is released) and a TMF it waits
+ * for. Used when a connection is reinstated. */
+void session_drop_conn(struct session *s, struct tconn *c)
+{
+	struct ttask **pp = &s->queue;
+
+	while (*pp) {
+		struct ttask *t = *pp;
+		if (t->c != c) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		if (t->kind == TK_SCSI)
+			t->state = TS_DONE; /* freed by conn_release() */
+		else
+			ttask_put(t);
+	}
+	if (s->tmf.active && s->tmf.c == c)
+		s->tmf.active = false;
+}
+
+/* The connection is gone (after idm_connection_terminate or its notify). */
+void session_detach(struct tconn *c)
+{
+	struct session *s = c->sess;
+
+	c->sess = NULL;
+	s->conn = NULL;
+	if (s->tmf.active && s->tmf.c == c)
+		s->tmf.active = false;
+	session_destroy(s);
+}
+
+void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason)
+{
+	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+
+	r[0] = ISCSI_OP_REJECT;
+	r[1] = 0x80;
+	r[2] = reason;
+	iscsi_put32(r + 16, ISCSI_RESERVED_TAG);
+	conn_fill_sn(c, r, true);
+	ex_dbg("%s: reject opcode 0x%02x reason 0x%02x", idm_conn_peer_name(c->ic),
+	       bhs[0] & 0x3f, reason);
+	conn_send(c, r, bhs, ISCSI_BHS_LEN);
+}
+
+/* End a task: libidm forgets it, its buffer and descriptor go back. */
+void session_task_done(struct ttask *t)
+{
+	struct tconn *c = t->c;
+
+	if (t->kind == TK_SCSI) {
+		for (struct ttask **pp = &c->tasks; *pp; pp = &(*pp)->cnext)
+			if (*pp == t) {
+				*pp = t->cnext;
+				break;
+			}
+		if (t->it)
+			idm_deallocate_task_resources(t->it);
+	}
+	pbuf_put(t->buf);
+	ttask_put(t);
+}
+
+static void nop_out(struct ttask *t)
+{
+	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	struct tconn *c = t->c;
+
+	r[0] = ISCSI_OP_NOP_IN;
+	r[1] = 0x80;
+	memcpy(r + 8, t->bhs + 8, 8);           /* LUN */
+	iscsi_put32(r + 16, t->itt);
+	iscsi_put32(r + 20, ISCSI_RESERVED_TAG); /* TTT */
+	conn_fill_sn(c, r, true);
+	conn_send(c, r, t->data, t->data_len);   /* echo the ping data */
+	session_task_done(t);
+}
+
+static void logout(struct ttask *t)
+{
+	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	struct tconn *c = t->c;
+	uint8_t reason = t->bhs[1] & 0x7f;
+
+	r[0] = ISCSI_OP_LOGOUT_RSP;
+	r[1] = 0x80;
+	/* 0: close session, 1: close connection; 2 (recovery) needs ERL 2 */
+	r[2] = reason <= 1 ? 0 : 2;
+	iscsi_put32(r + 16, t->itt);
+	conn_fill_sn(c, r, true);
+	ex_info("%s: logout (reason %u)", idm_conn_peer_name(c->ic), reason);
+	session_task_done(t);
+	if (conn_send(c, r, NULL, 0) == 0 && reason <= 1)
+		conn_close_graceful(c, "logout");
+}
+
+/* Run one request whose turn has come (or an immediate one). */
+static void process(struct ttask *t)
+{
+	struct session *s = t->c->sess;
+
+	if (t->aborted) { /* aborted while it waited for its CmdSN */
+		session_task_done(t);
+		return;
+	}
+	switch (t->kind) {
+	case TK_SCSI:
+		if (s->tmf.active && tmf_affects(s, t)) {
+			session_task_done(t);
+			return;
+		}
+		scsi_io_start(t);
+		break;
+	case TK_NOP:
+		nop_out(t);
+		break;
+	case TK_TEXT:
+		text_request(t);
+		break;
+	case TK_LOGOUT:
+		logout(t);
+		break;
+	case TK_TMF:
+		tmf_request(t);
+		break;
+	}
+}
+
+static void admit(struct tconn *c, struct ttask *t, bool immediate)
+{
+	struct session *s = c->sess;
+
+	if (immediate) {
+		process(t);
+		return;
+	}
+	if (t->cmdsn == s->exp_cmdsn) {
+		s->exp_cmdsn++;
+		process(t);
+		/* commands that waited for this one */
+		while (c->sess && s->queue && s->queue->cmdsn == s->exp_cmdsn) {
+			struct ttask *q = s->queue;
+			s->queue = q->next;
+			q->next = NULL;
+			s->exp_cmdsn++;
+			q->state = TS_DONE; /* no longer queued */
+			process(q);
+		}
+		if (c->sess)
+			tmf_check(s);
+		return;
+	}
+	if (iscsi_sn_lt(s->exp_cmdsn, t->cmdsn) && iscsi_sn_le(t->cmdsn, sess_max_cmdsn(s))) {
+		struct ttask **pp = &s->queue;
+		while (*pp && iscsi_sn_lt((*pp)->cmdsn, t->cmdsn))
+			pp = &(*pp)->next;
+		if (!*pp || (*pp)->cmdsn != t->cmdsn) {
+			ex_dbg("%s: CmdSN %u queued (ExpCmdSN %u)", idm_conn_peer_name(c->ic),
+			       t->cmdsn, s->exp_cmdsn);
+			t->state = TS_QUEUED;
+			t->next = *pp;
+			*pp = t;
+			return;
+		}
+	}
+	/* RFC 7143 4.2.2.1: outside the window (or a duplicate): ignore */
+	ex_info("%s: CmdSN %u outside [%u, %u]: dropped", idm_conn_peer_name(c->ic),
+		t->cmdsn, s->exp_cmdsn, sess_max_cmdsn(s));
+	session_task_done(t);
+}
+
+static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kind kind)
+{
+	struct ttask *t = ttask_get();
+
+	if (!t)
+		return NULL;
+	t->kind = kind;
+	t->c = c;
+	memcpy(t->bhs, bhs, ISCSI_BHS_LEN);
+	t->itt = iscsi_bhs_itt(bhs);
+	t->cmdsn = iscsi_get32(bhs + 24);
+	t->lun_id = lun_decode(bhs + 8);
+	return t;
+}
+
+static int copy_data(struct ttask *t, idm_pdu *pdu)
+{
+	size_t len;
+	const uint8_t *d = idm_pdu_data(pdu, &len);
+
+	if (!len)
+		return 0;
+	t->data = malloc(len);  /* control requests only, never SCSI data */
+	if (!t->data)
+		return -ENOMEM;
+	memcpy(t->data, d, len);
+	t->data_len = (uint32_t)len;
+	return 0;
+}
+
+void session_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	uint8_t op = iscsi_bhs_opcode(bhs);
+	bool imm = bhs[0] & ISCSI_OP_IMMEDIATE;
+	struct session *s = c->sess;
+	struct ttask *t;
+	enum task_kind kind;
+
+	switch (op) {
+	case ISCSI_OP_SCSI_CMD: {
+		idm_task *it = idm_pdu_task(pdu);
+		if (s->discovery || !it) {
+			/* RFC 7143 4.4: discovery sessions carry no commands */
+			if (it)
+				idm_deallocate_task_resources(it);
+			send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			return;
+		}
+		t = new_task(c, bhs, TK_SCSI);
+		if (!t) {
+			idm_deallocate_task_resources(it);
+			send_reject(c, bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+			return;
+		}
+		t->it = it;
+		t->edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+		idm_task_set_arg(it, t);
+		t->cnext = c->tasks;
+		c->tasks = t;
+		admit(c, t, imm);
+		return;
+	}
+	case ISCSI_OP_NOP_OUT:
+		if (iscsi_bhs_itt(bhs) == ISCSI_RESERVED_TAG)
+			return; /* answer to our NOP-In (we send none) */
+		kind = TK_NOP;
+		break;
+	case ISCSI_OP_TEXT_REQ:
+		kind = TK_TEXT;
+		break;
+	case ISCSI_OP_LOGOUT_REQ:
+		kind = TK_LOGOUT;
+		break;
+	case ISCSI_OP_TASK_MGMT_REQ:
+		if (s->discovery) {
+			send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			return;
+		}
+		kind = TK_TMF;
+		break;
+	case ISCSI_OP_SNACK_REQ:
+		/* ErrorRecoveryLevel 0: no SNACK support (RFC 7143 11.16) */
+		send_reject(c, bhs, ISCSI_REJECT_SNACK_REJECT);
+		return;
+	case ISCSI_OP_LOGIN_REQ:
+		send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+		conn_close(c, "Login Request in full feature phase");
+		return;
+	default:
+		ex_warn("%s: unexpected opcode 0x%02x", idm_conn_peer_name(c->ic), op);
+		send_reject(c, bhs, ISCSI_REJECT_CMD_NOT_SUPPORTED);
+		return;
+	}
+	t = new_task(c, bhs, kind);
+	if (!t || copy_data(t, pdu) < 0) {
+		if (t)
+			ttask_put(t);
+		send_reject(c, bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+		return;
+	}
+	admit(c, t, imm);
+}
+
+void session_timers(void)
+{
+	for (struct session *s = g_tgt.sessions; s; s = s->next)
+		tmf_check(s);
+}

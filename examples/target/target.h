@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * idm-target: the iSCSI session layer of an example target built on
+ * libidm. libidm moves PDUs and data; everything iSCSI-session-specific
+ * (login, CmdSN, SCSI, task management) lives here.
+ *
+ * Threading: one thread. Every callback runs from idm_ctx_progress() in
+ * main(), so no locking is needed anywhere in the target.
+ */
+#ifndef IDM_TARGET_H
+#define IDM_TARGET_H
+
+#include <libidm/idm.h>
+#include <libidm/iscsi.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <errno.h>
+#include <time.h>
+
+#include "lun.h"
+#include "scsi.h"
+
+#define TGT_MAX_LUNS 64
+#define TGT_CMD_WINDOW 128         /* MaxCmdSN - ExpCmdSN + 1 */
+#define TGT_MAX_IO (16u << 20)     /* largest data transfer of one command */
+#define TGT_MRDSL 262144u          /* MaxRecvDataSegmentLength we declare */
+#define TGT_TEXT_MAX 65536u        /* largest login/text key buffer */
+
+struct pbuf;
+struct tconn;
+struct session;
+
+/* Process-wide configuration and state. */
+struct target {
+	idm_ctx *ctx;
+	const char *name;      /* iSCSI target name */
+	const char *alias;
+	struct lun *luns[TGT_MAX_LUNS];
+	int nluns;
+	struct session *sessions;
+	struct tconn *conns;   /* every connection, for the reaper */
+	uint16_t next_tsih;
+	uint64_t caps;         /* union of the providers' IDM_CAP_* */
+	const char *chap_user;   /* --chap USER:SECRET: CHAP required */
+	const char *chap_secret;
+	const char *key_overrides[32]; /* --key Name=Value: our login offers */
+	int nkey_overrides;
+};
+
+extern struct target g_tgt;
+
+/* Negotiated operational parameters (RFC 7143 section 13). */
+struct params {
+	bool header_digest, data_digest;
+	bool immediate_data, initial_r2t;
+	bool data_pdu_in_order, data_seq_in_order;
+	uint32_t max_burst, first_burst, max_outstanding_r2t, erl;
+	uint32_t ini_mrdsl;   /* the initiator's receive limit: we send <= */
+	uint32_t tgt_mrdsl;   /* ours */
+	uint32_t max_conns, t2w, t2r;
+	bool rdma;            /* RDMAExtensions=Yes (iSER) */
+	char kv[2048];        /* Notice_Key_Values text */
+	size_t kv_len;
+};
+
+enum task_kind { TK_SCSI, TK_NOP, TK_TEXT, TK_LOGOUT, TK_TMF };
+
+enum task_state {
+	TS_QUEUED,   /* waiting for its CmdSN */
+	TS_DATAOUT,  /* Get_Data outstanding */
+	TS_DATAIN,   /* Put_Data outstanding */
+	TS_DONE,
+};
+
+/* One received command (or other CmdSN-ordered request). */
+struct ttask {
+	struct ttask *next;        /* queue or free list */
+	struct ttask *cnext;       /* conn's list of active SCSI tasks */
+	enum task_kind kind;
+	enum task_state state;
+	struct tconn *c;
+	idm_task *it;              /* TK_SCSI only */
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t *data;             /* copy of a non-SCSI request's data */
+	uint32_t data_len;
+	uint32_t itt, cmdsn, edtl;
+	uint64_t lun_id;
+	bool aborted;
+	/* SCSI */
+	struct scsi_cmd sc;
+	struct pbuf *buf;
+	uint32_t want_out;         /* Data-Out bytes the command uses */
+	bool drain;                /* fetching unsolicited data of a failed command */
+};
+
+/* A pending multi-task TMF waiting per Implementer's Guide 4.1.2. */
+struct pending_tmf {
+	bool active;
+	uint8_t bhs[ISCSI_BHS_LEN];
+	struct tconn *c;
+	uint32_t cmdsn;
+	struct timespec deadline;
+};
+
+struct session {
+	struct session *next;
+	uint8_t isid[6];
+	uint16_t tsih;
+	bool discovery;
+	char iname[224];
+	char iport[256];           /* initiator port: "iname,i,0xISID" */
+	struct tconn *conn;        /* MaxConnections=1 */
+	uint32_t exp_cmdsn;
+	struct ttask *queue;       /* out-of-order commands, sorted by CmdSN */
+	struct params p;
+	struct pending_tmf tmf;
+	bool zombie;               /* reinstated: waiting for its conn to go */
+};
+
+enum conn_state { CS_LOGIN, CS_FFP, CS_CLOSING, CS_DEAD };
+
+struct tconn {
+	struct tconn *next;
+	idm_conn *ic;
+	struct session *sess;      /* NULL during login */
+	enum conn_state state;
+	bool iser;
+	uint32_t statsn;
+	uint32_t login_cmdsn;      /* ExpCmdSN to report before a session exists */
+	uint16_t cid;
+	struct timespec deadline;  /* CS_CLOSING: terminate at this time */
+	struct ttask *tasks;       /* active SCSI tasks */
+	struct login_state *login; /* during login only */
+	/* Text request/response continuation (RFC 7143 section 11.10) */
+	char *text_in;
+	uint32_t text_in_len;
+	char *text_out;
+	uint32_t text_out_len, text_out_off, text_ttt;
+};
+
+/* conn.c */
+int conn_accept(idm_portal *portal, idm_conn *ic, void *arg);
+int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len);
+void conn_close(struct tconn *c, const char *why);
+void conn_close_graceful(struct tconn *c, const char *why);
+void conn_destroy_all(void);
+void conn_reap(void);
+void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance);
+uint32_t sess_max_cmdsn(const struct session *s);
+
+/* login.c */
+void login_pdu(struct tconn *c, idm_pdu *pdu);
+void login_free(struct tconn *c);
+
+/* session.c */
+void session_pdu(struct tconn *c, idm_pdu *pdu);
+void session_detach(struct tconn *c);
+void session_drop_conn(struct session *s, struct tconn *c);
+void session_destroy(struct session *s);
+struct session *session_find(const char *iname, const uint8_t *isid);
+struct session *session_find_tsih(uint16_t tsih);
+void session_task_done(struct ttask *t);
+void session_timers(void);
+void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason);
+
+/* text.c */
+void text_request(struct ttask *t);
+void text_free(struct tconn *c);
+
+/* scsi_io.c */
+void scsi_io_start(struct ttask *t);
+void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
+		       uint32_t len, uint32_t sn, int status, void *arg);
+void scsi_io_free(struct ttask *t);
+
+/* tmf.c */
+void tmf_request(struct ttask *t);
+void tmf_check(struct session *s);
+void tmf_check_all(void);
+bool tmf_affects(const struct session *s, const struct ttask *t);
+
+/* pool.c */
+struct pbuf {
+	struct pbuf *next;     /* free list */
+	struct pbuf *all_next; /* every buffer, for pool_destroy() */
+	idm_buf *ib;
+	uint8_t *addr;
+	size_t cap;
+	int cls;
+};
+struct pbuf *pbuf_get(size_t len);
+void pbuf_put(struct pbuf *b);
+struct ttask *ttask_get(void);
+void ttask_put(struct ttask *t);
+void pool_destroy(void);
+
+static inline uint64_t lun_decode(const uint8_t *l)
+{
+	/* SAM single-level addressing: peripheral (00b) or flat (01b) */
+	return ((uint64_t)(l[0] & 0x3f) << 8) | l[1];
+}
+
+static inline void lun_encode(uint8_t *l, uint64_t id)
+{
+	memset(l, 0, 8);
+	if (id < 256) {
+		l[1] = (uint8_t)id;
+	} else {
+		l[0] = (uint8_t)(0x40 | ((id >> 8) & 0x3f));
+		l[1] = (uint8_t)id;
+	}
+}
+
+#endif

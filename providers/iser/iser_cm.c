@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connection management with librdmacm. RDMA_PS_TCP makes the Service ID
+ * 0x0000000001060000 | port (Annex A12 CA12-3) without building it by hand.
+ * The CM REQ/REP private data carry the 4-byte iSER word (ZBVA never used,
+ * Send with Invalidate per connection); IRD/ORD travel as the CM's
+ * responder_resources/initiator_depth. Every connection gets its own event
+ * channel (accepted ids are migrated off the listener's) whose fd is in
+ * the context's epoll set.
+ */
+#include "iser.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+static int nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static int neg_errno(int fallback)
+{
+	return errno > 0 ? -errno : -fallback;
+}
+
+/* Finite retries: 7 means "retry forever" for RNR (and on rxe for
+ * transport retries too), which turns a dead peer into a hang. */
+static void set_timeouts(struct iser_conn *ic)
+{
+	uint8_t t = (uint8_t)ic->ip->ack_timeout;
+
+	if (rdma_set_option(ic->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &t, sizeof(t)))
+		idmp_dbg(ic->ctx, "iser: cannot set the ACK timeout: %s",
+			 strerror(errno));
+}
+
+/* ---- teardown ---------------------------------------------------------- */
+
+static void release_tasks(struct iser_conn *ic)
+{
+	struct idm_task *t, *tmp;
+
+	if (!ic->conn)
+		return;
+	HASH_ITER(hh, ic->conn->tasks, t, tmp) {
+		if (ic->conn->role == IDM_ROLE_INITIATOR)
+			iser_ini_task_release(ic, t);
+		else
+			iser_tgt_task_release(ic, t);
+	}
+}
+
+/* Close the transport and take back every WR, buffer and task. After
+ * this no completion or callback of the connection happens. */
+static void teardown(struct iser_conn *ic)
+{
+	enum iser_state was = ic->state;
+
+	if (was == ISER_DOWN)
+		return;
+	ic->state = ISER_DOWN;
+	/* The passive side must disconnect too: that sends the DREP (else
+	 * the peer waits for the DREQ timeout). */
+	if (ic->id && ic->qp && (was == ISER_UP || was == ISER_ACCEPTING))
+		rdma_disconnect(ic->id);
+	iser_drain(ic);
+	release_tasks(ic);
+	iser_qp_destroy(ic);
+}
+
+void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
+{
+	struct idm_conn *c = ic->conn;
+	char msg[200];
+	va_list ap;
+	bool connecting;
+
+	if (ic->state == ISER_DOWN)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (reason >= 0)
+		reason = -EIO;
+	if (!c) {
+		teardown(ic);
+		return;
+	}
+	idmp_conn_set_error(c, "iser: %s", msg);
+	idmp_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
+	connecting = c->state == IDMP_CONN_CONNECTING;
+	teardown(ic);
+	if (connecting)
+		idmp_conn_connected(c, reason);
+	else
+		idmp_conn_failed(c, reason);
+}
+
+void iser_conn_terminate(struct idm_conn *c)
+{
+	struct iser_conn *ic = iser_conn(c);
+
+	if (ic)
+		teardown(ic);
+}
+
+static void conn_destroy(struct iser_conn *ic)
+{
+	teardown(ic);
+	if (ic->cm_w.added)
+		idmp_watch_del(ic->ctx, &ic->cm_w);
+	if (ic->id)
+		rdma_destroy_id(ic->id);
+	if (ic->ech)
+		rdma_destroy_event_channel(ic->ech);
+	iser_conn_mem_free(ic);
+	free(ic);
+}
+
+void iser_conn_free(struct idm_conn *c)
+{
+	struct iser_conn *ic = iser_conn(c);
+
+	if (!ic)
+		return;
+	conn_destroy(ic);
+	c->priv = NULL;
+}
+
+/* ---- events of one connection ------------------------------------------ */
+
+static void established(struct iser_conn *ic, const void *priv, size_t len)
+{
+	struct idm_conn *c = ic->conn;
+	struct iser_cm_nego nego;
+
+	if (c->role == IDM_ROLE_INITIATOR) {
+		ic->rep_flags = iser_cm_word_flags(priv, len);
+		if (!(ic->rep_flags & ISER_CM_ZBVA_NOT_USED))
+			/* we said we cannot do ZBVA (A12.6): a peer that
+			 * still wants it is tgt sending no private data; it
+			 * uses virtual addresses all the same. */
+			idmp_dbg(ic->ctx, "iser: target REP without ZBVA exception");
+	}
+	iser_cm_negotiate(ic->req_flags, ic->rep_flags, &nego);
+	ic->send_inv = nego.send_inv;
+	ic->state = ISER_UP;
+	idmp_conn_set_names(c, rdma_get_local_addr(ic->id),
+			    rdma_get_peer_addr(ic->id));
+	idmp_dbg(ic->ctx, "iser: %s connected (REQ %#x REP %#x, SendInv %s, ORD %u)",
+		 c->peer_name, ic->req_flags, ic->rep_flags,
+		 ic->send_inv ? "yes" : "no", ic->ord);
+	if (c->role == IDM_ROLE_INITIATOR)
+		idmp_conn_connected(c, 0);
+	iser_cq_poll(ic, true);
+	iser_cq_poll(ic, false);
+}
+
+static void route_resolved(struct iser_conn *ic)
+{
+	struct rdma_conn_param cp;
+	uint8_t pd[ISER_CM_WORD_LEN];
+	int r;
+
+	r = iser_qp_create(ic);
+	if (r < 0) {
+		iser_conn_fail(ic, r, "cannot create the QP: %s", strerror(-r));
+		return;
+	}
+	/* Our STags are memory windows when the device has them: those the
+	 * target may invalidate remotely. Plain MRs cannot be (rxe fails the
+	 * receive), so then say Send with Invalidate is not supported. */
+	ic->use_mw = ic->dev->has_mw;
+	ic->req_flags = ISER_CM_ZBVA_NOT_SUP |
+			(ic->use_mw ? 0 : ISER_CM_SEND_INV_NOT_SUP);
+	iser_cm_word_encode(pd, ic->req_flags);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd;
+	cp.private_data_len = sizeof(pd);
+	/* We serve the target's RDMA Reads (IRD); we issue none. */
+	cp.responder_resources = (uint8_t)(ic->dev->max_rd_atom > 255
+						   ? 255 : ic->dev->max_rd_atom);
+	cp.initiator_depth = 1;
+	cp.retry_count = (uint8_t)ic->ip->retry_count;
+	cp.rnr_retry_count = (uint8_t)ic->ip->retry_count;
+	ic->ird = cp.responder_resources;
+	if (rdma_connect(ic->id, &cp)) {
+		r = neg_errno(EIO);
+		iser_conn_fail(ic, r, "rdma_connect: %s", strerror(-r));
+	}
+}
+
+static void conn_event(struct iser_conn *ic, struct rdma_cm_event *ev,
+		       const uint8_t *priv, size_t priv_len)
+{
+	int r;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		set_timeouts(ic);
+		if (rdma_resolve_route(ic->id, ic->timeout_ms)) {
+			r = neg_errno(EHOSTUNREACH);
+			iser_conn_fail(ic, r, "rdma_resolve_route: %s", strerror(-r));
+		}
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		route_resolved(ic);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		established(ic, priv, priv_len);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		iser_conn_fail(ic, -EHOSTUNREACH, "no RDMA route to the peer (%s)",
+			       rdma_event_str(ev->event));
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		/* e.g. "Invalid Service ID": no iSER there; "auto" then
+		 * falls back to TCP */
+		iser_conn_fail(ic, -ECONNREFUSED, "connection rejected (status %d)",
+			       ev->status);
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		iser_conn_fail(ic, -ETIMEDOUT, "%s (status %d)",
+			       rdma_event_str(ev->event), ev->status);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		iser_conn_fail(ic, -ECONNRESET, "peer disconnected");
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		iser_conn_fail(ic, -ENODEV, "RDMA device removed");
+		break;
+	default:
+		break;
+	}
+}
+
+static void conn_cm_watch(struct idmp_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, cm_w));
+	struct rdma_cm_event *ev;
+
+	(void)revents;
+	while (rdma_get_cm_event(ic->ech, &ev) == 0) {
+		struct rdma_cm_event copy = *ev;
+		uint8_t priv[ISER_CM_WORD_LEN] = {0};
+		size_t plen = 0;
+
+		/* private data lives only until the ack */
+		if (ev->param.conn.private_data &&
+		    ev->param.conn.private_data_len >= ISER_CM_WORD_LEN) {
+			memcpy(priv, ev->param.conn.private_data, sizeof(priv));
+			plen = sizeof(priv);
+		}
+		rdma_ack_cm_event(ev);
+		if (ic->state != ISER_DOWN)
+			conn_event(ic, &copy, priv, plen);
+		if (ic->state == ISER_DOWN && copy.event == RDMA_CM_EVENT_DISCONNECTED)
+			break;
+	}
+}
+
+static struct iser_conn *conn_new(struct iser_prov *ip, struct idm_ctx *ctx)
+{
+	struct iser_conn *ic = calloc(1, sizeof(*ic));
+
+	if (!ic)
+		return NULL;
+	ic->ip = ip;
+	ic->ctx = ctx;
+	ic->timer_fd = -1;
+	ic->ech = rdma_create_event_channel();
+	if (!ic->ech || nonblock(ic->ech->fd) < 0) {
+		if (ic->ech)
+			rdma_destroy_event_channel(ic->ech);
+		free(ic);
+		return NULL;
+	}
+	return ic;
+}
+
+/* ---- initiator ------------------------------------------------------------ */
+
+int iser_conn_is_capable(struct idmp_provider *prov, const struct sockaddr *sa,
+			 socklen_t salen)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	(void)prov;
+	(void)sa;
+	(void)salen;
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	return n > 0 ? 0 : -ENODEV;
+}
+
+int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
+		 int timeout_ms)
+{
+	struct iser_prov *ip = c->prov->priv;
+	struct iser_conn *ic;
+	int r;
+
+	(void)salen;
+	ic = conn_new(ip, c->ctx);
+	if (!ic)
+		return -ENOMEM;
+	ic->conn = c;
+	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
+	c->priv = ic;
+	ic->state = ISER_RESOLVING;
+	if (rdma_create_id(ic->ech, &ic->id, ic, RDMA_PS_TCP))
+		return neg_errno(ENOMEM);
+	r = idmp_watch_add(c->ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
+	if (r < 0)
+		return r;
+	if (rdma_resolve_addr(ic->id, NULL, (struct sockaddr *)sa, ic->timeout_ms))
+		return neg_errno(EHOSTUNREACH);
+	return 0;
+}
+
+/* ---- target ------------------------------------------------------------------ */
+
+static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
+			    const struct rdma_conn_param *req, uint8_t req_flags)
+{
+	struct iser_prov *ip = il->ip;
+	struct idm_ctx *ctx = il->l->portal->ctx;
+	struct rdma_conn_param cp;
+	struct iser_conn *ic;
+	struct idm_conn *c = NULL;
+	struct iser_msg *m;
+	uint8_t pd[ISER_CM_WORD_LEN];
+	const char *why = NULL;
+	int r;
+
+	ic = conn_new(ip, ctx);
+	if (!ic) {
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return;
+	}
+	ic->id = id;
+	id->context = ic;
+	ic->state = ISER_ACCEPTING;
+	ic->req_flags = req_flags;
+	if (rdma_migrate_id(id, ic->ech)) {
+		why = "rdma_migrate_id";
+		goto refuse;
+	}
+	if (idmp_watch_add(ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch)) {
+		why = "epoll";
+		goto refuse;
+	}
+	set_timeouts(ic);
+	r = iser_qp_create(ic);
+	if (r < 0) {
+		why = "QP creation";
+		goto refuse;
+	}
+	/* The first Login Request needs a buffer before we accept. */
+	m = iser_pool_get(&ic->rx_login);
+	if (!m || iser_post_recv(ic, m) < 0) {
+		why = "posting the login buffer";
+		goto refuse;
+	}
+	/* RDMA Read depth: what the initiator serves, capped by the device */
+	ic->ord = req->initiator_depth;
+	if (ic->ord > ic->dev->max_rd_atom)
+		ic->ord = ic->dev->max_rd_atom;
+	ic->ird = req->responder_resources < ic->dev->max_rd_atom
+			  ? req->responder_resources : ic->dev->max_rd_atom;
+	ic->rep_flags = iser_cm_rep_flags(req_flags, true);
+
+	r = idmp_conn_accepted(il->l, ic, rdma_get_local_addr(id),
+			       rdma_get_peer_addr(id), &c);
+	if (r < 0) {
+		why = "refused by the caller";
+		goto refuse;
+	}
+	ic->conn = c;
+	iser_cm_word_encode(pd, ic->rep_flags);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd;
+	cp.private_data_len = sizeof(pd);
+	cp.initiator_depth = (uint8_t)ic->ord;
+	cp.responder_resources = (uint8_t)ic->ird;
+	cp.retry_count = (uint8_t)ip->retry_count;
+	cp.rnr_retry_count = (uint8_t)ip->retry_count;
+	if (rdma_accept(id, &cp)) {
+		r = neg_errno(EIO);
+		iser_conn_fail(ic, r, "rdma_accept: %s", strerror(-r));
+	}
+	return;
+
+refuse:
+	idmp_info(ctx, "iser: connection request refused: %s", why);
+	rdma_reject(id, NULL, 0);
+	conn_destroy(ic);
+}
+
+static void listener_watch(struct idmp_watch *w, uint32_t revents)
+{
+	struct iser_listener *il = (struct iser_listener *)((char *)w -
+					offsetof(struct iser_listener, w));
+	struct rdma_cm_event *ev;
+
+	(void)revents;
+	while (rdma_get_cm_event(il->ech, &ev) == 0) {
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			struct rdma_cm_id *id = ev->id;
+			struct rdma_conn_param req = ev->param.conn;
+			/* REQ private data is zero-padded by the CM: only the
+			 * iSER word is read, never the length (A12 Table 2). */
+			uint8_t flags = iser_cm_word_flags(
+				req.private_data, req.private_data_len);
+
+			req.private_data = NULL;
+			rdma_ack_cm_event(ev);
+			connect_request(il, id, &req, flags);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+	}
+}
+
+int iser_listen(struct idmp_listener *l, const struct sockaddr *sa,
+		socklen_t salen, int backlog)
+{
+	struct iser_prov *ip = l->prov->priv;
+	struct iser_listener *il;
+	int r;
+
+	(void)salen;
+	il = calloc(1, sizeof(*il));
+	if (!il)
+		return -ENOMEM;
+	il->ip = ip;
+	il->l = l;
+	il->ech = rdma_create_event_channel();
+	if (!il->ech) {
+		r = neg_errno(ENODEV);
+		goto fail;
+	}
+	r = nonblock(il->ech->fd);
+	if (r < 0)
+		goto fail;
+	if (rdma_create_id(il->ech, &il->id, il, RDMA_PS_TCP)) {
+		r = neg_errno(ENODEV);
+		goto fail;
+	}
+	if (rdma_bind_addr(il->id, (struct sockaddr *)sa) ||
+	    rdma_listen(il->id, backlog)) {
+		r = neg_errno(EADDRNOTAVAIL);
+		goto fail;
+	}
+	il->port = ntohs(rdma_get_src_port(il->id));
+	r = idmp_watch_add(l->portal->ctx, &il->w, il->ech->fd, EPOLLIN,
+			   listener_watch);
+	if (r < 0)
+		goto fail;
+	l->priv = il;
+	return 0;
+fail:
+	if (il->id)
+		rdma_destroy_id(il->id);
+	if (il->ech)
+		rdma_destroy_event_channel(il->ech);
+	free(il);
+	return r;
+}
+
+void iser_unlisten(struct idmp_listener *l)
+{
+	struct iser_listener *il = l->priv;
+
+	if (!il)
+		return;
+	if (il->w.added)
+		idmp_watch_del(l->portal->ctx, &il->w);
+	rdma_destroy_id(il->id);
+	rdma_destroy_event_channel(il->ech);
+	free(il);
+	l->priv = NULL;
+}
+
+int iser_listener_port(struct idmp_listener *l)
+{
+	struct iser_listener *il = l->priv;
+
+	return il ? il->port : -1;
+}

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Initiator data path (RFC 7145 7.3.1, 7.3.2, 9.5): a SCSI Command goes out
+ * as one Send with the STags of its buffers in the iSER header, immediate
+ * data as a second SGE straight from the caller's buffer (no copy), and
+ * unsolicited Data-Out as further Sends. The target moves everything else
+ * with RDMA. STags are type-2 memory windows bound for exactly the I/O and
+ * invalidated, by the target's Send with Invalidate or locally, before the
+ * SCSI Response reaches the caller; the task completes only once its Sends
+ * completed too.
+ */
+#include "iser.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <libidm/iscsi.h>
+
+enum { STAG_READ = 0, STAG_WRITE = 1 };
+
+/* Advertise [addr, addr+len) of buf: bind a window (posted now, ordered
+ * before the command Send on the same QP) or, without windows, the MR. */
+static int stag_advertise(struct iser_conn *ic, struct idm_task *t, int idx,
+			  struct ibv_mr *mr, uint8_t *addr, uint32_t len)
+{
+	struct iser_task *it = iser_task(t);
+	struct ibv_send_wr wr;
+	struct iser_op *op;
+	struct ibv_mw *mw;
+	uint32_t rkey;
+	int r;
+
+	if (!ic->use_mw) {
+		it->stag[idx] = mr->rkey;
+		it->stag_valid[idx] = true;
+		return 0;
+	}
+	r = iser_mw_get(ic, &mw);
+	if (r < 0)
+		return r;
+	op = iser_op_get(ic, ISER_OP_BIND);
+	if (!op) {
+		iser_mw_put(ic, mw);
+		return -EAGAIN;
+	}
+	iser_op_task(op, t);
+	rkey = ibv_inc_rkey(mw->rkey);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags =
+		idx == STAG_READ ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
+	r = iser_post(ic, &wr);
+	if (r < 0) {
+		iser_op_put(ic, op);
+		iser_mw_put(ic, mw);
+		return r;
+	}
+	mw->rkey = rkey; /* type 2: the key we bound is the current one */
+	it->mw[idx] = mw;
+	it->stag[idx] = rkey;
+	it->stag_valid[idx] = true;
+	return 0;
+}
+
+/* Send the task's unsolicited Data-Out PDUs (7.3.4) as far as send
+ * buffers and queue slots allow; the rest goes out as earlier Sends
+ * complete (iser_ini_dout_resume). Each is a 76-byte header plus an SGE on
+ * the caller's buffer: no copy. Returns 0, or < 0 if the QP failed. */
+static int dout_push(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_task *it = iser_task(t);
+	uint32_t dsl = idmp_send_dsl(ic->conn);
+
+	while (it->dout_next < it->dout_end) {
+		uint32_t off = it->dout_next;
+		uint32_t n = it->dout_end - off < dsl ? it->dout_end - off : dsl;
+		struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+		struct ibv_sge sge = {.addr = (uintptr_t)(it->dout_base + off),
+				      .length = n, .lkey = it->dout_mr->lkey};
+		struct iser_msg *m;
+		uint8_t *bhs;
+		int r;
+
+		if (ic->sq_used + 4 > ISER_SQ_DEPTH || !(m = iser_tx_get(ic)))
+			return 1; /* later */
+		iser_hdr_encode(m->mem, &h);
+		bhs = m->mem + ISER_HDR_LEN;
+		memset(bhs, 0, ISCSI_BHS_LEN);
+		bhs[0] = ISCSI_OP_DATA_OUT;
+		bhs[1] = off + n == it->dout_end ? ISCSI_FLAG_FINAL : 0;
+		iscsi_bhs_set_data_len(bhs, n);
+		memcpy(bhs + ISCSI_BHS_LUN, it->dout_hdr, 8);
+		memcpy(bhs + ISCSI_BHS_ITT, it->dout_hdr + 8, 4);
+		iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+		iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, it->dout_expstatsn);
+		iscsi_put32(bhs + ISCSI_BHS_DATASN, it->dout_sn);
+		iscsi_put32(bhs + ISCSI_BHS_BUF_OFFSET, off);
+		r = iser_send_msg(ic, m, ISER_HDR_LEN + ISCSI_BHS_LEN, &sge, 1, t, 0);
+		if (r < 0)
+			return r;
+		it->dout_next += n;
+		it->dout_sn++;
+	}
+	return 0;
+}
+
+static void dout_unqueue(struct iser_conn *ic, struct idm_task *t)
+{
+	struct idm_task **pp = &ic->dout_head, *prev = NULL;
+
+	if (!iser_task(t)->dout_queued)
+		return;
+	while (*pp && *pp != t) {
+		prev = *pp;
+		pp = &iser_task(*pp)->dout_link;
+	}
+	if (*pp) {
+		*pp = iser_task(t)->dout_link;
+		if (ic->dout_tail == t)
+			ic->dout_tail = prev;
+	}
+	iser_task(t)->dout_queued = false;
+	iser_task(t)->dout_link = NULL;
+}
+
+void iser_ini_dout_resume(struct iser_conn *ic)
+{
+	while (ic->dout_head && ic->state == ISER_UP) {
+		struct idm_task *t = ic->dout_head;
+		int r = dout_push(ic, t);
+
+		if (r < 0) {
+			iser_conn_fail(ic, r, "cannot send unsolicited Data-Out");
+			return;
+		}
+		if (r > 0)
+			return;
+		dout_unqueue(ic, t);
+	}
+}
+
+static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
+			  const uint8_t *cmd, struct ibv_mr *mr, uint8_t *base,
+			  uint32_t from, uint32_t to)
+{
+	struct iser_task *it = iser_task(t);
+	int r;
+
+	memcpy(it->dout_hdr, cmd + ISCSI_BHS_LUN, 8);
+	memcpy(it->dout_hdr + 8, cmd + ISCSI_BHS_ITT, 4);
+	it->dout_expstatsn = iscsi_get32(cmd + ISCSI_BHS_EXP_STATSN);
+	it->dout_next = from;
+	it->dout_end = to;
+	it->dout_sn = 0;
+	it->dout_mr = mr;
+	it->dout_base = base;
+	/* behind tasks already waiting, to keep each task's order simple */
+	r = ic->dout_head ? 1 : dout_push(ic, t);
+	if (r > 0) {
+		it->dout_queued = true;
+		it->dout_link = NULL;
+		if (ic->dout_tail)
+			iser_task(ic->dout_tail)->dout_link = t;
+		else
+			ic->dout_head = t;
+		ic->dout_tail = t;
+		r = 0;
+	}
+	return r;
+}
+
+int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
+		      const void *ahs, size_t ahs_len, struct idm_task *t)
+{
+	struct idm_conn *c = ic->conn;
+	struct iser_task *it = iser_task(t);
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
+	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	uint32_t out_len = 0, imm = 0, unsol = 0, n_sends;
+	uint8_t *out_base = NULL, *cmdbhs;
+	struct ibv_sge sge;
+	struct iser_msg *m;
+	int r;
+
+	memset(it, 0, sizeof(*it));
+	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len) {
+		if (t->in_off > t->in_buf->len ||
+		    t->in_len > t->in_buf->len - t->in_off)
+			return -ERANGE;
+		in_mr = iser_buf_mr(ic->ip, ic->dev, t->in_buf);
+		if (!in_mr)
+			return -ENOMEM;
+	}
+	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
+		if (t->out_off > t->out_buf->len ||
+		    t->out_len > t->out_buf->len - t->out_off)
+			return -ERANGE;
+		out_mr = iser_buf_mr(ic->ip, ic->dev, t->out_buf);
+		if (!out_mr)
+			return -ENOMEM;
+		out_len = t->out_len < edtl ? t->out_len : edtl;
+		out_base = (uint8_t *)t->out_buf->addr + t->out_off;
+		iser_unsolicited(&c->params, out_len, idmp_send_dsl(c), &imm,
+				 &unsol);
+	}
+	/* Everything needed must be there before anything is posted. */
+	n_sends = 1;
+	if (ISER_SQ_DEPTH - ic->sq_used < n_sends + 4 ||
+	    (ic->ffp_rsrc ? ic->tx_ffp.n_free : ic->tx_login.n_free) < n_sends)
+		return -EAGAIN;
+	if (ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len >
+	    (ic->ffp_rsrc ? ic->tx_ffp.size : ic->tx_login.size))
+		return -EMSGSIZE;
+
+	if (in_mr) {
+		uint8_t *a = (uint8_t *)t->in_buf->addr + t->in_off;
+
+		r = stag_advertise(ic, t, STAG_READ, in_mr, a, t->in_len);
+		if (r < 0)
+			goto fail;
+		h.rsv = true;
+		h.read_stag = it->stag[STAG_READ];
+		h.read_va = (uintptr_t)a;
+	}
+	if (out_mr && unsol < out_len) {
+		/* Linux/LIO convention: the Write VA points past the
+		 * unsolicited part (seeds-001-004.md 2.6). */
+		r = stag_advertise(ic, t, STAG_WRITE, out_mr, out_base + unsol,
+				   out_len - unsol);
+		if (r < 0)
+			goto fail;
+		h.wsv = true;
+		h.write_stag = it->stag[STAG_WRITE];
+		h.write_va = (uintptr_t)(out_base + unsol);
+	}
+
+	m = iser_tx_get(ic);
+	if (!m) {
+		r = -EAGAIN;
+		goto fail;
+	}
+	iser_hdr_encode(m->mem, &h);
+	cmdbhs = m->mem + ISER_HDR_LEN;
+	memcpy(cmdbhs, bhs, ISCSI_BHS_LEN);
+	cmdbhs[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	iscsi_bhs_set_data_len(cmdbhs, imm);
+	if (unsol > imm)
+		cmdbhs[1] &= (uint8_t)~ISCSI_FLAG_FINAL;
+	else
+		cmdbhs[1] |= ISCSI_FLAG_FINAL;
+	if (ahs_len)
+		memcpy(cmdbhs + ISCSI_BHS_LEN, ahs, ahs_len);
+	sge.addr = (uintptr_t)out_base;
+	sge.length = imm;
+	sge.lkey = out_mr ? out_mr->lkey : 0;
+	r = iser_send_msg(ic, m, (uint32_t)(ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len),
+			  &sge, imm ? 1 : 0, t, 0);
+	if (r < 0)
+		goto fail;
+	if (unsol > imm) {
+		r = send_data_outs(ic, t, bhs, out_mr, out_base, imm, unsol);
+		if (r < 0) {
+			/* part of the command is on the wire: the
+			 * connection cannot continue */
+			iser_conn_fail(ic, r, "cannot send unsolicited Data-Out");
+			return 0;
+		}
+	}
+	return 0;
+
+fail:
+	/* windows already bound were never advertised: recycle them */
+	if (ic->state == ISER_UP) {
+		iser_ini_task_release(ic, t);
+	}
+	return r;
+}
+
+static bool wc_invalidated(const struct ibv_wc *wc, const struct iser_task *it)
+{
+	if (wc->wc_flags & IBV_WC_WITH_INV)
+		return true;
+	/* rxe reports the kernel's IB_WC_WITH_INVALIDATE (1 << 2) in the
+	 * user CQ, where that bit reads as IBV_WC_IP_CSUM_OK: accept it
+	 * when the rkey is one we advertised. */
+	return (wc->wc_flags & IBV_WC_IP_CSUM_OK) && wc->invalidated_rkey &&
+	       ((it->stag_valid[0] && it->stag[0] == wc->invalidated_rkey) ||
+		(it->stag_valid[1] && it->stag[1] == wc->invalidated_rkey));
+}
+
+static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx)
+{
+	struct iser_task *it = iser_task(t);
+	struct ibv_send_wr wr;
+	struct iser_op *op;
+	int r;
+
+	op = iser_op_get(ic, ISER_OP_LINV);
+	if (!op)
+		return -EAGAIN;
+	iser_op_task(op, t);
+	op->mw = it->mw[idx];
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = it->stag[idx];
+	r = iser_post(ic, &wr);
+	if (r < 0) {
+		op->mw = NULL;
+		iser_op_put(ic, op);
+		return r;
+	}
+	it->mw[idx] = NULL;
+	it->stag_valid[idx] = false;
+	if (t)
+		it->linv_pending++;
+	return 0;
+}
+
+void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
+		  uint32_t len, const struct ibv_wc *wc)
+{
+	struct iser_task *it = iser_task(t);
+	int i, r;
+
+	if (wc_invalidated(wc, it)) {
+		uint32_t rkey = wc->invalidated_rkey;
+		bool found = false;
+
+		if (!ic->send_inv) {
+			iser_rx_done(ic, m);
+			iser_conn_fail(ic, -EPROTO, "remote invalidation of %#x "
+				       "without Send with Invalidate negotiated", rkey);
+			return;
+		}
+		for (i = 0; i < 2; i++) {
+			if (it->stag_valid[i] && it->stag[i] == rkey) {
+				it->stag_valid[i] = false;
+				iser_mw_put(ic, it->mw[i]);
+				it->mw[i] = NULL;
+				found = true;
+			}
+		}
+		if (!found) {
+			iser_rx_done(ic, m);
+			iser_conn_fail(ic, -EPROTO, "peer invalidated rkey %#x "
+				       "that task %#x did not advertise", rkey,
+				       t->itt);
+			return;
+		}
+	}
+	/* 7.3.2: every STag of the task is invalid before the caller sees
+	 * the response; do the rest here (bidi, or no SendInv). */
+	for (i = 0; i < 2; i++) {
+		if (!it->stag_valid[i])
+			continue;
+		if (!ic->use_mw) {
+			it->stag_valid[i] = false; /* MR: nothing to revoke */
+			continue;
+		}
+		r = local_invalidate(ic, t, i);
+		if (r < 0) {
+			iser_rx_done(ic, m);
+			iser_conn_fail(ic, r, "cannot invalidate STag %#x",
+				       it->stag[i]);
+			return;
+		}
+	}
+	it->rsp = m;
+	it->rsp_len = len;
+	iser_ini_try_complete(ic, t);
+}
+
+void iser_ini_try_complete(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_task *it = iser_task(t);
+	struct iser_msg *m = it->rsp;
+	struct idm_pdu pdu;
+	const uint8_t *bhs;
+	uint32_t ahs_len, dlen;
+
+	if (!m || it->sends_pending || it->linv_pending)
+		return;
+	it->rsp = NULL;
+	bhs = m->mem + ISER_HDR_LEN;
+	ahs_len = iscsi_bhs_ahs_len(bhs);
+	dlen = iscsi_bhs_data_len(bhs);
+	memset(&pdu, 0, sizeof(pdu));
+	pdu.bhs = bhs;
+	pdu.ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
+	pdu.ahs_len = ahs_len;
+	pdu.data = dlen ? bhs + ISCSI_BHS_LEN + ahs_len : NULL;
+	pdu.data_len = dlen;
+	pdu.task = t;
+	/* Data-In went straight into the buffer: all of it is placed. */
+	if (t->in_buf && (bhs[1] & 0x06) == 0)
+		t->received = t->in_len;
+	idmp_control_notify(ic->conn, &pdu);
+	iser_rx_done(ic, m);
+}
+
+/* Teardown or task end: give back what the task holds. Windows still
+ * valid are invalidated locally when the QP still works. */
+void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_task *it = iser_task(t);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!it->mw[i])
+			continue;
+		if (it->stag_valid[i] && ic->state == ISER_UP) {
+			/* revoke the peer's access; the window is recycled
+			 * when the invalidation completes */
+			struct iser_op *op = iser_op_get(ic, ISER_OP_LINV);
+			struct ibv_send_wr wr;
+
+			if (op) {
+				op->mw = it->mw[i];
+				memset(&wr, 0, sizeof(wr));
+				wr.wr_id = iser_op_wr_id(ic, op);
+				wr.opcode = IBV_WR_LOCAL_INV;
+				wr.send_flags = IBV_SEND_SIGNALED;
+				wr.invalidate_rkey = it->stag[i];
+				if (iser_post(ic, &wr) == 0) {
+					it->mw[i] = NULL;
+					it->stag_valid[i] = false;
+					continue;
+				}
+				op->mw = NULL;
+				iser_op_put(ic, op);
+			}
+		}
+		iser_mw_put(ic, it->mw[i]);
+		it->mw[i] = NULL;
+		it->stag_valid[i] = false;
+	}
+	if (it->rsp) {
+		iser_pool_put(it->rsp);
+		it->rsp = NULL;
+	}
+	dout_unqueue(ic, t);
+	iser_ops_orphan(ic, t);
+	it->sends_pending = it->linv_pending = 0;
+}

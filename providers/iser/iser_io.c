@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Posting work requests and reaping completions. Each CQ is drained in
+ * batches (poll, re-arm, poll again so no completion is missed between the
+ * last poll and the arm). Every send-queue WR is signalled: a task may only
+ * complete after its Send completed (the "don't suppress send completions"
+ * lesson of Linux iser), and a failed WR must always be reported.
+ */
+#include "iser.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CQ_BATCH 32
+#define CQ_ACK_BATCH 64u
+
+struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
+{
+	struct iser_op *op = ic->op_free;
+
+	if (!op)
+		return NULL;
+	ic->op_free = op->next_free;
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	ic->sq_used++;
+	return op;
+}
+
+void iser_op_task(struct iser_op *op, struct idm_task *t)
+{
+	op->task = t;
+	if (t)
+		iser_task(t)->ops_out++;
+}
+
+/* The task is being freed while WRs naming it are outstanding: their
+ * completions must not touch it (the slot may be reused at once). */
+void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t)
+{
+	uint32_t i;
+
+	if (!ic->ops || iser_task(t)->ops_out == 0)
+		return;
+	for (i = 0; i < ISER_SQ_DEPTH; i++) {
+		if (ic->ops[i].kind != ISER_OP_FREE && ic->ops[i].task == t) {
+			ic->ops[i].task = NULL;
+			ic->ops[i].dop = NULL;
+		}
+	}
+	iser_task(t)->ops_out = 0;
+}
+
+int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out)
+{
+	struct ibv_mw **grown;
+
+	if (ic->n_mw_free) {
+		*out = ic->mw_free[--ic->n_mw_free];
+		return 0;
+	}
+	/* Warm-up only: windows are recycled, never freed before teardown. */
+	grown = realloc(ic->mw_free, (ic->n_mw + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	ic->mw_free = grown;
+	*out = ibv_alloc_mw(ic->dev->pd, IBV_MW_TYPE_2);
+	if (!*out)
+		return errno ? -errno : -ENOMEM;
+	ic->n_mw++;
+	return 0;
+}
+
+void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw)
+{
+	if (mw)
+		ic->mw_free[ic->n_mw_free++] = mw;
+}
+
+void iser_op_put(struct iser_conn *ic, struct iser_op *op)
+{
+	if (op->task && iser_task(op->task)->ops_out)
+		iser_task(op->task)->ops_out--;
+	op->kind = ISER_OP_FREE;
+	op->task = NULL;
+	op->dop = NULL;
+	op->msg = NULL;
+	op->next_free = ic->op_free;
+	ic->op_free = op;
+	ic->sq_used--;
+}
+
+uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op)
+{
+	return (uint64_t)(op - ic->ops) + 1;
+}
+
+int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int r;
+
+	if (ic->state != ISER_UP || !ic->qp)
+		return -ENOTCONN;
+	r = ibv_post_send(ic->qp, wr, &bad);
+	return r ? -r : 0;
+}
+
+int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)m->mem, .length = m->size,
+			      .lkey = m->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)m, .sg_list = &sge,
+				 .num_sge = 1};
+	struct ibv_recv_wr *bad;
+	int r;
+
+	r = ibv_post_recv(ic->qp, &wr, &bad);
+	if (r) {
+		iser_pool_put(m);
+		return -r;
+	}
+	ic->rx_posted++;
+	return 0;
+}
+
+struct iser_msg *iser_tx_get(struct iser_conn *ic)
+{
+	return iser_pool_get(ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login);
+}
+
+int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
+		  struct ibv_sge *extra, int n_extra, struct idm_task *task,
+		  uint32_t inv_rkey)
+{
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr;
+	struct iser_op *op = iser_op_get(ic, ISER_OP_SEND);
+	int r;
+
+	if (!op) {
+		iser_pool_put(m);
+		return -EAGAIN;
+	}
+	op->msg = m;
+	iser_op_task(op, task);
+	op->len = len;
+	sge[0].addr = (uintptr_t)m->mem;
+	sge[0].length = len;
+	sge[0].lkey = m->lkey;
+	if (n_extra)
+		sge[1] = extra[0];
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.sg_list = sge;
+	wr.num_sge = 1 + (n_extra ? 1 : 0);
+	wr.opcode = inv_rkey ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+	wr.invalidate_rkey = inv_rkey;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	r = iser_post(ic, &wr);
+	if (r < 0) {
+		iser_pool_put(m);
+		iser_op_put(ic, op);
+		return r;
+	}
+	if (task)
+		iser_task(task)->sends_pending++;
+	return 0;
+}
+
+/* Post the RDMA Reads held back by the ORD limit (section 8.2). */
+void iser_post_waiting_reads(struct iser_conn *ic)
+{
+	while (ic->wait_head && ic->reads_out < ic->ord && ic->state == ISER_UP) {
+		struct iser_op *op = ic->wait_head;
+		int r;
+
+		ic->wait_head = op->next_wait;
+		if (!ic->wait_head)
+			ic->wait_tail = NULL;
+		op->wr.wr_id = iser_op_wr_id(ic, op);
+		op->wr.sg_list = op->wr.num_sge ? &op->sge : NULL;
+		op->wr.next = NULL;
+		r = iser_post(ic, &op->wr);
+		if (r < 0) {
+			iser_op_put(ic, op);
+			iser_conn_fail(ic, r, "posting an RDMA Read failed");
+			return;
+		}
+		ic->reads_out++;
+	}
+}
+
+static const char *op_name(enum iser_op_kind k)
+{
+	switch (k) {
+	case ISER_OP_SEND: return "Send";
+	case ISER_OP_WRITE: return "RDMA Write (Put_Data)";
+	case ISER_OP_READ: return "RDMA Read (Get_Data)";
+	case ISER_OP_ACK_READ: return "DataACK RDMA Read";
+	case ISER_OP_BIND: return "memory window bind";
+	case ISER_OP_LINV: return "local invalidate";
+	case ISER_OP_PROBE: return "keepalive probe";
+	default: return "?";
+	}
+}
+
+static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	struct iser_op *op;
+	struct idm_task *t;
+
+	if (wc->wr_id == 0 || wc->wr_id > ISER_SQ_DEPTH)
+		return;
+	op = &ic->ops[wc->wr_id - 1];
+	if (op->kind == ISER_OP_FREE)
+		return;
+	t = op->task;
+	if (wc->status != IBV_WC_SUCCESS) {
+		enum iser_op_kind k = op->kind;
+
+		iser_conn_fail(ic, -EIO, "%s failed: %s (vendor error %#x)",
+			       op_name(k), ibv_wc_status_str(wc->status),
+			       wc->vendor_err);
+		return;
+	}
+	ic->activity = true;
+	switch (op->kind) {
+	case ISER_OP_SEND:
+		iser_pool_put(op->msg);
+		op->msg = NULL;
+		if (ic->conn->role == IDM_ROLE_INITIATOR) {
+			iser_op_put(ic, op);
+			if (t) {
+				iser_task(t)->sends_pending--;
+				iser_ini_try_complete(ic, t);
+			}
+			if (ic->dout_head && ic->state == ISER_UP)
+				iser_ini_dout_resume(ic);
+			return;
+		}
+		break;
+	case ISER_OP_WRITE:
+		if (t && op->dop)
+			iser_dop_progress(ic, op->dop, op->len, 0);
+		break;
+	case ISER_OP_READ:
+		ic->reads_out--;
+		if (t && op->dop)
+			iser_dop_progress(ic, op->dop, op->len, 0);
+		iser_post_waiting_reads(ic);
+		break;
+	case ISER_OP_ACK_READ:
+		ic->reads_out--;
+		if (t)
+			idmp_data_ack(t, iser_task(t)->datasn);
+		iser_post_waiting_reads(ic);
+		break;
+	case ISER_OP_LINV:
+		iser_mw_put(ic, op->mw);
+		op->mw = NULL;
+		if (t) {
+			iser_task(t)->linv_pending--;
+			iser_op_put(ic, op);
+			iser_ini_try_complete(ic, t);
+			return;
+		}
+		break;
+	case ISER_OP_PROBE:
+		ic->probe_out = false;
+		break;
+	default:
+		break;
+	}
+	iser_op_put(ic, op);
+}
+
+static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	struct iser_msg *m = (struct iser_msg *)(uintptr_t)wc->wr_id;
+
+	ic->rx_posted--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		iser_pool_put(m);
+		iser_conn_fail(ic, -EIO, "receive failed: %s (vendor error %#x)",
+			       ibv_wc_status_str(wc->status), wc->vendor_err);
+		return;
+	}
+	ic->activity = true;
+	iser_recv(ic, m, wc);
+}
+
+static void cq_events(struct ibv_comp_channel *cc, uint32_t *unacked)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	while (ibv_get_cq_event(cc, &cq, &cq_ctx) == 0) {
+		if (++*unacked >= CQ_ACK_BATCH) {
+			ibv_ack_cq_events(cq, *unacked);
+			*unacked = 0;
+		}
+	}
+}
+
+/* Arm, then poll until empty: a completion that arrives between the last
+ * poll and the arm still raises an event. */
+void iser_cq_poll(struct iser_conn *ic, bool is_send)
+{
+	struct ibv_cq *cq = is_send ? ic->scq : ic->rcq;
+	struct ibv_wc wc[CQ_BATCH];
+	int n, i;
+
+	if (ic->state != ISER_UP)
+		return;
+	if (ibv_req_notify_cq(cq, 0)) {
+		iser_conn_fail(ic, -EIO, "cannot arm the completion queue");
+		return;
+	}
+	do {
+		n = ibv_poll_cq(cq, CQ_BATCH, wc);
+		for (i = 0; i < n && ic->state == ISER_UP; i++) {
+			if (is_send)
+				send_done(ic, &wc[i]);
+			else
+				recv_done(ic, &wc[i]);
+		}
+	} while (n > 0 && ic->state == ISER_UP);
+	if (n < 0 && ic->state == ISER_UP)
+		iser_conn_fail(ic, -EIO, "polling the completion queue failed");
+}
+
+/* Completions that arrive before ESTABLISHED was seen (the initiator may
+ * send its first Login Request right after the RTU) wait on the CQ until
+ * established() polls them. */
+void iser_scq_watch(struct idmp_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, scq_w));
+
+	(void)revents;
+	cq_events(ic->scc, &ic->scq_unacked);
+	iser_cq_poll(ic, true);
+}
+
+void iser_rcq_watch(struct idmp_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, rcq_w));
+
+	(void)revents;
+	cq_events(ic->rcc, &ic->rcq_unacked);
+	iser_cq_poll(ic, false);
+}
+
+/*
+ * Dead peer detection. RC retries end a connection only when something is
+ * being sent; an idle connection to a vanished host would never notice.
+ * So when nothing completed for a whole period, post a zero-length RDMA
+ * Write (no STag is checked for zero length): an ACK proves the peer's
+ * HCA is there, and if it is gone the retries (retry_count x ACK timeout)
+ * fail the WR and so the connection. Detection takes at most
+ * 2 x keepalive + (retry_count + 1) x ACK timeout.
+ */
+void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, timer_w));
+	struct ibv_send_wr wr;
+	struct iser_op *op;
+	uint64_t ticks;
+
+	(void)revents;
+	if (read(ic->timer_fd, &ticks, sizeof(ticks)) < 0 ||
+	    ic->state != ISER_UP)
+		return;
+	if (ic->activity || ic->probe_out) {
+		ic->activity = false;
+		return;
+	}
+	op = iser_op_get(ic, ISER_OP_PROBE);
+	if (!op)
+		return;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (iser_post(ic, &wr) < 0) {
+		iser_op_put(ic, op);
+		return;
+	}
+	ic->probe_out = true;
+}

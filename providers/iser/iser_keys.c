@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Key policy: buffer sizing and unsolicited-data arithmetic (iser_keys.h). */
+#include "iser_keys.h"
+#include "iser_wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include <libidm/iscsi.h>
+
+#define ISER_RX_DEPTH_DEFAULT 64u
+#define ISER_TX_DEPTH 64u
+#define ISER_LOGIN_DEPTH 4u
+
+bool iser_keys_force(struct idm_conn_params *p)
+{
+	bool changed = p->header_digest || p->data_digest;
+
+	/* RDMA carries its own CRC: digests are None on iSER (6.1). */
+	p->header_digest = false;
+	p->data_digest = false;
+	return changed;
+}
+
+int iser_keys_check(const struct idm_conn_params *p, char *err, size_t errlen)
+{
+	if (p->max_outstanding_unexpected_pdus == 1) {
+		/* 6.7: 0 or 2..2^32-1 */
+		snprintf(err, errlen, "MaxOutstandingUnexpectedPDUs=1 is not valid");
+		return -EINVAL;
+	}
+	if (p->max_ahs_length == 1) {
+		snprintf(err, errlen, "MaxAHSLength=1 is not valid");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint32_t ahs_room(uint32_t declared)
+{
+	if (declared == 0 || declared > ISER_AHS_CAP)
+		return ISER_AHS_CAP;
+	return (declared + 3u) & ~3u;
+}
+
+static uint32_t round64(uint32_t v)
+{
+	return (v + 63u) & ~63u;
+}
+
+void iser_sizes_login(struct iser_sizes *s)
+{
+	s->rx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN + ISER_LOGIN_DSL);
+	s->tx_msg = s->rx_msg;
+	s->rx_depth = ISER_LOGIN_DEPTH;
+	s->tx_depth = ISER_LOGIN_DEPTH;
+}
+
+void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
+		    enum idm_role role, uint32_t rx_depth)
+{
+	uint32_t rx_dsl = role == IDM_ROLE_TARGET ? p->target_recv_dsl
+						  : p->initiator_recv_dsl;
+	uint32_t tx_dsl = role == IDM_ROLE_TARGET ? p->initiator_recv_dsl
+						  : p->target_recv_dsl;
+
+	/* Never below the login size: the final Login Response or a
+	 * Text/NOP may still land in one of these. */
+	if (rx_dsl < ISER_LOGIN_DSL)
+		rx_dsl = ISER_LOGIN_DSL;
+	if (tx_dsl < ISER_LOGIN_DSL)
+		tx_dsl = ISER_LOGIN_DSL;
+	/* The AHS we may receive is bounded by what *we* declared; the
+	 * one we send by what the peer declared. Both come as one value. */
+	s->rx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
+			    ahs_room(p->max_ahs_length) + rx_dsl);
+	s->tx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
+			    ahs_room(p->max_ahs_length) + tx_dsl);
+	if (!rx_depth)
+		rx_depth = ISER_RX_DEPTH_DEFAULT;
+	/* 8.1: the declared MaxOutstandingUnexpectedPDUs plus the expected
+	 * responses; never fewer than the default. */
+	if (p->max_outstanding_unexpected_pdus &&
+	    p->max_outstanding_unexpected_pdus < 4096 &&
+	    p->max_outstanding_unexpected_pdus + 16 > rx_depth)
+		rx_depth = p->max_outstanding_unexpected_pdus + 16;
+	s->rx_depth = rx_depth;
+	s->tx_depth = ISER_TX_DEPTH;
+}
+
+void iser_unsolicited(const struct idm_conn_params *p, uint32_t edtl,
+		      uint32_t send_dsl, uint32_t *imm, uint32_t *unsol)
+{
+	uint32_t fb = p->first_burst_length < edtl ? p->first_burst_length : edtl;
+	uint32_t i = 0;
+
+	if (p->immediate_data) {
+		i = fb < send_dsl ? fb : send_dsl;
+	}
+	*imm = i;
+	*unsol = p->initial_r2t ? i : fb;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Key policy of the iSER provider (RFC 7145 section 6, 8.1, 11): what the
+ * negotiated keys mean for buffer sizes and queue depths. Pure functions of
+ * struct idm_conn_params, unit-tested on the host.
+ */
+#ifndef IDM_ISER_KEYS_H
+#define IDM_ISER_KEYS_H
+
+#include "idm_internal.h"
+
+/* Login-phase PDUs carry at most 8192 data bytes (RFC 7143 default
+ * MaxRecvDataSegmentLength, which governs the login phase). */
+#define ISER_LOGIN_DSL 8192u
+/* AHS we accept when the peer declared "no limit" (MaxAHSLength=0). */
+#define ISER_AHS_CAP 1024u
+
+struct iser_sizes {
+	uint32_t rx_msg;   /* bytes of one receive buffer */
+	uint32_t tx_msg;   /* bytes of one send buffer (header+BHS+AHS+data) */
+	uint32_t rx_depth; /* receive buffers posted in full feature phase */
+	uint32_t tx_depth; /* send buffers */
+};
+
+/* Force what RFC 7145 6.1/6.6 imply under RDMAExtensions=Yes (digests
+ * None). Returns true if something had to be changed. */
+bool iser_keys_force(struct idm_conn_params *p);
+
+/* Check values the iSER provider cannot work with; 0 or -EINVAL with a
+ * reason in err. */
+int iser_keys_check(const struct idm_conn_params *p, char *err, size_t errlen);
+
+/* Sizes for the login phase (small, section 11) and for full feature phase
+ * from the negotiated values. `rx_depth` 0 picks the default. */
+void iser_sizes_login(struct iser_sizes *s);
+void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
+		    enum idm_role role, uint32_t rx_depth);
+
+/* Unsolicited bytes of a write command (immediate + unsolicited Data-Out)
+ * that the initiator sends as Sends, and how many of them are immediate. */
+void iser_unsolicited(const struct idm_conn_params *p, uint32_t edtl,
+		      uint32_t send_dsl, uint32_t *imm, uint32_t *unsol);
+
+#endif

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Per-connection verbs resources: separate send and receive CQs (a receive
+ * handler must never wait on the poller of its own sends), each with a
+ * completion channel whose fd sits in the context's epoll set; the RC QP;
+ * the login-phase message pools (small, RFC 7145 section 11) and the full
+ * feature phase pools sized from the negotiated keys; and the drain that
+ * takes every work request back before buffers are released.
+ */
+#include "iser.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ISER_RQ_DEPTH 1024u
+#define ISER_RX_MAX (ISER_RQ_DEPTH - 8u)
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static int cq_setup(struct iser_conn *ic, struct ibv_comp_channel **cc,
+		    struct ibv_cq **cq, int depth, struct idmp_watch *w,
+		    idmp_watch_fn fn)
+{
+	struct idm_ctx *ctx = ic->ctx;
+	int r;
+
+	*cc = ibv_create_comp_channel(ic->id->verbs);
+	if (!*cc)
+		return errno ? -errno : -ENOMEM;
+	r = set_nonblock((*cc)->fd);
+	if (r < 0)
+		return r;
+	*cq = ibv_create_cq(ic->id->verbs, depth, ic, *cc, 0);
+	if (!*cq)
+		return errno ? -errno : -ENOMEM;
+	if (ibv_req_notify_cq(*cq, 0))
+		return -EIO;
+	return idmp_watch_add(ctx, w, (*cc)->fd, EPOLLIN, fn);
+}
+
+int iser_qp_create(struct iser_conn *ic)
+{
+	struct iser_prov *ip = ic->ip;
+	struct ibv_qp_init_attr qa;
+	struct iser_sizes login;
+	uint32_t i;
+	int r;
+
+	ic->dev = iser_dev_get(ip, ic->id->verbs);
+	if (!ic->dev)
+		return -ENODEV;
+	r = cq_setup(ic, &ic->scc, &ic->scq, ISER_SQ_DEPTH, &ic->scq_w,
+		     iser_scq_watch);
+	if (r < 0)
+		return r;
+	r = cq_setup(ic, &ic->rcc, &ic->rcq, ISER_RQ_DEPTH, &ic->rcq_w,
+		     iser_rcq_watch);
+	if (r < 0)
+		return r;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = ic->scq;
+	qa.recv_cq = ic->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = ISER_SQ_DEPTH;
+	qa.cap.max_recv_wr = ISER_RQ_DEPTH;
+	qa.cap.max_send_sge = 2; /* message + caller data (immediate data) */
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(ic->id, ic->dev->pd, &qa))
+		return errno ? -errno : -EIO;
+	ic->qp = ic->id->qp;
+
+	ic->ops = calloc(ISER_SQ_DEPTH, sizeof(*ic->ops));
+	if (!ic->ops)
+		return -ENOMEM;
+	for (i = ISER_SQ_DEPTH; i-- > 0;) {
+		ic->ops[i].next_free = ic->op_free;
+		ic->op_free = &ic->ops[i];
+	}
+
+	iser_sizes_login(&login);
+	r = iser_pool_init(&ic->rx_login, ic->dev->pd, login.rx_depth,
+			   login.rx_msg);
+	if (r == 0)
+		r = iser_pool_init(&ic->tx_login, ic->dev->pd, login.tx_depth,
+				   login.tx_msg);
+	if (r < 0)
+		return r;
+
+	if (ip->keepalive_ms > 0) {
+		struct itimerspec its = {
+			.it_interval = {ip->keepalive_ms / 1000,
+					(ip->keepalive_ms % 1000) * 1000000L},
+		};
+
+		its.it_value = its.it_interval;
+		ic->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+					      TFD_NONBLOCK | TFD_CLOEXEC);
+		if (ic->timer_fd < 0)
+			return -errno;
+		if (timerfd_settime(ic->timer_fd, 0, &its, NULL) < 0)
+			return -errno;
+		r = idmp_watch_add(ic->ctx, &ic->timer_w, ic->timer_fd,
+				   EPOLLIN, iser_timer_watch);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int iser_rsrc_ffp(struct iser_conn *ic)
+{
+	struct idm_conn *c = ic->conn;
+	struct iser_msg *m;
+	int r;
+
+	if (ic->ffp_rsrc)
+		return 0;
+	if (!ic->qp || ic->state == ISER_DOWN)
+		return -ENOTCONN;
+	iser_sizes_ffp(&ic->ffp, &c->params, c->role, ic->ip->rx_depth);
+	if (ic->ffp.rx_depth > ISER_RX_MAX)
+		ic->ffp.rx_depth = ISER_RX_MAX;
+	r = iser_pool_init(&ic->rx_ffp, ic->dev->pd, ic->ffp.rx_depth,
+			   ic->ffp.rx_msg);
+	if (r < 0)
+		return r;
+	r = iser_pool_init(&ic->tx_ffp, ic->dev->pd, ic->ffp.tx_depth,
+			   ic->ffp.tx_msg);
+	if (r < 0) {
+		iser_pool_fini(&ic->rx_ffp);
+		return r;
+	}
+	while ((m = iser_pool_get(&ic->rx_ffp))) {
+		r = iser_post_recv(ic, m);
+		if (r < 0)
+			return r; /* the QP is broken; teardown reclaims */
+	}
+	ic->ffp_rsrc = true;
+	return 0;
+}
+
+/* Complete every outstanding work request (as flush errors) so that no
+ * buffer is touched by the device once we return. Bounded: rxe flushes in
+ * microseconds, hardware in milliseconds. */
+void iser_drain(struct iser_conn *ic)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+	struct timespec t0, now;
+
+	if (!ic->qp)
+		return;
+	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
+	/* Reads held back by the ORD limit were never posted. */
+	while (ic->wait_head) {
+		struct iser_op *op = ic->wait_head;
+
+		ic->wait_head = op->next_wait;
+		iser_op_put(ic, op);
+	}
+	ic->wait_tail = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct ibv_wc wc[16];
+		int n, i;
+
+		n = ibv_poll_cq(ic->scq, 16, wc);
+		for (i = 0; i < n; i++) {
+			struct iser_op *op;
+
+			if (wc[i].wr_id == 0 || wc[i].wr_id > ISER_SQ_DEPTH)
+				continue;
+			op = &ic->ops[wc[i].wr_id - 1];
+			if (op->kind == ISER_OP_FREE)
+				continue;
+			if (op->msg)
+				iser_pool_put(op->msg);
+			iser_mw_put(ic, op->mw);
+			iser_op_put(ic, op);
+		}
+		n = ibv_poll_cq(ic->rcq, 16, wc);
+		for (i = 0; i < n; i++) {
+			iser_pool_put((struct iser_msg *)(uintptr_t)wc[i].wr_id);
+			ic->rx_posted--;
+		}
+		if (ic->sq_used == 0 && ic->rx_posted == 0)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 3) {
+			idmp_warn(ic->ctx,
+				  "iser: drain incomplete (%u sends, %u receives)",
+				  ic->sq_used, ic->rx_posted);
+			break;
+		}
+		if (n == 0)
+			usleep(100);
+	}
+}
+
+void iser_qp_destroy(struct iser_conn *ic)
+{
+	struct idm_ctx *ctx = ic->ctx;
+	uint32_t i;
+
+	if (ic->timer_w.added)
+		idmp_watch_del(ctx, &ic->timer_w);
+	if (ic->timer_fd > 0)
+		close(ic->timer_fd);
+	ic->timer_fd = -1;
+	if (ic->scq_w.added)
+		idmp_watch_del(ctx, &ic->scq_w);
+	if (ic->rcq_w.added)
+		idmp_watch_del(ctx, &ic->rcq_w);
+	if (ic->qp)
+		rdma_destroy_qp(ic->id);
+	ic->qp = NULL;
+	for (i = 0; i < ic->n_mw_free; i++)
+		ibv_dealloc_mw(ic->mw_free[i]);
+	free(ic->mw_free);
+	ic->mw_free = NULL;
+	ic->n_mw_free = ic->n_mw = 0;
+	if (ic->scq) {
+		ibv_ack_cq_events(ic->scq, ic->scq_unacked);
+		ibv_destroy_cq(ic->scq);
+	}
+	if (ic->rcq) {
+		ibv_ack_cq_events(ic->rcq, ic->rcq_unacked);
+		ibv_destroy_cq(ic->rcq);
+	}
+	ic->scq = ic->rcq = NULL;
+	if (ic->scc)
+		ibv_destroy_comp_channel(ic->scc);
+	if (ic->rcc)
+		ibv_destroy_comp_channel(ic->rcc);
+	ic->scc = ic->rcc = NULL;
+	ic->wait_head = ic->wait_tail = NULL;
+	ic->dout_head = ic->dout_tail = NULL;
+}
+
+/* Message memory and op slots outlive the QP until conn_free: a handler
+ * that ran a callback which terminated the connection may still return
+ * its message to the pool. */
+void iser_conn_mem_free(struct iser_conn *ic)
+{
+	iser_pool_fini(&ic->rx_login);
+	iser_pool_fini(&ic->tx_login);
+	iser_pool_fini(&ic->rx_ffp);
+	iser_pool_fini(&ic->tx_ffp);
+	ic->ffp_rsrc = false;
+	free(ic->ops);
+	ic->ops = NULL;
+	ic->op_free = NULL;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Initiator side transfers: a SCSI Command carries immediate data and is
+ * followed by unsolicited Data-Out as ImmediateData, InitialR2T and
+ * FirstBurstLength allow; each R2T is answered, in order, with Data-Out
+ * from the task's write buffer; Data-In lands straight in the task's read
+ * buffer after its tag, DataSN, offset and length were checked.
+ */
+#include "tcp.h"
+#include "tcp_segment.h"
+
+#include <errno.h>
+#include <string.h>
+
+int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		     size_t ahs_len, struct idm_task *t)
+{
+	const struct idm_conn_params *p = &tc->conn->params;
+	struct tcp_task *tt = tcp_task(t);
+	struct tcp_unsol_plan plan = {0};
+	const uint8_t *out = NULL;
+	uint8_t hdr[ISCSI_BHS_LEN];
+	int r;
+
+	if (tt->task == t && tt->cmd_sent)
+		return -EBUSY; /* one command per task */
+	memcpy(hdr, bhs, ISCSI_BHS_LEN);
+	if ((hdr[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
+		uint32_t dsl = idmp_send_dsl(tc->conn);
+
+		out = (const uint8_t *)t->out_buf->addr + t->out_off;
+		tcp_unsol_plan(p->immediate_data, p->initial_r2t,
+			       p->first_burst_length, dsl ? dsl : TCP_LOGIN_DSL,
+			       iscsi_get32(bhs + ISCSI_CMD_EDTL), t->out_len, &plan);
+	} else {
+		plan.cmd_final = true;
+	}
+	/* F: no unsolicited Data-Out follows (RFC 7143 11.3.1) */
+	if (plan.cmd_final)
+		hdr[1] |= ISCSI_FLAG_FINAL;
+	else
+		hdr[1] &= (uint8_t)~ISCSI_FLAG_FINAL;
+
+	memset(tt, 0, sizeof(*tt));
+	tt->task = t;
+	memcpy(tt->lun, bhs + ISCSI_BHS_LUN, 8);
+	tt->unsol_end = plan.unsol_end;
+	r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t, plan.imm ? out : NULL,
+			plan.imm);
+	if (r < 0) {
+		tt->task = NULL;
+		return r;
+	}
+	if (plan.unsol_end > plan.imm) {
+		struct tcp_txd *d = tcp_txd_get(tc);
+		if (!d) {
+			/* the command is queued: keep the stream consistent */
+			tcp_tx_cancel_task(tc, t);
+			tt->task = NULL;
+			return -ENOMEM;
+		}
+		d->kind = TXD_DATAOUT;
+		d->task = t;
+		memcpy(d->tmpl, tt->lun, 8);
+		d->itt = t->itt;
+		d->ttt = ISCSI_RESERVED_TAG;
+		d->base = out;
+		d->start = d->pos = plan.imm;
+		d->end = plan.unsol_end;
+		tcp_tx_queue(tc, d);
+	}
+	tt->cmd_sent = true;
+	return 0;
+}
+
+static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt)
+{
+	struct idm_task *t = idmp_task_find(tc->conn, itt);
+
+	if (!t || tcp_task(t)->task != t || !tcp_task(t)->cmd_sent)
+		return NULL;
+	return t;
+}
+
+int tcp_ini_datain_header(struct tcp_conn *tc)
+{
+	const uint8_t *bhs = tc->rhdr;
+	uint32_t itt = iscsi_bhs_itt(bhs), len = tc->rl.dsl;
+	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
+	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
+	struct idm_task *t = live_task(tc, itt);
+	struct tcp_task *tt;
+
+	if (!t && tcp_dead_itt(tc, itt)) {
+		/* late data of a task the caller ended: drop it; a status
+		 * still reaches the caller (StatSN), without a task */
+		tc->rdst = DST_DISCARD;
+		return 0;
+	}
+	if (!t) {
+		tcp_conn_fail(tc, -EPROTO, "Data-In for unknown ITT 0x%08x", itt);
+		return -1;
+	}
+	tt = tcp_task(t);
+	if (sn != tt->exp_datasn) {
+		tcp_conn_fail(tc, -EPROTO, "Data-In DataSN %u, expected %u (ITT 0x%08x)",
+			      sn, tt->exp_datasn, itt);
+		return -1;
+	}
+	if (len && (!t->in_buf || (uint64_t)off + len > t->in_len)) {
+		tcp_conn_fail(tc, -EPROTO,
+			      "Data-In [%u, +%u) outside the %u-byte read buffer (ITT 0x%08x)",
+			      off, len, t->in_len, itt);
+		return -1;
+	}
+	tc->rtask = t;
+	tc->rdst = DST_PLACE;
+	tc->rptr = len ? (uint8_t *)t->in_buf->addr + t->in_off + off : NULL;
+	return 0;
+}
+
+int tcp_ini_datain_done(struct tcp_conn *tc)
+{
+	const uint8_t *bhs = tc->rhdr;
+	struct idm_task *t = tc->rtask;
+	struct tcp_task *tt = tcp_task(t);
+
+	tt->exp_datasn++;
+	t->received += tc->rl.dsl;
+	if ((bhs[1] & ISCSI_DATAIN_ACK) &&
+	    tc->conn->params.error_recovery_level >= 1) {
+		/* RFC 7143 11.7.2: acknowledge with a DataACK SNACK */
+		uint8_t ack[ISCSI_BHS_LEN];
+		tcp_pdu_dataack(ack, bhs + ISCSI_BHS_LUN,
+				iscsi_get32(bhs + ISCSI_BHS_TTT), tc->exp_statsn,
+				tt->exp_datasn);
+		if (tcp_tx_ctrl(tc, ack, NULL, 0, NULL, 0, NULL, NULL, 0) < 0) {
+			tcp_conn_fail(tc, -ENOMEM, "no memory for a DataACK");
+			return -1;
+		}
+	}
+	if (bhs[1] & ISCSI_DATAIN_STATUS)
+		tcp_rx_deliver(tc, t);
+	return 0;
+}
+
+int tcp_ini_r2t(struct tcp_conn *tc)
+{
+	const uint8_t *bhs = tc->rhdr;
+	uint32_t itt = iscsi_bhs_itt(bhs), ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
+	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
+	uint32_t len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
+	struct idm_task *t = live_task(tc, itt);
+	struct tcp_task *tt;
+	struct tcp_txd *d;
+
+	if (!t && tcp_dead_itt(tc, itt))
+		return 0; /* R2T of a task the caller ended */
+	if (!t) {
+		tcp_conn_fail(tc, -EPROTO, "R2T for unknown ITT 0x%08x", itt);
+		return -1;
+	}
+	tt = tcp_task(t);
+	if (ttt == ISCSI_RESERVED_TAG || sn != tt->exp_r2tsn) {
+		tcp_conn_fail(tc, -EPROTO, "R2T with TTT 0x%08x R2TSN %u, expected R2TSN %u (ITT 0x%08x)",
+			      ttt, sn, tt->exp_r2tsn, itt);
+		return -1;
+	}
+	if (!len || len > tc->conn->params.max_burst_length || !t->out_buf ||
+	    (uint64_t)off + len > t->out_len) {
+		tcp_conn_fail(tc, -EPROTO,
+			      "R2T [%u, +%u) outside the %u-byte write buffer or MaxBurstLength (ITT 0x%08x)",
+			      off, len, t->out_len, itt);
+		return -1;
+	}
+	tt->exp_r2tsn++;
+	d = tcp_txd_get(tc);
+	if (!d) {
+		tcp_conn_fail(tc, -ENOMEM, "no memory to answer an R2T");
+		return -1;
+	}
+	/* queued behind everything sent so far: R2Ts of a task are answered
+	 * in the order they came (Implementer's Guide 3.2) */
+	d->kind = TXD_DATAOUT;
+	d->task = t;
+	memcpy(d->tmpl, tt->lun, 8);
+	d->itt = itt;
+	d->ttt = ttt;
+	d->base = (const uint8_t *)t->out_buf->addr + t->out_off;
+	d->start = d->pos = off;
+	d->end = off + len;
+	tcp_tx_queue(tc, d);
+	return 0;
+}
+
+void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t)
+{
+	struct tcp_task *tt = tcp_task(t);
+
+	if (tt->task != t)
+		return;
+	if (!tc->closed && tt->cmd_sent)
+		tcp_dead_itt_add(tc, t->itt);
+	tcp_rx_forget_task(tc, t);
+	tcp_tx_cancel_task(tc, t);
+	tt->cmd_sent = false;
+	tt->task = NULL;
+}

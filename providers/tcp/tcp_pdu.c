@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* PDU framing; see tcp_pdu.h. */
+#include "tcp_pdu.h"
+
+#include <errno.h>
+#include <string.h>
+
+int tcp_pdu_lens(const uint8_t *bhs, bool hdigest, bool ddigest,
+		 uint32_t max_dsl, struct tcp_pdu_lens *l)
+{
+	l->ahs = iscsi_bhs_ahs_len(bhs);
+	l->dsl = iscsi_bhs_data_len(bhs);
+	l->pad = iscsi_pad4(l->dsl);
+	l->hdr = ISCSI_BHS_LEN + l->ahs + (hdigest ? ISCSI_DIGEST_LEN : 0);
+	l->trailer = l->dsl ? l->pad + (ddigest ? ISCSI_DIGEST_LEN : 0) : 0;
+	l->total = (uint64_t)l->hdr + l->dsl + l->trailer;
+	if (l->ahs > TCP_MAX_AHS_LEN || l->dsl > max_dsl)
+		return -EMSGSIZE;
+	return 0;
+}
+
+bool tcp_pdu_opcode_ok(bool is_target, uint8_t op, bool ffp)
+{
+	if (is_target) {
+		if (!ffp)
+			return op == ISCSI_OP_LOGIN_REQ;
+		switch (op) {
+		case ISCSI_OP_NOP_OUT:
+		case ISCSI_OP_SCSI_CMD:
+		case ISCSI_OP_TASK_MGMT_REQ:
+		case ISCSI_OP_TEXT_REQ:
+		case ISCSI_OP_DATA_OUT:
+		case ISCSI_OP_LOGOUT_REQ:
+		case ISCSI_OP_SNACK_REQ:
+			return true;
+		default:
+			return false;
+		}
+	}
+	if (!ffp)
+		return op == ISCSI_OP_LOGIN_RSP || op == ISCSI_OP_REJECT;
+	switch (op) {
+	case ISCSI_OP_NOP_IN:
+	case ISCSI_OP_SCSI_RSP:
+	case ISCSI_OP_TASK_MGMT_RSP:
+	case ISCSI_OP_TEXT_RSP:
+	case ISCSI_OP_DATA_IN:
+	case ISCSI_OP_LOGOUT_RSP:
+	case ISCSI_OP_R2T:
+	case ISCSI_OP_ASYNC_MSG:
+	case ISCSI_OP_REJECT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void tcp_pdu_datain(uint8_t *out, const uint8_t *tmpl, uint32_t len,
+		    uint32_t ttt, uint32_t datasn, uint32_t offset, bool final,
+		    bool ack, bool status)
+{
+	uint8_t flags;
+
+	memcpy(out, tmpl, ISCSI_BHS_LEN);
+	out[0] = ISCSI_OP_DATA_IN;
+	flags = tmpl[1] & (ISCSI_DATAIN_OVERFLOW | ISCSI_DATAIN_UNDERFLOW |
+			   ISCSI_DATAIN_STATUS);
+	if (!status)
+		flags = 0;
+	if (final || status)
+		flags |= ISCSI_FLAG_FINAL;
+	if (ack)
+		flags |= ISCSI_DATAIN_ACK;
+	out[1] = flags;
+	out[2] = 0;
+	if (!status)
+		out[3] = 0; /* Status is valid only with S */
+	out[4] = 0;      /* TotalAHSLength */
+	iscsi_bhs_set_data_len(out, len);
+	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
+	if (!status) {
+		iscsi_put32(out + ISCSI_BHS_CMDSN, 0); /* StatSN */
+		iscsi_put32(out + ISCSI_BHS_RESIDUAL, 0);
+	}
+	iscsi_put32(out + ISCSI_BHS_DATASN, datasn);
+	iscsi_put32(out + ISCSI_BHS_BUF_OFFSET, offset);
+}
+
+void tcp_pdu_dataout(uint8_t *out, const uint8_t *lun, uint32_t itt,
+		     uint32_t ttt, uint32_t exp_statsn, uint32_t datasn,
+		     uint32_t offset, uint32_t len, bool final)
+{
+	memset(out, 0, ISCSI_BHS_LEN);
+	out[0] = ISCSI_OP_DATA_OUT;
+	out[1] = final ? ISCSI_FLAG_FINAL : 0;
+	iscsi_bhs_set_data_len(out, len);
+	memcpy(out + ISCSI_BHS_LUN, lun, 8);
+	iscsi_put32(out + ISCSI_BHS_ITT, itt);
+	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
+	iscsi_put32(out + ISCSI_BHS_EXP_STATSN, exp_statsn);
+	iscsi_put32(out + ISCSI_BHS_DATASN, datasn);
+	iscsi_put32(out + ISCSI_BHS_BUF_OFFSET, offset);
+}
+
+void tcp_pdu_r2t(uint8_t *out, const uint8_t *tmpl, uint32_t ttt,
+		 uint32_t r2tsn, uint32_t offset, uint32_t len)
+{
+	memcpy(out, tmpl, ISCSI_BHS_LEN);
+	out[0] = ISCSI_OP_R2T;
+	out[1] = ISCSI_FLAG_FINAL;
+	out[2] = out[3] = 0;
+	out[4] = 0;
+	iscsi_bhs_set_data_len(out, 0);
+	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
+	iscsi_put32(out + ISCSI_BHS_DATASN, r2tsn);
+	iscsi_put32(out + ISCSI_BHS_BUF_OFFSET, offset);
+	iscsi_put32(out + ISCSI_BHS_DESIRED_LEN, len);
+}
+
+void tcp_pdu_dataack(uint8_t *out, const uint8_t *lun, uint32_t ttt,
+		     uint32_t exp_statsn, uint32_t begrun)
+{
+	memset(out, 0, ISCSI_BHS_LEN);
+	out[0] = ISCSI_OP_SNACK_REQ;
+	out[1] = ISCSI_FLAG_FINAL | ISCSI_SNACK_DATA_ACK;
+	memcpy(out + ISCSI_BHS_LUN, lun, 8);
+	iscsi_put32(out + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
+	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
+	iscsi_put32(out + ISCSI_BHS_EXP_STATSN, exp_statsn);
+	iscsi_put32(out + ISCSI_BHS_BUF_OFFSET, begrun); /* BegRun */
+	iscsi_put32(out + ISCSI_BHS_DESIRED_LEN, 0);     /* RunLength */
+}

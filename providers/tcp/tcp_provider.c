@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The TCP provider's ops table and entry point: classic iSCSI over TCP
+ * (RFC 7143), both roles, CRC32C digests, ERL 0 plus the DataACK path.
+ * Each op checks the connection is still open and hands over to the file
+ * that owns the job.
+ */
+#include "tcp.h"
+
+#include <errno.h>
+
+static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
+			    const void *ahs, size_t ahs_len, const void *data,
+			    size_t data_len, struct idm_task *task)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+
+	if (!tc || tc->closed || tc->connecting)
+		return -ENOTCONN;
+	tc->conn = conn;
+	if (conn->role == IDM_ROLE_INITIATOR) {
+		/* Data-Out carry the ExpStatSN of the caller's latest PDU */
+		tc->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
+		if (task && iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_CMD) {
+			if (data || data_len)
+				return -EINVAL;
+			return tcp_ini_send_cmd(tc, bhs, ahs, ahs_len, task);
+		}
+	}
+	return tcp_tx_ctrl(tc, bhs, ahs, ahs_len, data, data_len, NULL, NULL, 0);
+}
+
+static int tcp_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
+				const void *data, size_t data_len)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+	int r;
+
+	if (!tc || tc->closed)
+		return -ENOTCONN;
+	tc->conn = conn;
+	if (rsp) {
+		/* the final Login Response still goes without digests */
+		r = tcp_tx_ctrl(tc, rsp, NULL, 0, data, data_len, NULL, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	/* (initiator: already switched when the final Login Response was
+	 * delivered; read the digests again in case they were noticed late) */
+	tcp_enter_ffp(tc);
+	return 0;
+}
+
+static void tcp_conn_terminate(struct idm_conn *conn)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+
+	if (tc)
+		tcp_conn_close(tc);
+}
+
+static void tcp_conn_free(struct idm_conn *conn)
+{
+	tcp_conn_destroy(tcp_conn(conn));
+	conn->priv = NULL;
+}
+
+static void tcp_task_free(struct idm_task *task)
+{
+	struct tcp_conn *tc = tcp_conn(task->conn);
+
+	if (!tc)
+		return;
+	if (task->conn->role == IDM_ROLE_TARGET)
+		tcp_tgt_task_release(tc, task);
+	else
+		tcp_ini_task_release(tc, task);
+}
+
+static int tcp_notice_key_values(struct idm_conn *conn)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+
+	/* Limits are read from conn->params when used; the digests switch at
+	 * the end of login (tcp_enter_ffp). An initiator that notices the
+	 * keys after the final Login Response, before Enable_Datamover,
+	 * still gets them for what follows. Nothing to resize here: the rx
+	 * buffer may be in the caller's hands inside a callback. */
+	if (tc && tc->ffp && conn->state == IDMP_CONN_LOGIN &&
+	    conn->role == IDM_ROLE_INITIATOR)
+		tcp_enter_ffp(tc);
+	return 0;
+}
+
+static const struct idmp_provider_ops tcp_ops = {
+	.abi_version = IDMP_PROVIDER_ABI,
+	.size = sizeof(struct idmp_provider_ops),
+	.name = "tcp",
+	.description = "iSCSI over TCP (RFC 7143), CRC32C digests",
+	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DIGESTS |
+		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK,
+	.task_priv_size = sizeof(struct tcp_task),
+	.listen = tcp_listen,
+	.unlisten = tcp_unlisten,
+	.listener_port = tcp_listener_port,
+	.connect = tcp_connect,
+	.send_control = tcp_send_control,
+	.put_data = tcp_put_data,
+	.get_data = tcp_get_data,
+	.enable_datamover = tcp_enable_datamover,
+	.conn_terminate = tcp_conn_terminate,
+	.task_free = tcp_task_free,
+	.notice_key_values = tcp_notice_key_values,
+	.conn_free = tcp_conn_free,
+};
+
+IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void);
+
+IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void)
+{
+	return &tcp_ops;
+}

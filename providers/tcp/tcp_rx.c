@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Receive side of a TCP connection: BHS -> AHS and header digest -> data
+ * segment -> pad and data digest, checking every length against the
+ * limits before reading it. Small pieces come out of a 4 KiB staging
+ * buffer (one recv() serves many small PDUs); a data segment
+ * bound for a caller buffer is read into it directly (readv) once what
+ * is already staged is used up, so big payloads are copied only by the
+ * kernel.
+ */
+#include "tcp.h"
+#include "crc32c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+static bool mid_pdu(const struct tcp_conn *tc)
+{
+	return tc->rs != RX_BHS || tc->rgot != 0;
+}
+
+/* Up to `need` bytes into dst: >0 bytes got, 0 would block, <0 failed. */
+static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need, bool direct)
+{
+	ssize_t n;
+
+	if (tc->s_beg == tc->s_end) {
+		tc->s_beg = tc->s_end = 0;
+		for (;;) {
+			if (direct && need >= TCP_DIRECT_MIN) {
+				struct iovec v[2] = {
+					{.iov_base = dst, .iov_len = need},
+					{.iov_base = tc->stage, .iov_len = TCP_STAGE_TAIL},
+				};
+				n = readv(tc->fd, v, 2);
+			} else {
+				n = recv(tc->fd, tc->stage, TCP_STAGE, 0);
+				direct = false;
+			}
+			if (n >= 0 || errno != EINTR)
+				break;
+		}
+		if (n == 0) {
+			tcp_conn_fail(tc, -ECONNRESET, "%s",
+				      mid_pdu(tc) ? "peer closed the connection in the middle of a PDU"
+						  : "peer closed the connection");
+			return -1;
+		}
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			tcp_conn_fail(tc, -errno, "receive failed: %s", strerror(errno));
+			return -1;
+		}
+		if (direct) {
+			if ((size_t)n <= need)
+				return (int)n;
+			tc->s_end = (uint32_t)(n - need);
+			return (int)need;
+		}
+		tc->s_end = (uint32_t)n;
+	}
+	n = tc->s_end - tc->s_beg;
+	if ((uint32_t)n > need)
+		n = need;
+	memcpy(dst, tc->stage + tc->s_beg, (size_t)n);
+	tc->s_beg += (uint32_t)n;
+	return (int)n;
+}
+
+void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task)
+{
+	struct idm_pdu p = {
+		.bhs = tc->rhdr,
+		.ahs = tc->rl.ahs ? tc->rhdr + ISCSI_BHS_LEN : NULL,
+		.ahs_len = tc->rl.ahs,
+		.data = tc->rl.dsl && tc->rdst == DST_RXBUF ? tc->rxbuf : NULL,
+		.data_len = tc->rdst == DST_RXBUF ? tc->rl.dsl : 0,
+		.task = task,
+	};
+
+	idmp_control_notify(tc->conn, &p);
+}
+
+static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
+{
+	uint8_t *nb;
+
+	if (len <= tc->rxcap)
+		return 0;
+	/* grows to the largest control PDU allowed, once */
+	nb = realloc(tc->rxbuf, len);
+	if (!nb) {
+		tcp_conn_fail(tc, -ENOMEM, "no memory for a %u-byte data segment", len);
+		return -1;
+	}
+	tc->rxbuf = nb;
+	tc->rxcap = len;
+	return 0;
+}
+
+static uint32_t rx_limit(const struct tcp_conn *tc)
+{
+	uint32_t lim = idmp_recv_dsl(tc->conn);
+
+	if (!tc->ffp && lim < TCP_LOGIN_DSL)
+		lim = TCP_LOGIN_DSL;
+	return lim;
+}
+
+/* BHS complete: check what it announces. */
+static int on_bhs(struct tcp_conn *tc)
+{
+	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
+	bool tgt = tc->conn->role == IDM_ROLE_TARGET;
+
+	if (!tcp_pdu_opcode_ok(tgt, op, tc->ffp)) {
+		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x %s", op,
+			      tc->ffp ? "in full feature phase" : "during login");
+		return -1;
+	}
+	if (tcp_pdu_lens(tc->rhdr, tc->hd, tc->dd, rx_limit(tc), &tc->rl) < 0) {
+		if (tc->rl.ahs > TCP_MAX_AHS_LEN)
+			tcp_conn_fail(tc, -EMSGSIZE,
+				      "opcode 0x%02x: TotalAHSLength %u bytes exceeds %u",
+				      op, tc->rl.ahs, TCP_MAX_AHS_LEN);
+		else
+			tcp_conn_fail(tc, -EMSGSIZE,
+				      "opcode 0x%02x: DataSegmentLength %u exceeds the limit %u",
+				      op, tc->rl.dsl, rx_limit(tc));
+		return -1;
+	}
+	return 0;
+}
+
+/* BHS, AHS and header digest complete: decide where the data goes. */
+static int on_header(struct tcp_conn *tc)
+{
+	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
+	uint32_t hl = ISCSI_BHS_LEN + tc->rl.ahs;
+
+	if (tc->hd) {
+		uint32_t want = tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, tc->rhdr, hl));
+		if (tcp_crc32c_get(tc->rhdr + hl) != want) {
+			tcp_conn_fail(tc, -EBADMSG, "header digest mismatch (opcode 0x%02x)", op);
+			return -1;
+		}
+	}
+	tc->rdst = DST_RXBUF;
+	tc->rptr = NULL;
+	tc->rtask = NULL;
+	tc->rr2t = NULL;
+	tc->rget = NULL;
+	tc->rcrc = TCP_CRC32C_INIT;
+	if (tc->conn->role == IDM_ROLE_TARGET) {
+		if (op == ISCSI_OP_SCSI_CMD && tcp_tgt_cmd_header(tc) < 0)
+			return -1;
+		if (op == ISCSI_OP_DATA_OUT && tcp_tgt_dataout_header(tc) < 0)
+			return -1;
+	} else if (op == ISCSI_OP_DATA_IN) {
+		if (tcp_ini_datain_header(tc) < 0)
+			return -1;
+	} else if (op == ISCSI_OP_R2T && tc->rl.dsl) {
+		tcp_conn_fail(tc, -EPROTO, "R2T with a data segment");
+		return -1;
+	}
+	if (tc->rdst != DST_RXBUF)
+		return 0;
+	if (rxbuf_fit(tc, tc->rl.dsl) < 0)
+		return -1;
+	tc->rptr = tc->rxbuf;
+	return 0;
+}
+
+void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t)
+{
+	if (tc->rtask != t)
+		return;
+	/* the rest of the segment must not reach the caller's buffer any
+	 * more; the stream stays in sync by reading it into a sink */
+	tc->rtask = NULL;
+	tc->rr2t = NULL;
+	tc->rget = NULL;
+	tc->rdst = DST_DISCARD;
+}
+
+/* The whole PDU arrived and checked: act on it. */
+static int on_pdu(struct tcp_conn *tc)
+{
+	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
+
+	if (tc->rdst == DST_DISCARD) {
+		/* its task was freed: only a status still matters */
+		if (op == ISCSI_OP_DATA_IN && (tc->rhdr[1] & ISCSI_DATAIN_STATUS))
+			tcp_rx_deliver(tc, NULL);
+		return 0;
+	}
+
+	if (tc->conn->role == IDM_ROLE_TARGET) {
+		switch (op) {
+		case ISCSI_OP_SCSI_CMD:
+			return tcp_tgt_cmd_done(tc);
+		case ISCSI_OP_DATA_OUT:
+			return tcp_tgt_dataout_done(tc);
+		case ISCSI_OP_SNACK_REQ:
+			return tcp_tgt_snack(tc);
+		default:
+			tcp_rx_deliver(tc, NULL);
+			return 0;
+		}
+	}
+	switch (op) {
+	case ISCSI_OP_DATA_IN:
+		return tcp_ini_datain_done(tc);
+	case ISCSI_OP_R2T:
+		return tcp_ini_r2t(tc);
+	case ISCSI_OP_SCSI_RSP:
+		tcp_rx_deliver(tc, idmp_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
+		return 0;
+	case ISCSI_OP_LOGIN_RSP:
+		tcp_rx_deliver(tc, NULL);
+		/* the PDUs after a final successful Login Response use the
+		 * negotiated digests (the caller noticed them by now) */
+		if (!tc->closed && !tc->ffp && tcp_pdu_login_final_ok(tc->rhdr))
+			tcp_enter_ffp(tc);
+		return 0;
+	default:
+		tcp_rx_deliver(tc, NULL);
+		return 0;
+	}
+}
+
+void tcp_rx_defer_fn(struct idmp_defer *d)
+{
+	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
+}
+
+void tcp_rx_run(struct tcp_conn *tc)
+{
+	unsigned budget = TCP_RX_BUDGET;
+	uint8_t crcb[4];
+	int n;
+
+	while (!tc->closed) {
+		switch (tc->rs) {
+		case RX_BHS:
+			n = rx_read(tc, tc->rhdr + tc->rgot, ISCSI_BHS_LEN - tc->rgot, false);
+			if (n <= 0)
+				return;
+			tc->rgot += (uint32_t)n;
+			if (tc->rgot < ISCSI_BHS_LEN)
+				break;
+			if (on_bhs(tc) < 0)
+				return;
+			tc->rs = RX_AHS;
+			/* fall through */
+		case RX_AHS:
+			if (tc->rgot < tc->rl.hdr) {
+				n = rx_read(tc, tc->rhdr + tc->rgot, tc->rl.hdr - tc->rgot, false);
+				if (n <= 0)
+					return;
+				tc->rgot += (uint32_t)n;
+				if (tc->rgot < tc->rl.hdr)
+					break;
+			}
+			if (on_header(tc) < 0 || tc->closed)
+				return;
+			tc->rgot = 0;
+			tc->rs = RX_DATA;
+			/* fall through */
+		case RX_DATA:
+			if (tc->rgot < tc->rl.dsl) {
+				uint32_t want = tc->rl.dsl - tc->rgot;
+				uint8_t *p;
+				if (tc->rdst == DST_DISCARD) {
+					p = tc->discard;
+					if (want > TCP_DISCARD)
+						want = TCP_DISCARD;
+				} else {
+					p = tc->rptr + tc->rgot;
+				}
+				n = rx_read(tc, p, want, tc->rdst == DST_PLACE);
+				if (n <= 0)
+					return;
+				if (tc->dd)
+					tc->rcrc = tcp_crc32c(tc->rcrc, p, (size_t)n);
+				tc->rgot += (uint32_t)n;
+				if (tc->rgot < tc->rl.dsl)
+					break;
+			}
+			tc->rgot = 0;
+			tc->rs = RX_TRAILER;
+			/* fall through */
+		case RX_TRAILER:
+			if (tc->rgot < tc->rl.trailer) {
+				n = rx_read(tc, tc->rtrl + tc->rgot, tc->rl.trailer - tc->rgot, false);
+				if (n <= 0)
+					return;
+				tc->rgot += (uint32_t)n;
+				if (tc->rgot < tc->rl.trailer)
+					break;
+			}
+			if (tc->dd && tc->rl.dsl) {
+				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl, tc->rl.pad);
+				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
+				if (tcp_crc32c_get(crcb) != tcp_crc32c_final(tc->rcrc)) {
+					tcp_conn_fail(tc, -EBADMSG,
+						      "data digest mismatch (opcode 0x%02x)",
+						      iscsi_bhs_opcode(tc->rhdr));
+					return;
+				}
+			}
+			tc->rs = RX_BHS;
+			tc->rgot = 0;
+			if (on_pdu(tc) < 0 || tc->closed)
+				return;
+			tc->rtask = NULL;
+			tc->rr2t = NULL;
+			tc->rget = NULL;
+			if (--budget == 0) {
+				/* let other connections run; staged bytes are
+				 * invisible to epoll, so come back by defer */
+				idmp_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
+				return;
+			}
+			break;
+		}
+	}
+}

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Send side of a TCP connection. Work is queued as descriptors (a copied
+ * control PDU, or a Data-In / Data-Out / R2T transfer over a caller
+ * buffer) in call order. A ring of up to TCP_RING prepared PDUs, whose
+ * iovecs point straight into the caller's buffers, is written with one
+ * sendmsg; partial writes resume where they stopped. Data PDUs are built
+ * lazily as ring slots free up, so a 16 MiB Put_Data costs no memory.
+ */
+#include "tcp.h"
+#include "crc32c.h"
+#include "tcp_segment.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static const uint8_t zeros[4];
+
+struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
+{
+	struct tcp_txd *d;
+
+	if (!tc->txd_free) {
+		void **chunks = realloc(tc->txd_chunks,
+					(tc->n_txd_chunks + 1) * sizeof(void *));
+		struct tcp_txd *mem;
+
+		if (!chunks)
+			return NULL;
+		tc->txd_chunks = chunks;
+		mem = calloc(TCP_TXD_CHUNK, sizeof(*mem));
+		if (!mem)
+			return NULL;
+		tc->txd_chunks[tc->n_txd_chunks++] = mem;
+		for (int i = 0; i < TCP_TXD_CHUNK; i++) {
+			mem[i].next = tc->txd_free;
+			tc->txd_free = &mem[i];
+		}
+	}
+	d = tc->txd_free;
+	tc->txd_free = d->next;
+	/* keep the control buffer for reuse, reset the rest */
+	{
+		uint8_t *cbuf = d->cbuf;
+		size_t ccap = d->ccap;
+		memset(d, 0, sizeof(*d));
+		d->cbuf = cbuf;
+		d->ccap = ccap;
+	}
+	return d;
+}
+
+void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
+{
+	if (d->task) {
+		tcp_task(d->task)->ntxd--;
+		d->task = NULL;
+	}
+	d->next = tc->txd_free;
+	tc->txd_free = d;
+}
+
+static void tx_defer_fn(struct idmp_defer *df)
+{
+	tcp_tx_flush(tcp_container_of(df, struct tcp_conn, tx_defer));
+}
+
+/* Writing happens from progress context only, so that completions never
+ * run inside the caller's call. */
+void tcp_tx_kick(struct tcp_conn *tc)
+{
+	if (!tc->closed)
+		idmp_defer(tc->ctx, &tc->tx_defer, tx_defer_fn);
+}
+
+void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
+{
+	d->next = NULL;
+	d->hd = tc->hd;
+	d->dd = tc->dd;
+	if (d->task)
+		tcp_task(d->task)->ntxd++;
+	if (tc->gen_tail)
+		tc->gen_tail->next = d;
+	else
+		tc->gen_head = d;
+	tc->gen_tail = d;
+	tcp_tx_kick(tc);
+}
+
+int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		size_t ahs_len, const void *data, size_t data_len,
+		struct idm_task *task, const uint8_t *ext_data, uint32_t ext_len)
+{
+	size_t need = ISCSI_BHS_LEN + ahs_len + data_len;
+	struct tcp_txd *d;
+
+	if ((ahs_len & 3) || ahs_len > 255 * 4 || data_len > 0xffffff)
+		return -EINVAL;
+	d = tcp_txd_get(tc);
+	if (!d)
+		return -ENOMEM;
+	if (d->ccap < need) {
+		/* grows to the largest control PDU seen, then stays */
+		uint8_t *nb = realloc(d->cbuf, need);
+		if (!nb) {
+			tcp_txd_put(tc, d);
+			return -ENOMEM;
+		}
+		d->cbuf = nb;
+		d->ccap = need;
+	}
+	memcpy(d->cbuf, bhs, ISCSI_BHS_LEN);
+	if (ahs_len)
+		memcpy(d->cbuf + ISCSI_BHS_LEN, ahs, ahs_len);
+	d->cbuf[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	d->hlen = (uint32_t)(ISCSI_BHS_LEN + ahs_len);
+	if (ext_data) {
+		d->data = ext_data;
+		d->dlen = ext_len;
+	} else {
+		if (data_len)
+			memcpy(d->cbuf + d->hlen, data, data_len);
+		d->data = d->cbuf + d->hlen;
+		d->dlen = (uint32_t)data_len;
+	}
+	iscsi_bhs_set_data_len(d->cbuf, d->dlen);
+	d->kind = TXD_CTRL;
+	d->task = task;
+	tcp_tx_queue(tc, d);
+	return 0;
+}
+
+/* pad + data digest after a payload */
+static void add_trailer(const struct tcp_txd *d, struct tcp_txpdu *e,
+			const uint8_t *data, uint32_t len)
+{
+	uint32_t pad = iscsi_pad4(len), n = pad;
+
+	if (!len)
+		return;
+	memset(e->trl, 0, pad);
+	if (d->dd) {
+		uint32_t crc = tcp_crc32c(TCP_CRC32C_INIT, data, len);
+		crc = tcp_crc32c(crc, zeros, pad);
+		tcp_crc32c_put(e->trl + pad, tcp_crc32c_final(crc));
+		n += ISCSI_DIGEST_LEN;
+	}
+	if (n) {
+		e->iov[e->iovcnt].iov_base = e->trl;
+		e->iov[e->iovcnt++].iov_len = n;
+		e->len += n;
+	}
+}
+
+static void add_iov(struct tcp_txpdu *e, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	e->iov[e->iovcnt].iov_base = (void *)p;
+	e->iov[e->iovcnt++].iov_len = n;
+	e->len += n;
+}
+
+/* A generated header in e->hdr (+ its digest). */
+static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
+{
+	size_t n = ISCSI_BHS_LEN;
+
+	if (d->hd) {
+		tcp_crc32c_put(e->hdr + ISCSI_BHS_LEN,
+			       tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, e->hdr,
+							   ISCSI_BHS_LEN)));
+		n += ISCSI_DIGEST_LEN;
+	}
+	add_iov(e, e->hdr, n);
+}
+
+/* Prepare the next PDU of d in e; true if it is d's last. */
+static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
+{
+	uint32_t dsl = idmp_send_dsl(tc->conn), len;
+	bool final, last = true;
+
+	if (!dsl)
+		dsl = TCP_LOGIN_DSL;
+	e->txd = d;
+	e->iovcnt = 0;
+	e->len = e->done = 0;
+	e->skip = false;
+	switch (d->kind) {
+	case TXD_CTRL:
+		add_iov(e, d->cbuf, d->hlen);
+		if (d->hd) {
+			tcp_crc32c_put(e->hdig,
+				       tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT,
+								   d->cbuf, d->hlen)));
+			add_iov(e, e->hdig, ISCSI_DIGEST_LEN);
+		}
+		add_iov(e, d->data, d->dlen);
+		add_trailer(d, e, d->data, d->dlen);
+		break;
+	case TXD_R2T:
+		tcp_pdu_r2t(e->hdr, d->tmpl, d->ttt, d->datasn, d->start,
+			    d->end - d->start);
+		add_hdr(d, e);
+		break;
+	case TXD_DATAIN:
+		len = tcp_seg_next(d->pos, d->end, d->start, d->mbl, dsl, &final);
+		last = d->pos + len == d->end;
+		tcp_pdu_datain(e->hdr, d->tmpl, len,
+			       last && d->ack ? d->ttt : ISCSI_RESERVED_TAG,
+			       d->datasn++, d->wire_off + d->pos, final, last && d->ack,
+			       last && d->status);
+		add_hdr(d, e);
+		add_iov(e, d->base + d->pos, len);
+		add_trailer(d, e, d->base + d->pos, len);
+		d->pos += len;
+		break;
+	case TXD_DATAOUT:
+		len = tcp_seg_next(d->pos, d->end, d->start, 0, dsl, &final);
+		last = d->pos + len == d->end;
+		tcp_pdu_dataout(e->hdr, d->tmpl, d->itt, d->ttt, tc->exp_statsn,
+				d->datasn++, d->pos, len, last);
+		add_hdr(d, e);
+		add_iov(e, d->base + d->pos, len);
+		add_trailer(d, e, d->base + d->pos, len);
+		d->pos += len;
+		break;
+	}
+	e->last = last;
+	return last;
+}
+
+static void fill_ring(struct tcp_conn *tc)
+{
+	while (tc->r_count < TCP_RING && tc->gen_head) {
+		struct tcp_txd *d = tc->gen_head;
+		struct tcp_txpdu *e = &tc->ring[(tc->r_head + tc->r_count) % TCP_RING];
+
+		d->inflight++;
+		tc->r_count++;
+		if (gen_one(tc, d, e)) {
+			d->gen_done = true;
+			tc->gen_head = d->next;
+			if (!tc->gen_head)
+				tc->gen_tail = NULL;
+			d->next = NULL;
+		}
+	}
+}
+
+/* The ring's head entry left the socket (or was skipped). Returns false if
+ * the connection closed under a callback. */
+static bool entry_done(struct tcp_conn *tc)
+{
+	struct tcp_txpdu *e = &tc->ring[tc->r_head];
+	struct tcp_txd *d = e->txd;
+
+	tc->r_head = (tc->r_head + 1) % TCP_RING;
+	tc->r_count--;
+	e->txd = NULL;
+	if (--d->inflight || !d->gen_done)
+		return true;
+	if (!d->cancelled && d->kind == TXD_DATAIN && d->task) {
+		/* detach first: the callback may free the task or the
+		 * connection */
+		struct idm_task *t = d->task;
+
+		tcp_task(t)->ntxd--;
+		d->task = NULL;
+		tcp_txd_put(tc, d);
+		tcp_datain_done(tc, d, t); /* d is only read, not reused yet */
+		return !tc->closed;
+	}
+	tcp_txd_put(tc, d);
+	return true;
+}
+
+void tcp_tx_flush(struct tcp_conn *tc)
+{
+	while (!tc->closed) {
+		int cnt = 0;
+		ssize_t n;
+
+		fill_ring(tc);
+		/* drop skipped entries at the head */
+		while (tc->r_count && tc->ring[tc->r_head].skip)
+			if (!entry_done(tc))
+				return;
+		if (!tc->r_count) {
+			tcp_set_events(tc, EPOLLIN | EPOLLRDHUP);
+			return;
+		}
+		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4; i++) {
+			struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+			size_t skip = e->done;
+
+			if (e->skip)
+				continue;
+			for (int k = 0; k < e->iovcnt; k++) {
+				struct iovec v = e->iov[k];
+				if (skip >= v.iov_len) {
+					skip -= v.iov_len;
+					continue;
+				}
+				v.iov_base = (char *)v.iov_base + skip;
+				v.iov_len -= skip;
+				skip = 0;
+				tc->iov[cnt++] = v;
+			}
+		}
+		{
+			/* sendmsg for MSG_NOSIGNAL: a vanished peer must not
+			 * raise SIGPIPE in the caller's process */
+			struct msghdr mh = {.msg_iov = tc->iov, .msg_iovlen = (size_t)cnt};
+			n = sendmsg(tc->fd, &mh, MSG_NOSIGNAL);
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				tcp_set_events(tc, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+				return;
+			}
+			tcp_conn_fail(tc, errno == EPIPE ? -ECONNRESET : -errno,
+				      "send failed: %s", strerror(errno));
+			return;
+		}
+		/* account every byte first: a completion callback below may
+		 * cancel a task whose PDU is already partly on the wire */
+		for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
+			struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+			size_t take = e->len - e->done;
+
+			if (e->skip)
+				continue;
+			if ((size_t)n < take)
+				take = (size_t)n;
+			e->done += take;
+			n -= (ssize_t)take;
+		}
+		while (tc->r_count) {
+			struct tcp_txpdu *e = &tc->ring[tc->r_head];
+
+			if (!e->skip && e->done < e->len)
+				break;
+			if (!entry_done(tc))
+				return;
+		}
+	}
+}
+
+/* A half-written PDU (there is at most one, at the ring head) belongs to
+ * a task being freed: copy what is left of it so the stream stays valid. */
+static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
+{
+	size_t left = e->len - e->done, skip = e->done, at = 0;
+
+	if (tc->bounce_cap < left) {
+		uint8_t *nb = realloc(tc->bounce, left);
+		if (!nb)
+			return -ENOMEM;
+		tc->bounce = nb;
+		tc->bounce_cap = left;
+	}
+	for (int k = 0; k < e->iovcnt; k++) {
+		const struct iovec *v = &e->iov[k];
+		if (skip >= v->iov_len) {
+			skip -= v->iov_len;
+			continue;
+		}
+		memcpy(tc->bounce + at, (char *)v->iov_base + skip, v->iov_len - skip);
+		at += v->iov_len - skip;
+		skip = 0;
+	}
+	e->iov[0].iov_base = tc->bounce;
+	e->iov[0].iov_len = left;
+	e->iovcnt = 1;
+	e->len = left;
+	e->done = 0;
+	return 0;
+}
+
+void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
+{
+	struct tcp_txd **pp, *d;
+
+	if (!tcp_task(t)->ntxd)
+		return;
+	for (unsigned i = 0; i < tc->r_count; i++) {
+		struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+
+		if (!e->txd || e->txd->task != t)
+			continue;
+		e->txd->cancelled = true;
+		if (e->done == 0) {
+			e->skip = true;
+		} else if (e->done < e->len && bounce_head(tc, e) < 0) {
+			tcp_conn_fail(tc, -ENOMEM, "no memory to finish a PDU of a freed task");
+			return;
+		}
+	}
+	for (pp = &tc->gen_head; (d = *pp);) {
+		if (d->task != t) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		d->next = NULL;
+		d->cancelled = true;
+		d->gen_done = true;
+		if (!d->inflight)
+			tcp_txd_put(tc, d);
+	}
+	tc->gen_tail = NULL;
+	for (d = tc->gen_head; d; d = d->next)
+		tc->gen_tail = d;
+	/* txds still referenced by ring entries forget the task now */
+	for (unsigned i = 0; i < tc->r_count; i++) {
+		struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		if (e->txd && e->txd->task == t) {
+			tcp_task(t)->ntxd--;
+			e->txd->task = NULL;
+		}
+	}
+}
+
+void tcp_tx_drop_all(struct tcp_conn *tc)
+{
+	struct tcp_txd *d;
+
+	while (tc->r_count) {
+		struct tcp_txpdu *e = &tc->ring[tc->r_head];
+
+		d = e->txd;
+		tc->r_head = (tc->r_head + 1) % TCP_RING;
+		tc->r_count--;
+		e->txd = NULL;
+		if (d && --d->inflight == 0 && d->gen_done)
+			tcp_txd_put(tc, d);
+	}
+	while ((d = tc->gen_head)) {
+		tc->gen_head = d->next;
+		if (d->inflight == 0)
+			tcp_txd_put(tc, d);
+		else
+			d->gen_done = true;
+	}
+	tc->gen_tail = NULL;
+}
+
+void tcp_tx_free_pool(struct tcp_conn *tc)
+{
+	for (size_t i = 0; i < tc->n_txd_chunks; i++) {
+		struct tcp_txd *mem = tc->txd_chunks[i];
+		for (int k = 0; k < TCP_TXD_CHUNK; k++)
+			free(mem[k].cbuf);
+		free(mem);
+	}
+	free(tc->txd_chunks);
+	tc->txd_chunks = NULL;
+	tc->n_txd_chunks = 0;
+	tc->txd_free = NULL;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""ABI hygiene (d): install the build into a temporary DESTDIR, build a
+program outside the tree with only `pkg-config --cflags --libs libidm`
+against that installed copy, and run it: it must report the project version
+load tcp and only providers installed in `pkg-config --variable=providerdir`.
+
+Usage: check_install.py MESON PKG_CONFIG BUILD_ROOT SOURCE VERSION SANITIZE -- CC...
+"""
+import glob
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, env=None, **kw):
+    print("+", " ".join(shlex.quote(c) for c in cmd), flush=True)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, **kw)
+    sys.stdout.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise SystemExit(f"error: command failed with exit {r.returncode}")
+    return r.stdout
+
+
+def main():
+    argv = sys.argv[1:]
+    sep = argv.index("--")
+    meson, pkgconfig, build_root, source, version, sanitize = argv[:sep]
+    cc = argv[sep + 1:]
+    with tempfile.TemporaryDirectory(prefix="libidm-install-") as tmp:
+        dest = os.path.join(tmp, "dest")
+        run(meson.split() + ["install", "-C", build_root, "--no-rebuild", "--quiet",
+                             "--destdir", dest])
+        pcs = glob.glob(os.path.join(dest, "**", "libidm.pc"), recursive=True)
+        if len(pcs) != 1:
+            raise SystemExit(f"error: want one installed libidm.pc, found {pcs}")
+        pc = pcs[0]
+        prefix = None
+        for line in open(pc, encoding="utf-8"):
+            if line.startswith("prefix="):
+                prefix = line.split("=", 1)[1].strip()
+        if not prefix or not prefix.startswith("/"):
+            raise SystemExit(f"error: {pc} has no absolute prefix")
+        # The installed .pc names the real prefix; move it under DESTDIR.
+        env = dict(os.environ)
+        env["PKG_CONFIG_PATH"] = os.path.dirname(pc)
+        pkg = [pkgconfig, "--define-variable=prefix=" + dest + prefix]
+        flags = run(pkg + ["--cflags", "--libs", "libidm"], env=env).split()
+        libdir = run(pkg + ["--variable=libdir", "libidm"], env=env).strip()
+        provdir = run(pkg + ["--variable=providerdir", "libidm"], env=env).strip()
+        for what, p in (("libdir", libdir), ("providerdir", provdir)):
+            if not p.startswith(dest + "/"):
+                raise SystemExit(f"error: {what} {p} is not inside the install")
+        for f in flags:
+            if f.startswith(("-I", "-L")) and not f[2:].startswith(dest + "/"):
+                raise SystemExit(f"error: pkg-config flag {f} points outside the install")
+        installed = sorted(os.path.basename(m)[len("libidm-"):-len(".so")]
+                           for m in glob.glob(os.path.join(provdir, "libidm-*.so")))
+        print(f"providers installed in {provdir}: {installed}")
+        if "tcp" not in installed:
+            raise SystemExit("error: the tcp provider is not installed")
+
+        # Build in a directory of its own: no path of the source tree.
+        work = os.path.join(tmp, "outside")
+        os.mkdir(work)
+        src = os.path.join(work, "main.c")
+        with open(source, encoding="utf-8") as fi, open(src, "w", encoding="utf-8") as fo:
+            fo.write(fi.read())
+        prog = os.path.join(work, "idm-outside")
+        san = ["-fsanitize=" + sanitize] if sanitize not in ("", "none") else []
+        run(cc + ["-std=c11", "-Wall", "-Wextra", "-Werror"] + san + [src, "-o", prog] + flags,
+            cwd=work)
+
+        renv = dict(os.environ)
+        renv["LD_LIBRARY_PATH"] = libdir
+        renv["IDM_PROVIDER_PATH"] = provdir
+        renv.pop("IDM_PROVIDERS", None)
+        out = run([prog], env=renv, cwd=work)
+        lines = out.splitlines()
+        if not lines or lines[0] != "version " + version:
+            raise SystemExit(f"error: want 'version {version}' first, got {lines[:1]}")
+        loaded = sorted(l.split()[1] for l in lines if l.startswith("provider "))
+        paths = [l.split()[2] for l in lines if l.startswith("provider ")]
+        # A provider may refuse to load where its hardware stack is absent
+        # (iser without RDMA); tcp never may, and nothing else may appear.
+        if "tcp" not in loaded or not set(loaded) <= set(installed):
+            raise SystemExit(f"error: loaded providers {loaded}, installed {installed}")
+        for p in paths:
+            if not os.path.realpath(p).startswith(os.path.realpath(provdir) + "/"):
+                raise SystemExit(f"error: provider loaded from {p}, not from {provdir}")
+    print("ok: out-of-tree program built with pkg-config against the installed libidm")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

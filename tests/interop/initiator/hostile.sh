@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# idm-initiator against a deliberately broken target (hostile_target.py):
+# every malformed answer must fail the connection with a reason, exit 1
+# in bounded time, and never crash (run it in the ASan build too).
+# Usage: hostile.sh PATH/TO/idm-initiator
+IDM_TEST_NAME=idm-ini-hostile
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+INI=${1:?usage: $0 idm-initiator}
+command -v python3 >/dev/null || skip "python3 not installed (it plays the broken target)"
+HOSTILE="$(dirname "$0")/hostile_target.py"
+
+# scenario  |  text the initiator's stderr must contain
+CASES=(
+	"login-bad-itt|Login Response for ITT"
+	"login-refused|target not found"
+	"login-bad-stage|bad Login Response stages"
+	"login-garbage-text|malformed login text"
+	"login-endless-continue|login does not converge|login text over"
+	"login-bad-answer|target answered MaxBurstLength=99999999"
+	"ffp-unknown-itt|for unknown ITT"
+	"ffp-sense-overflow|SenseLength 200 beyond"
+	"ffp-bad-opcode|unexpected opcode 0x3a"
+	"ffp-datain-overflow|connection lost"
+	"ffp-huge-dsl|connection lost"
+	"ffp-close|connection lost"
+	"ffp-silent|timed out"
+)
+INI_TIMEOUT=20
+bad=0
+for c in "${CASES[@]}"; do
+	sc=${c%%|*}
+	want=${c#*|}
+	rm -f "$TMP/port"
+	python3 "$HOSTILE" "$sc" "$TMP/port" &
+	pid=$!
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$TMP/port" ] && break
+		sleep 0.1
+	done
+	port=$(cat "$TMP/port" 2>/dev/null)
+	[ -n "$port" ] || { stop_pid $pid; fail "$sc: hostile target did not start"; }
+	start=$SECONDS
+	timeout -k 2 "$INI_TIMEOUT" "$INI" -t 2 --no-discovery \
+		"iscsi://127.0.0.1:$port/iqn.2026-11.org.libidm:hostile/1" \
+		>"$TMP/out.txt" 2>"$TMP/err.txt"
+	rc=$?
+	stop_pid $pid
+	if [ $rc -ne 1 ]; then
+		echo "FAIL $sc: exit status $rc (want 1)"
+		tail -n 20 "$TMP/err.txt"
+		bad=$((bad + 1))
+	elif ! grep -Eq -- "$want" "$TMP/err.txt"; then
+		echo "FAIL $sc: stderr lacks '$want':"
+		tail -n 10 "$TMP/err.txt"
+		bad=$((bad + 1))
+	else
+		echo "ok   $sc ($((SECONDS - start)) s): $(grep -Em1 -- "$want" "$TMP/err.txt" | cut -c14-)"
+	fi
+done
+[ $bad -eq 0 ] || fail "$bad scenario(s)"
+log "PASS"

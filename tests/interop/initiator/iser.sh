@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# idm-initiator over iSER (iser:// URL) against idm-target --provider iser,
+# on a real (soft-RoCE) RDMA device: discovery, login with RDMAExtensions,
+# a verified write/read-back with InitialR2T both ways, a short benchmark.
+# Runs in suite 'rdma', inside the guest of tests/rdma-vm/ci.sh, which sets
+# IDM_RDMA_IP; anywhere else it skips.
+# Usage: iser.sh PATH/TO/idm-initiator PATH/TO/idm-target
+IDM_TEST_NAME=idm-ini-iser
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+INI=${1:?usage: $0 idm-initiator idm-target}
+TGT=${2:?usage: $0 idm-initiator idm-target}
+[ -n "${IDM_RDMA_IP:-}" ] ||
+	skip "no RDMA device: IDM_RDMA_IP is set only in the soft-RoCE guest (tests/rdma-vm/ci.sh)"
+
+IQN=iqn.2026-11.org.libidm:ini-iser
+log "starting idm-target (iSER) on $IDM_RDMA_IP"
+"$TGT" --provider iser --portal "$IDM_RDMA_IP:0" --port-file "$TMP/port" \
+	--target-name "$IQN" --lun ram:32M >"$TMP/target.log" 2>&1 &
+TGT_PID=$!
+CLEANUP_CMDS+=("stop_pid $TGT_PID")
+for ((i = 0; i < 300; i++)); do
+	[ -s "$TMP/port" ] && break
+	kill -0 "$TGT_PID" 2>/dev/null || break
+	sleep 0.1
+done
+PORT=$(cat "$TMP/port" 2>/dev/null)
+[ -n "$PORT" ] || { tail -n 20 "$TMP/target.log"; fail "idm-target (iSER) did not start"; }
+URL=iser://$IDM_RDMA_IP:$PORT
+INI_TIMEOUT=${IDM_ISER_TIMEOUT:-300}
+
+log "discovery, login, listing, 8 MiB verify"
+run_ini -t 30 --verify 8M "$URL" || fail "iSER verify"
+expect_out "via iser"
+expect_out "RDMAExtensions=Yes"
+expect_out "verify: wrote 8.0 MiB.*: OK"
+
+log "8 MiB verify with InitialR2T=Yes ImmediateData=No (RDMA Read of all data)"
+run_ini -t 30 --no-discovery --initial-r2t yes --immediate-data no --verify 8M \
+	--verify-io 1m "$URL/$IQN/1" || fail "iSER verify, solicited data only"
+expect_out "ImmediateData=No InitialR2T=Yes"
+expect_out ": OK"
+
+log "benchmark: 2 s, 64 KiB, QD 8, 50% reads"
+run_ini -t 30 -q --bench --duration 2 --bs 64k --qd 8 --read-pct 50 "$URL/$IQN/1" ||
+	fail "iSER benchmark"
+expect_out "Provider: iser"
+log "PASS"

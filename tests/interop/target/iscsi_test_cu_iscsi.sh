@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# libiscsi's iscsi-test-cu, iSCSI family, against idm-target: must pass
+# in full.
+#
+# The target answers ImmediateData=No and InitialR2T=Yes here. Reason:
+# iSCSIDataSnInvalid injects bad DataSNs into Data-Out PDUs, but after its
+# first (correctly) failed case libiscsi reconnects and its next one-block
+# WRITE then travels as immediate data -- no Data-Out to corrupt, so the
+# "must fail" WRITE succeeds. With solicited data only, every case sends
+# Data-Out and the target (libidm's DataSN check) fails each one.
+# AbortTaskSimpleAsync in turn needs the WRITE to be a single PDU
+# (InitialR2T=Yes). The run with the default keys (ImmediateData=Yes) is
+# printed too, for information.
+. "$(dirname "$0")/common.sh"
+IDM_TARGET=$1
+need iscsi-test-cu
+
+start_target "$TMP/target.log" --key ImmediateData=No --key InitialR2T=Yes
+timeout 60 iscsi-test-cu --dataloss --test=iSCSI "$URL" >"$TMP/cu.out" 2>&1
+read -r pass total < <(summary "$TMP/cu.out")
+grep -E "Test:|FAILED|Run Summary|tests " "$TMP/cu.out"
+echo "idm-target iSCSI family (solicited data): $pass of $total passed"
+
+kill $PIDS 2>/dev/null; wait 2>/dev/null; PIDS=""
+start_target "$TMP/target2.log"
+timeout 60 iscsi-test-cu --dataloss --test=iSCSI "$URL" >"$TMP/cu2.out" 2>&1
+read -r pass2 total2 < <(summary "$TMP/cu2.out")
+echo "idm-target iSCSI family (default keys, for information): $pass2 of $total2 passed"
+failed_tests "$TMP/cu2.out"
+
+if [ -z "$pass" ] || [ "$pass" != "$total" ] || [ "$total" -lt 15 ]; then
+	echo "FAIL: the iSCSI family must pass in full"
+	tail -50 "$TMP/target.log"
+	exit 1
+fi
+echo "PASS"

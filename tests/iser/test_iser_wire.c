@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the iSER provider's verbs-free logic (runs on any host):
+ * the 28-byte iSER header (RFC 7145 9.2, Annex A12 Table 4), Hello and
+ * HelloReply (9.3, 9.4), the CM private data word (A12 Tables 2, 3 and the
+ * Send-with-Invalidate truth table) and the key policy (section 6, 8.1).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iser_keys.h"
+#include "iser_wire.h"
+
+START_TEST(hdr_layout)
+{
+	struct iser_hdr h = {
+		.opcode = ISER_OP_CTRL, .wsv = true, .rsv = true,
+		.write_stag = 0x11223344, .write_va = 0x0102030405060708ull,
+		.read_stag = 0xaabbccdd, .read_va = 0x1112131415161718ull,
+	};
+	static const uint8_t want[ISER_HDR_LEN] = {
+		0x1c, 0, 0, 0, 0x11, 0x22, 0x33, 0x44,
+		1, 2, 3, 4, 5, 6, 7, 8,
+		0xaa, 0xbb, 0xcc, 0xdd,
+		0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
+	};
+	uint8_t b[ISER_HDR_LEN];
+
+	iser_hdr_encode(b, &h);
+	ck_assert_mem_eq(b, want, sizeof(want));
+}
+END_TEST
+
+START_TEST(hdr_invalid_halves_are_zero)
+{
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL, .rsv = true,
+			     .write_stag = 5, .write_va = 7, .read_stag = 9,
+			     .read_va = 0x100};
+	uint8_t b[ISER_HDR_LEN], z[8] = {0};
+
+	iser_hdr_encode(b, &h);
+	ck_assert_uint_eq(b[0], 0x14);
+	ck_assert_mem_eq(b + 4, z, 4);  /* Write STag MUST be 0 when WSV=0 */
+	ck_assert_mem_eq(b + 8, z, 8);
+	h.rsv = false;
+	h.wsv = true;
+	iser_hdr_encode(b, &h);
+	ck_assert_uint_eq(b[0], 0x18);
+	ck_assert_mem_eq(b + 16, z, 4);
+	ck_assert_mem_eq(b + 20, z, 8);
+	h.wsv = false;
+	iser_hdr_encode(b, &h);
+	ck_assert_uint_eq(b[0], 0x10);
+}
+END_TEST
+
+START_TEST(hdr_decode_roundtrip_and_ignores)
+{
+	uint8_t msg[ISER_HDR_LEN + 48];
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL, .wsv = true,
+			     .write_stag = 0xdeadbeef, .write_va = 1ull << 40};
+	struct iser_hdr d;
+
+	memset(msg, 0, sizeof(msg));
+	iser_hdr_encode(msg, &h);
+	/* garbage in reserved bits and in the invalid Read half: ignored */
+	msg[0] |= 0x03;
+	msg[1] = 0xff;
+	memset(msg + 16, 0xee, 12);
+	ck_assert_int_eq(iser_hdr_decode(msg, sizeof(msg), &d), 0);
+	ck_assert(d.wsv && !d.rsv);
+	ck_assert_uint_eq(d.write_stag, 0xdeadbeef);
+	ck_assert_uint_eq(d.write_va, 1ull << 40);
+	ck_assert_uint_eq(d.read_stag, 0);
+	ck_assert_uint_eq(d.read_va, 0);
+}
+END_TEST
+
+START_TEST(hdr_decode_rejects)
+{
+	uint8_t msg[ISER_HDR_LEN + 48] = {0};
+	struct iser_hdr d;
+
+	msg[0] = 0x10;
+	/* shorter than header + BHS */
+	ck_assert_int_eq(iser_hdr_decode(msg, ISER_HDR_LEN + 47, &d), -EPROTO);
+	ck_assert_int_eq(iser_hdr_decode(msg, 3, &d), -EPROTO);
+	ck_assert_int_eq(iser_hdr_decode(msg, 0, &d), -EPROTO);
+	/* unassigned opcodes */
+	for (int op = 0; op < 16; op++) {
+		msg[0] = (uint8_t)(op << 4);
+		int r = iser_hdr_decode(msg, sizeof(msg), &d);
+
+		if (op == 1)
+			ck_assert_int_eq(r, 0);
+		else
+			ck_assert_int_eq(r, -EPROTO); /* Hello: wrong length */
+	}
+	/* Hello is exactly 28 bytes */
+	msg[0] = 0x20;
+	ck_assert_int_eq(iser_hdr_decode(msg, ISER_HDR_LEN, &d), 0);
+	ck_assert_uint_eq(d.opcode, ISER_OP_HELLO);
+}
+END_TEST
+
+START_TEST(hello_codec)
+{
+	struct iser_hello h = {.opcode = ISER_OP_HELLO, .max_ver = 10,
+			       .min_ver = 10, .ird_ord = 0x1234};
+	struct iser_hello d;
+	uint8_t b[ISER_HDR_LEN];
+
+	iser_hello_encode(b, &h);
+	ck_assert_uint_eq(b[0], 0x20);
+	ck_assert_uint_eq(b[1], 0xaa);
+	ck_assert_uint_eq(b[2], 0x12);
+	ck_assert_uint_eq(b[3], 0x34);
+	ck_assert_int_eq(iser_hello_decode(b, sizeof(b), &d), 0);
+	ck_assert_uint_eq(d.ird_ord, 0x1234);
+	ck_assert(!d.reject);
+	h.opcode = ISER_OP_HELLO_REPLY;
+	h.reject = true;
+	iser_hello_encode(b, &h);
+	ck_assert_uint_eq(b[0], 0x31);
+	ck_assert_int_eq(iser_hello_decode(b, sizeof(b), &d), 0);
+	ck_assert(d.reject);
+	ck_assert_int_eq(iser_hello_decode(b, sizeof(b) + 1, &d), -EPROTO);
+	b[0] = 0x10;
+	ck_assert_int_eq(iser_hello_decode(b, sizeof(b), &d), -EPROTO);
+}
+END_TEST
+
+START_TEST(cm_private_data)
+{
+	uint8_t pd[56] = {0}, w[4];
+	struct iser_cm_nego n;
+
+	iser_cm_word_encode(w, ISER_CM_ZBVA_NOT_SUP | ISER_CM_SEND_INV_NOT_SUP | 0x3f);
+	ck_assert_uint_eq(w[0], 0xc0); /* reserved bits sent as 0 */
+	ck_assert_uint_eq(w[1] | w[2] | w[3], 0);
+	/* zero-padded REQ (rxe pads to 56): only the word is read */
+	pd[0] = 0x80;
+	pd[1] = 0xff;
+	pd[40] = 0xff;
+	ck_assert_uint_eq(iser_cm_word_flags(pd, sizeof(pd)), 0x80);
+	ck_assert_uint_eq(iser_cm_word_flags(pd, 3), 0);
+	ck_assert_uint_eq(iser_cm_word_flags(NULL, 0), 0);
+
+	/* A12.5 truth table */
+	ck_assert_uint_eq(iser_cm_rep_flags(0x80, true), 0x80);
+	ck_assert_uint_eq(iser_cm_rep_flags(0x80, false), 0xc0);
+	ck_assert_uint_eq(iser_cm_rep_flags(0xc0, true), 0xc0);
+	iser_cm_negotiate(0x80, 0x80, &n);
+	ck_assert(n.send_inv);
+	iser_cm_negotiate(0xc0, 0xc0, &n);
+	ck_assert(!n.send_inv);
+	iser_cm_negotiate(0x80, 0xc0, &n);
+	ck_assert(!n.send_inv);
+	/* tgt sends no REP private data (reads as 0): SendInv allowed */
+	iser_cm_negotiate(0x80, 0, &n);
+	ck_assert(n.send_inv);
+}
+END_TEST
+
+START_TEST(keys_force_and_check)
+{
+	struct idm_conn_params p;
+	char err[128];
+
+	idmp_params_default(&p);
+	p.header_digest = p.data_digest = true;
+	ck_assert(iser_keys_force(&p));
+	ck_assert(!p.header_digest && !p.data_digest);
+	ck_assert(!iser_keys_force(&p));
+	ck_assert_int_eq(iser_keys_check(&p, err, sizeof(err)), 0);
+	p.max_outstanding_unexpected_pdus = 1;
+	ck_assert_int_eq(iser_keys_check(&p, err, sizeof(err)), -EINVAL);
+	ck_assert(strstr(err, "MaxOutstandingUnexpectedPDUs"));
+}
+END_TEST
+
+START_TEST(sizes)
+{
+	struct idm_conn_params p;
+	struct iser_sizes s;
+
+	iser_sizes_login(&s);
+	ck_assert_uint_ge(s.rx_msg, 28 + 48 + 8192);
+	ck_assert_uint_le(s.rx_msg * s.rx_depth, 64 * 1024); /* small (11) */
+
+	idmp_params_default(&p);
+	p.target_recv_dsl = 262144;
+	p.initiator_recv_dsl = 512;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	ck_assert_uint_ge(s.rx_msg, 28 + 48 + 256 + 262144);
+	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 8192); /* never below login */
+	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0);
+	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 256 + 262144);
+	ck_assert_uint_lt(s.rx_msg, 28 + 48 + 1024 + 8192 + 64);
+	/* unlimited AHS is capped, declared credits raise the depth */
+	p.max_ahs_length = 0;
+	p.max_outstanding_unexpected_pdus = 200;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	ck_assert_uint_ge(s.rx_depth, 216);
+	ck_assert_uint_ge(s.rx_msg, 28 + 48 + ISER_AHS_CAP + 262144);
+}
+END_TEST
+
+START_TEST(unsolicited)
+{
+	struct idm_conn_params p;
+	uint32_t imm, unsol;
+
+	idmp_params_default(&p); /* ImmediateData=Yes InitialR2T=Yes FBL 64K */
+	iser_unsolicited(&p, 1000000, 8192, &imm, &unsol);
+	ck_assert_uint_eq(imm, 8192);
+	ck_assert_uint_eq(unsol, 8192);
+	iser_unsolicited(&p, 100, 8192, &imm, &unsol);
+	ck_assert_uint_eq(imm, 100);
+	ck_assert_uint_eq(unsol, 100);
+	p.initial_r2t = false;
+	iser_unsolicited(&p, 1000000, 8192, &imm, &unsol);
+	ck_assert_uint_eq(imm, 8192);
+	ck_assert_uint_eq(unsol, 65536);
+	p.immediate_data = false;
+	iser_unsolicited(&p, 30000, 8192, &imm, &unsol);
+	ck_assert_uint_eq(imm, 0);
+	ck_assert_uint_eq(unsol, 30000);
+	p.initial_r2t = true;
+	iser_unsolicited(&p, 30000, 8192, &imm, &unsol);
+	ck_assert_uint_eq(imm + unsol, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("iser_wire");
+	TCase *tc = tcase_create("pure");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, hdr_layout);
+	tcase_add_test(tc, hdr_invalid_halves_are_zero);
+	tcase_add_test(tc, hdr_decode_roundtrip_and_ignores);
+	tcase_add_test(tc, hdr_decode_rejects);
+	tcase_add_test(tc, hello_codec);
+	tcase_add_test(tc, cm_private_data);
+	tcase_add_test(tc, keys_force_and_check);
+	tcase_add_test(tc, sizes);
+	tcase_add_test(tc, unsolicited);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Harness workload: the initiator's READ/WRITE commands against the
+ * target's RAM disk, with every byte and every guard checked.
+ */
+#include "harness.h"
+#include "harness_priv.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* xorshift32, one word at a time: cheap enough for 16 MiB */
+void h_pattern(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed ? seed : 1;
+
+	for (size_t i = 0; i < len; i++) {
+		if ((i & 3) == 0) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+		}
+		p[i] = (uint8_t)(x >> ((i & 3) * 8));
+	}
+}
+
+long h_pattern_check(const uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed ? seed : 1;
+
+	for (size_t i = 0; i < len; i++) {
+		if ((i & 3) == 0) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+		}
+		if (p[i] != (uint8_t)(x >> ((i & 3) * 8)))
+			return (long)i;
+	}
+	return -1;
+}
+
+static long guard_bad(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != H_GUARD_BYTE)
+			return (long)i;
+	return -1;
+}
+
+int h_check_guards(struct h *h)
+{
+	long bad;
+
+	for (size_t s = 0; h->disk && s < h->n_disk_slots + 1; s++) {
+		/* the guard before slot s (and after the last one) */
+		size_t g = s * ((size_t)h->slot_cap + H_GUARD);
+
+		bad = guard_bad(h->disk + g, H_GUARD);
+		if (bad >= 0) {
+			h_set_err(h, "disk guard before slot %zu overwritten at +%ld",
+				s, bad);
+			return -1;
+		}
+	}
+	for (size_t s = 0; s < h->n_slots; s++) {
+		struct h_slot *sl = &h->slots[s];
+
+		if (!sl->mem)
+			continue; /* freed by the test */
+		bad = guard_bad(sl->mem, H_GUARD);
+		if (bad < 0)
+			bad = guard_bad(sl->mem + H_GUARD + sl->cap, H_GUARD);
+		if (bad >= 0) {
+			h_set_err(h, "initiator buffer %zu guard overwritten", s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void h_build_scsi_cmd(uint8_t bhs[48], bool write, uint32_t itt,
+		      uint32_t cmdsn, uint32_t expstatsn, uint32_t len,
+		      uint64_t disk_off, bool final)
+{
+	memset(bhs, 0, 48);
+	bhs[0] = ISCSI_OP_SCSI_CMD;
+	bhs[1] = (final ? ISCSI_FLAG_FINAL : 0) |
+		 (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) | ISCSI_ATTR_SIMPLE;
+	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
+	iscsi_put32(bhs + ISCSI_CMD_EDTL, len);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, cmdsn);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, expstatsn);
+	bhs[ISCSI_CMD_CDB] = write ? H_CDB_WRITE : H_CDB_READ;
+	iscsi_put64(bhs + ISCSI_CMD_CDB + 2, disk_off);
+}
+
+void h_slot_prepare(struct h *h, size_t s, bool write, uint32_t len)
+{
+	struct h_slot *sl = &h->slots[s];
+	uint8_t *disk = h_disk_slot(h, s);
+
+	h->rnd = h->rnd * 1103515245u + 12345u;
+	sl->seed = h->rnd | 1;
+	sl->write = write;
+	sl->len = len;
+	sl->done = false;
+	sl->scsi_status = 0xff;
+	sl->response = 0xff;
+	sl->received = 0;
+	sl->via_datain = false;
+	/* everything outside [0, len) of both buffers is guard */
+	memset(sl->mem + H_GUARD, H_GUARD_BYTE, sl->cap);
+	memset(disk, H_GUARD_BYTE, h->slot_cap);
+	if (write)
+		h_pattern(sl->mem + H_GUARD, len, sl->seed);
+	else
+		h_pattern(disk, len, sl->seed);
+}
+
+int h_slot_start(struct h *h, size_t s, uint64_t disk_off)
+{
+	struct h_slot *sl = &h->slots[s];
+	uint8_t bhs[48];
+	int rc;
+
+	sl->itt = h->next_itt++;
+	rc = idm_task_create(h->i.conn, sl->itt, &sl->task);
+	if (rc < 0) {
+		h_set_err(h, "idm_task_create: %s", idm_strerror(rc));
+		return rc;
+	}
+	idm_task_set_arg(sl->task, sl);
+	if (sl->write)
+		rc = idm_task_set_data(sl->task, NULL, 0, 0, sl->buf, H_GUARD,
+				       sl->len);
+	else
+		rc = idm_task_set_data(sl->task, sl->buf, H_GUARD, sl->len,
+				       NULL, 0, 0);
+	if (rc < 0) {
+		h_set_err(h, "idm_task_set_data: %s", idm_strerror(rc));
+		idm_deallocate_task_resources(sl->task);
+		sl->task = NULL;
+		return rc;
+	}
+	h_build_scsi_cmd(bhs, sl->write, sl->itt, h->cmdsn++, h->exp_statsn,
+			 sl->len, disk_off, true);
+	sl->busy = true;
+	rc = idm_send_control(h->i.conn, bhs, NULL, 0, NULL, 0, sl->task, 0);
+	if (rc < 0) {
+		h_set_err(h, "idm_send_control(SCSI Command): %s", idm_strerror(rc));
+		idm_deallocate_task_resources(sl->task);
+		sl->task = NULL;
+		sl->busy = false;
+		return rc;
+	}
+	return 0;
+}
+
+/* Initiator control_notify for SCSI Response / Data-In with status. */
+void h_io_response(struct h *h, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	idm_task *task = idm_pdu_task(pdu);
+	struct h_slot *sl = task ? idm_task_get_arg(task) : NULL;
+
+	h->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1;
+	if (iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN &&
+	    !(bhs[1] & ISCSI_DATAIN_STATUS)) {
+		/* data-only Data-In must not reach us */
+		h_unexpected(&h->i, "Data-In without status delivered");
+		return;
+	}
+	if (!sl || sl->task != task || !sl->busy ||
+	    iscsi_bhs_itt(bhs) != sl->itt) {
+		h_unexpected(&h->i, "response for unknown ITT 0x%x",
+			     iscsi_bhs_itt(bhs));
+		return;
+	}
+	sl->via_datain = iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN;
+	sl->response = sl->via_datain ? 0 : bhs[2];
+	sl->scsi_status = bhs[3];
+	sl->received = idm_task_data_received(task);
+	idm_deallocate_task_resources(task);
+	sl->task = NULL;
+	sl->busy = false;
+	sl->done = true;
+}
+
+static int slot_verify(struct h *h, size_t s)
+{
+	struct h_slot *sl = &h->slots[s];
+	const uint8_t *data = sl->write ? h_disk_slot(h, s) : sl->mem + H_GUARD;
+	long bad;
+
+	if (sl->response != 0 || sl->scsi_status != 0) {
+		h_set_err(h, "%s of %u: response %u status %u",
+			sl->write ? "write" : "read", sl->len, sl->response,
+			sl->scsi_status);
+		return -1;
+	}
+	if (!sl->write && sl->received != sl->len) {
+		h_set_err(h, "read of %u: idm_task_data_received() = %u", sl->len,
+			sl->received);
+		return -1;
+	}
+	bad = h_pattern_check(data, sl->len, sl->seed);
+	if (bad >= 0) {
+		h_set_err(h, "%s of %u: data differs at byte %ld",
+			sl->write ? "write" : "read", sl->len, bad);
+		return -1;
+	}
+	/* nothing beyond the transfer was touched on either side */
+	bad = guard_bad(h_disk_slot(h, s) + sl->len, h->slot_cap - sl->len);
+	if (bad < 0)
+		bad = guard_bad(sl->mem + H_GUARD + sl->len, sl->cap - sl->len);
+	if (bad >= 0) {
+		h_set_err(h, "%s of %u: bytes past the transfer overwritten",
+			sl->write ? "write" : "read", sl->len);
+		return -1;
+	}
+	return h_check_guards(h);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
+	     int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	size_t next = 0, finished = 0;
+
+	if (qd > h->n_slots)
+		qd = (unsigned)h->n_slots;
+	while (finished < n) {
+		/* reap and refill */
+		for (size_t s = 0; s < qd; s++) {
+			struct h_slot *sl = &h->slots[s];
+
+			if (sl->done) {
+				sl->done = false;
+				if (slot_verify(h, s) < 0)
+					return -1;
+				finished++;
+			}
+			if (!sl->busy && next < n) {
+				if (ios[next].len > sl->cap) {
+					h_set_err(h, "io %zu larger than slots", next);
+					return -1;
+				}
+				h_slot_prepare(h, s, ios[next].write, ios[next].len);
+				if (h_slot_start(h, s, h_disk_slot_off(h, s) - H_GUARD) < 0)
+					return -1;
+				next++;
+			}
+		}
+		if (finished == n)
+			break;
+		if (h->i.terminate_count || h->t.terminate_count) {
+			h_set_err(h, "connection failed: initiator '%s' target '%s'",
+				h->i.error, h->t.error);
+			return -1;
+		}
+		if (h->i.unexpected || h->t.unexpected || h->i.cb_after_terminate ||
+		    h->t.cb_after_terminate) {
+			h_set_err(h, "unexpected events: ini %d (%s) tgt %d (%s)",
+				h->i.unexpected, h->i.why, h->t.unexpected,
+				h->t.why);
+			return -1;
+		}
+		if (now_ms() > end) {
+			h_set_err(h, "timed out with %zu of %zu done", finished, n);
+			return -1;
+		}
+		if (h->use_poll) {
+			/* the caller-owned loop: sleep in poll() on the
+			 * context fd; with I/O outstanding on loopback a
+			 * quiet second means a lost wakeup */
+			struct pollfd pfd = { .fd = idm_ctx_get_fd(h->ctx),
+					      .events = POLLIN };
+
+			if (poll(&pfd, 1, 1000) == 0) {
+				h_set_err(h, "idm_ctx_get_fd() quiet for 1 s with %zu of %zu ios done (lost wakeup?)",
+					  finished, n);
+				return -1;
+			}
+			if (idm_ctx_progress(h->ctx, 0) < 0) {
+				h_set_err(h, "idm_ctx_progress failed");
+				return -1;
+			}
+			continue;
+		}
+		if (idm_ctx_progress(h->ctx, 50) < 0) {
+			h_set_err(h, "idm_ctx_progress failed");
+			return -1;
+		}
+	}
+	return 0;
+}

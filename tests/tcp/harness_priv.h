@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Helpers the harness files share with each other, not with the tests. */
+#ifndef TESTS_TCP_HARNESS_PRIV_H
+#define TESTS_TCP_HARNESS_PRIV_H
+
+#include "harness.h"
+
+/* Record why the last harness call failed in h->err. */
+void h_set_err(struct h *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A callback ran: count it as a contract breach if the side is already
+ * terminated (by us or by a notify). */
+void h_side_alive(struct h_side *s);
+/* Record a connection_terminate_notify. */
+void h_side_terminated(struct h_side *s, idm_conn *conn, int reason);
+/* The portal's accept callback (harness_target.c). */
+int h_target_accept(idm_portal *portal, idm_conn *conn, void *arg);
+
+#endif

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Raw iSCSI peers over plain sockets for the bad-input tests. They share
+ * the process with libidm, so every wait here keeps calling
+ * idm_ctx_progress() instead of blocking.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* CRC32C (Castagnoli), reflected, bit by bit: an independent
+ * implementation to check the provider's, speed does not matter here. */
+uint32_t h_crc32c(uint32_t crc, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
+	}
+	return ~crc;
+}
+
+/* iSCSI sends the digest in little-endian byte order (RFC 7143 13.1 and
+ * the CRC32C test vectors). */
+static void put_digest(uint8_t *p, uint32_t crc)
+{
+	p[0] = (uint8_t)crc;
+	p[1] = (uint8_t)(crc >> 8);
+	p[2] = (uint8_t)(crc >> 16);
+	p[3] = (uint8_t)(crc >> 24);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -errno : fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static void raw_init(struct h_raw *r, int fd)
+{
+	int one = 1;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->cmdsn = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)nonblock(fd);
+}
+
+bool h_main_prologue(const char *prog, unsigned alarm_s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd;
+
+	alarm(alarm_s);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "%s: SKIP: cannot bind a TCP socket on 127.0.0.1: %s\n",
+			prog, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+int h_raw_connect(struct h *h, struct h_raw *r)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long end = now_ms() + 5000;
+
+	if (fd < 0)
+		return -errno;
+	sa.sin_port = htons((uint16_t)h->port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	raw_init(r, fd);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    errno != EINPROGRESS) {
+		int e = -errno;
+
+		close(fd);
+		r->fd = -1;
+		return e;
+	}
+	/* let libidm accept it */
+	while (!h->t.conn && now_ms() < end)
+		(void)idm_ctx_progress(h->ctx, 20);
+	return h->t.conn ? 0 : -ETIMEDOUT;
+}
+
+int h_raw_listen(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	(void)nonblock(fd);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+int h_raw_accept(struct h *h, int lfd, struct h_raw *r, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+
+	while (now_ms() < end) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd >= 0) {
+			raw_init(r, fd);
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		(void)idm_ctx_progress(h->ctx, 10);
+	}
+	return -ETIMEDOUT;
+}
+
+void h_raw_close(struct h_raw *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	long end = now_ms() + 10000;
+
+	while (len) {
+		ssize_t n = send(r->fd, p, len, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			r->closed = true;
+			return errno == ECONNRESET ? -EPIPE : -errno;
+		}
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		(void)idm_ctx_progress(h->ctx, 5);
+	}
+	return 0;
+}
+
+int h_raw_send_pdu(struct h *h, struct h_raw *r, const uint8_t bhs_in[48],
+		   const void *ahs, size_t ahs_len, const void *data,
+		   size_t data_len, unsigned flags)
+{
+	static uint8_t pkt[48 + 1024 + 4 + (1u << 18) + 8];
+	uint8_t *p = pkt;
+	size_t pad = iscsi_pad4((uint32_t)data_len);
+
+	if (ahs_len > 1020 || data_len > (1u << 18))
+		return -EINVAL;
+	memcpy(p, bhs_in, 48);
+	if (!(flags & H_RAW_KEEP_LENGTHS)) {
+		p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)((ahs_len + 3) / 4);
+		iscsi_bhs_set_data_len(p, (uint32_t)data_len);
+	}
+	p += 48;
+	if (ahs_len) {
+		memcpy(p, ahs, ahs_len);
+		p += ahs_len;
+	}
+	if (r->hd) {
+		put_digest(p, h_crc32c(0, pkt, (size_t)(p - pkt)) ^
+				      ((flags & H_RAW_BAD_HD) ? 1u : 0u));
+		p += 4;
+	}
+	if (data_len) {
+		uint8_t *d = p;
+
+		memcpy(p, data, data_len);
+		p += data_len;
+		memset(p, 0, pad);
+		p += pad;
+		if (r->dd) {
+			put_digest(p, h_crc32c(0, d, data_len + pad) ^
+					      ((flags & H_RAW_BAD_DD) ? 1u : 0u));
+			p += 4;
+		}
+	}
+	return h_raw_write(h, r, pkt, (size_t)(p - pkt));
+}
+
+/* Read exactly len bytes (into buf, or discard if buf is NULL), folding
+ * them into *crc when crc is not NULL. */
+static int raw_read(struct h *h, struct h_raw *r, uint8_t *buf, size_t len,
+		    long end, uint32_t *crc)
+{
+	uint8_t sink[4096];
+
+	while (len) {
+		size_t want = buf ? len : (len < sizeof(sink) ? len : sizeof(sink));
+		ssize_t n = recv(r->fd, buf ? buf : sink, want, 0);
+
+		if (n > 0) {
+			if (crc)
+				*crc = h_crc32c(*crc, buf ? buf : sink, (size_t)n);
+			if (buf)
+				buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			r->closed = true;
+			return -ECONNRESET;
+		}
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		(void)idm_ctx_progress(h->ctx, 5);
+	}
+	return 0;
+}
+
+static uint32_t get_digest(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+int h_raw_recv_pdu(struct h *h, struct h_raw *r, uint8_t bhs[48],
+		   uint8_t *data, size_t cap, uint32_t *data_len,
+		   int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	uint8_t hdr[48 + 1020 + 4], dig[4];
+	uint32_t dlen, ahs, keep, crc = 0;
+	int rc;
+
+	/* nothing at all within the timeout is a timeout; once a PDU has
+	 * begun it must arrive whole within the same time */
+	rc = raw_read(h, r, hdr, 48, end, NULL);
+	if (rc < 0)
+		return rc;
+	ahs = iscsi_bhs_ahs_len(hdr);
+	dlen = iscsi_bhs_data_len(hdr);
+	rc = raw_read(h, r, hdr + 48, ahs + (r->hd ? 4 : 0), end, NULL);
+	if (rc < 0)
+		return rc;
+	memcpy(bhs, hdr, 48);
+	/* check the sender's digests with our own CRC32C */
+	if (r->hd && get_digest(hdr + 48 + ahs) != h_crc32c(0, hdr, 48 + ahs))
+		return -EBADMSG;
+	keep = dlen < cap ? dlen : (uint32_t)cap;
+	if (keep) {
+		rc = raw_read(h, r, data, keep, end, &crc);
+		if (rc < 0)
+			return rc;
+	}
+	rc = raw_read(h, r, NULL, dlen - keep + iscsi_pad4(dlen), end, &crc);
+	if (rc < 0)
+		return rc;
+	if (dlen && r->dd) {
+		rc = raw_read(h, r, dig, 4, end, NULL);
+		if (rc < 0)
+			return rc;
+		if (get_digest(dig) != crc)
+			return -EBADMSG;
+	}
+	if (data_len)
+		*data_len = dlen;
+	return 0;
+}
+
+int h_raw_wait_closed(struct h *h, struct h_raw *r, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	uint8_t sink[4096];
+
+	while (!r->closed) {
+		ssize_t n = recv(r->fd, sink, sizeof(sink), 0);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			r->closed = true;
+			break;
+		}
+		if (n > 0)
+			continue;
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		(void)idm_ctx_progress(h->ctx, 5);
+	}
+	return 0;
+}
+
+int h_raw_login_initiator(struct h *h, struct h_raw *r,
+			  const struct h_params *p)
+{
+	uint8_t bhs[48] = { 0 };
+	char keys[1024];
+	uint8_t rsp[1024];
+	uint32_t rlen = 0;
+	size_t klen = h_login_keys(p, true, keys, sizeof(keys));
+	int rc;
+
+	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
+	bhs[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
+		 ISCSI_STAGE_FULL_FEATURE;
+	bhs[8] = 0x80;
+	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x4c000001u);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->cmdsn);
+	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, keys, klen, 0);
+	if (rc < 0)
+		return rc;
+	rc = h_raw_recv_pdu(h, r, bhs, rsp, sizeof(rsp), &rlen, 5000);
+	if (rc < 0)
+		return rc;
+	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_RSP || bhs[36] != 0)
+		return -EPROTO;
+	r->statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	/* digests start with the first PDU after the final response */
+	r->hd = p->header_digest;
+	r->dd = p->data_digest;
+	return 0;
+}
+
+int h_raw_login_target(struct h *h, struct h_raw *r, const struct h_params *p)
+{
+	uint8_t bhs[48];
+	uint8_t req[1024];
+	char keys[1024];
+	uint32_t rlen = 0;
+	size_t klen;
+	int rc;
+
+	rc = h_raw_recv_pdu(h, r, bhs, req, sizeof(req), &rlen, 5000);
+	if (rc < 0)
+		return rc;
+	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ)
+		return -EPROTO;
+	bhs[0] = ISCSI_OP_LOGIN_RSP;
+	/* bhs[1] (T, CSG, NSG) and ISID, ITT stay as the initiator sent */
+	iscsi_put16(bhs + 14, 1);
+	r->cmdsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->statsn++);
+	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r->cmdsn);
+	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
+	memset(bhs + 36, 0, 12);
+	klen = h_login_keys(p, false, keys, sizeof(keys));
+	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, keys, klen, 0);
+	if (rc < 0)
+		return rc;
+	r->hd = p->header_digest;
+	r->dd = p->data_digest;
+	return 0;
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A provider that moves nothing, for the unit tests. Built several times
+ * (tests/unit/fakes/<variant>/) with FAKE_VARIANT selecting a defect the
+ * loader must refuse:
+ *   FAKE_GOOD      complete and well-formed ("fake")
+ *   FAKE_BADABI    abi_version from the future
+ *   FAKE_NOOP      mandatory op put_data missing
+ *   FAKE_NOENTRY   no idm_provider_entry_v1 symbol at all
+ *   FAKE_SMALL     ops table shorter than the mandatory part
+ *   FAKE_MISNAME   file libidm-misname.so calls itself "other"
+ *   FAKE_INITFAIL  init() fails, as iser does without an RDMA device
+ *   FAKE_SECOND    a second, complete "fake" (search order test)
+ *
+ * The good variant works enough for the core's state machine: connect
+ * succeeds (or fails for port "1"), listen raises one accepted connection
+ * from a deferred item, put_data/get_data complete from a deferred item,
+ * and every op is counted in fake_stats, which tests read with dlsym().
+ */
+#include "provider.h"
+#include "fake_provider.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_GOOD 1
+#define FAKE_BADABI 2
+#define FAKE_NOOP 3
+#define FAKE_NOENTRY 4
+#define FAKE_SMALL 5
+#define FAKE_MISNAME 6
+#define FAKE_INITFAIL 7
+#define FAKE_SECOND 8
+
+#ifndef FAKE_VARIANT
+#error "FAKE_VARIANT must be set"
+#endif
+
+/* Counters the tests read through dlsym(handle, "fake_stats"). */
+IDMP_PROVIDER_EXPORT struct fake_stats fake_stats;
+
+struct fake_conn {
+	int magic;
+};
+
+struct fake_listener {
+	struct idmp_defer accept_defer;
+	struct idmp_listener *l;
+	struct sockaddr_in sa;
+};
+
+/* Per-task area (ops->task_priv_size): the pending data transfer. */
+struct fake_task {
+	struct idmp_defer done;
+	struct idm_task *task;
+	enum idm_data_dir dir;
+	uint32_t offset, length;
+};
+
+static int fake_init(struct idmp_provider *prov)
+{
+	fake_stats.init++;
+#if FAKE_VARIANT == FAKE_INITFAIL
+	return -ENODEV;
+#else
+	return 0;
+#endif
+}
+
+static void fake_fini(struct idmp_provider *prov)
+{
+	fake_stats.fini++;
+}
+
+static void accept_one(struct idmp_defer *d)
+{
+	struct fake_listener *fl = (struct fake_listener *)d;
+	struct fake_conn *fc = calloc(1, sizeof(*fc));
+	struct idm_conn *conn;
+
+	if (!fc)
+		return;
+	fc->magic = 0xfa6e;
+	if (idmp_conn_accepted(fl->l, fc, (struct sockaddr *)&fl->sa,
+			       (struct sockaddr *)&fl->sa, &conn) < 0)
+		free(fc); /* refused: the provider frees its state */
+}
+
+static int fake_listen(struct idmp_listener *l, const struct sockaddr *sa,
+		       socklen_t salen, int backlog)
+{
+	struct fake_listener *fl = calloc(1, sizeof(*fl));
+
+	if (!fl)
+		return -ENOMEM;
+	fake_stats.listen++;
+	fl->l = l;
+	fl->sa.sin_family = AF_INET;
+	fl->sa.sin_port = htons(3260);
+	fl->sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->priv = fl;
+	idmp_defer(l->prov->ctx, &fl->accept_defer, accept_one);
+	return 0;
+}
+
+static void fake_unlisten(struct idmp_listener *l)
+{
+	struct fake_listener *fl = l->priv;
+
+	fake_stats.unlisten++;
+	if (fl) {
+		idmp_defer_cancel(l->prov->ctx, &fl->accept_defer);
+		free(fl);
+	}
+	l->priv = NULL;
+}
+
+static int fake_listener_port(struct idmp_listener *l)
+{
+	return 3260;
+}
+
+static int fake_connect(struct idm_conn *conn, const struct sockaddr *sa,
+			socklen_t salen, int timeout_ms)
+{
+	const struct sockaddr_in *in = (const void *)sa;
+	struct fake_conn *fc = calloc(1, sizeof(*fc));
+
+	if (!fc)
+		return -ENOMEM;
+	fake_stats.connect++;
+	fc->magic = 0xfa6e;
+	conn->priv = fc;
+	idmp_conn_connected(conn, in->sin_family == AF_INET && ntohs(in->sin_port) == 1
+					  ? -ECONNREFUSED
+					  : 0);
+	return 0;
+}
+
+static int fake_send_control(struct idm_conn *conn, const uint8_t *bhs,
+			     const void *ahs, size_t ahs_len, const void *data,
+			     size_t data_len, struct idm_task *task)
+{
+	fake_stats.send_control++;
+	memcpy(fake_stats.last_bhs, bhs, sizeof(fake_stats.last_bhs));
+	fake_stats.last_data_len = data_len;
+	return 0;
+}
+
+static void data_done(struct idmp_defer *d)
+{
+	struct fake_task *ft = (struct fake_task *)d;
+
+	ft->task->received += ft->dir == IDM_DATA_OUT ? ft->length : 0;
+	idmp_data_completion(ft->task, ft->dir, ft->offset, ft->length, 0, 0);
+}
+
+static int queue_data(struct idm_task *task, enum idm_data_dir dir,
+		      uint32_t offset, uint32_t length)
+{
+	struct fake_task *ft = idmp_task_priv(task);
+
+	if (ft->done.queued)
+		return -EBUSY;
+	ft->task = task;
+	ft->dir = dir;
+	ft->offset = offset;
+	ft->length = length;
+	idmp_defer(task->conn->ctx, &ft->done, data_done);
+	return 0;
+}
+
+#if FAKE_VARIANT != FAKE_NOOP
+static int fake_put_data(struct idm_task *task, const uint8_t *tmpl,
+			 struct idm_buf *buf, size_t buf_off, uint32_t offset,
+			 uint32_t length, uint32_t flags)
+{
+	fake_stats.put_data++;
+	return queue_data(task, IDM_DATA_IN, offset, length);
+}
+#endif
+
+static int fake_get_data(struct idm_task *task, const uint8_t *tmpl,
+			 struct idm_buf *buf, size_t buf_off, uint32_t offset,
+			 uint32_t length, uint32_t flags)
+{
+	fake_stats.get_data++;
+	return queue_data(task, IDM_DATA_OUT, offset, length);
+}
+
+static int fake_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
+				 const void *data, size_t data_len)
+{
+	fake_stats.enable_datamover++;
+	return 0;
+}
+
+static void fake_conn_terminate(struct idm_conn *conn)
+{
+	struct idm_task *t, *tmp;
+
+	fake_stats.conn_terminate++;
+	/* let go of every transfer: no callback may follow */
+	HASH_ITER(hh, conn->tasks, t, tmp)
+		idmp_defer_cancel(conn->ctx, &((struct fake_task *)idmp_task_priv(t))->done);
+}
+
+static void fake_task_free(struct idm_task *task)
+{
+	struct fake_task *ft = idmp_task_priv(task);
+
+	fake_stats.task_free++;
+	idmp_defer_cancel(task->conn->ctx, &ft->done);
+}
+
+static int fake_alloc_conn_rsrc(struct idm_conn *conn)
+{
+	fake_stats.alloc_conn_rsrc++;
+	return 0;
+}
+
+static void fake_free_conn_rsrc(struct idm_conn *conn)
+{
+	fake_stats.free_conn_rsrc++;
+}
+
+static int fake_notice_key_values(struct idm_conn *conn)
+{
+	fake_stats.notice_key_values++;
+	return fake_stats.notice_fail;
+}
+
+static void fake_conn_free(struct idm_conn *conn)
+{
+	fake_stats.conn_free++;
+	free(conn->priv);
+	conn->priv = NULL;
+}
+
+static void fake_buf_release(struct idmp_provider *prov, struct idm_buf *buf)
+{
+	fake_stats.buf_release++;
+}
+
+#if FAKE_VARIANT == FAKE_MISNAME
+#define FAKE_NAME "other"
+#elif FAKE_VARIANT == FAKE_BADABI
+#define FAKE_NAME "badabi"
+#elif FAKE_VARIANT == FAKE_NOOP
+#define FAKE_NAME "noop"
+#elif FAKE_VARIANT == FAKE_NOENTRY
+#define FAKE_NAME "noentry"
+#elif FAKE_VARIANT == FAKE_SMALL
+#define FAKE_NAME "small"
+#elif FAKE_VARIANT == FAKE_INITFAIL
+#define FAKE_NAME "initfail"
+#else
+#define FAKE_NAME "fake"
+#endif
+
+static const struct idmp_provider_ops fake_ops = {
+#if FAKE_VARIANT == FAKE_BADABI
+	.abi_version = IDMP_PROVIDER_ABI + 1,
+#else
+	.abi_version = IDMP_PROVIDER_ABI,
+#endif
+#if FAKE_VARIANT == FAKE_SMALL
+	.size = offsetof(struct idmp_provider_ops, send_control),
+#else
+	.size = sizeof(struct idmp_provider_ops),
+#endif
+	.name = FAKE_NAME,
+#if FAKE_VARIANT == FAKE_SECOND
+	.description = "second fake",
+#else
+	.description = "fake provider for the unit tests",
+#endif
+	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DATA_ACK,
+	.task_priv_size = sizeof(struct fake_task),
+	.init = fake_init,
+	.fini = fake_fini,
+	.listen = fake_listen,
+	.unlisten = fake_unlisten,
+	.listener_port = fake_listener_port,
+	.connect = fake_connect,
+	.send_control = fake_send_control,
+#if FAKE_VARIANT != FAKE_NOOP
+	.put_data = fake_put_data,
+#endif
+	.get_data = fake_get_data,
+	.enable_datamover = fake_enable_datamover,
+	.conn_terminate = fake_conn_terminate,
+	.task_free = fake_task_free,
+	.alloc_conn_rsrc = fake_alloc_conn_rsrc,
+	.free_conn_rsrc = fake_free_conn_rsrc,
+	.notice_key_values = fake_notice_key_values,
+	.conn_free = fake_conn_free,
+	.buf_release = fake_buf_release,
+};
+
+#if FAKE_VARIANT == FAKE_NOENTRY
+/* Same function under another name, hidden: dlsym must not find it. */
+const struct idmp_provider_ops *fake_entry_hidden(void);
+const struct idmp_provider_ops *fake_entry_hidden(void)
+{
+	return &fake_ops;
+}
+#else
+IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void);
+IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void)
+{
+	return &fake_ops;
+}
+#endif

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Connections on the fake provider: the login and full feature phase
+ * states, the checks Send_Control, Put_Data and Get_Data make before a
+ * provider sees anything, the notifications (never inside the call that
+ * caused them), Connection_Terminate (silent) and peer failure (exactly
+ * one Connection_Terminate_Notify).
+ */
+#include "unit.h"
+#include "idm_internal.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static idm_ctx *setup(void)
+{
+	unit_use_providers("good", "fake");
+	return unit_ctx();
+}
+
+START_TEST(initiator_login_then_ffp)
+{
+	idm_ctx *ctx = setup();
+	idm_conn *conn = unit_initiator(ctx, false);
+	struct fake_stats *st = unit_fake_stats();
+	static uint8_t data[16384];
+	uint8_t bhs[ISCSI_BHS_LEN];
+	idm_task *t;
+
+	ck_assert_str_eq(idm_conn_provider(conn), "fake");
+	ck_assert_str_eq(idm_conn_peer_name(conn), "127.0.0.1:3260");
+	ck_assert_str_eq(idm_conn_error(conn), "");
+	ck_assert_ptr_null(idm_conn_get_arg(conn));
+
+	/* login phase: Login Requests only */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, "a=b", 4, NULL, 0), 0);
+	ck_assert_int_eq(st->send_control, 1);
+	ck_assert_uint_eq(st->last_data_len, 4);
+	unit_bhs(bhs, ISCSI_OP_NOP_OUT, 1);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
+	/* wrong direction and the data mover's own opcodes */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_DATA_OUT, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	/* malformed arguments */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 1), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, bhs, data, 3, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 4, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, bhs, data, 1024, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 1, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, NULL, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(st->send_control, 1); /* none reached the provider */
+
+	/* no tasks before full feature phase */
+	ck_assert_int_eq(idm_task_create(conn, 1, &t), -ENOTCONN);
+
+	/* Enable_Datamover: the initiator passes no response */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_allocate_connection_resources(conn), 0);
+	ck_assert_int_eq(idm_allocate_connection_resources(conn), 0); /* idempotent */
+	ck_assert_int_eq(st->alloc_conn_rsrc, 1);
+	ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), 0);
+	ck_assert_int_eq(st->enable_datamover, 1);
+	ck_assert_int_eq(st->alloc_conn_rsrc, 1);
+	ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), -EALREADY);
+	/* in full feature phase the resources stay */
+	idm_deallocate_connection_resources(conn);
+	ck_assert_int_eq(st->free_conn_rsrc, 0);
+
+	/* full feature phase: no more login, data within the target's limit */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EPROTO);
+	unit_bhs(bhs, ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE, 2);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8192, NULL, 0), 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8193, NULL, 0), -EMSGSIZE);
+	ck_assert_int_eq(idm_notice_key_values(conn, "MaxRecvDataSegmentLength=16384", 31), 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 16384, NULL, 0), 0);
+
+	/* SCSI Command: only with its task, whose ITT it carries */
+	ck_assert_int_eq(idm_task_create(conn, 7, &t), 0);
+	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 7);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8, t, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 8);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, t, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 7);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, t, 0), 0);
+	ck_assert_int_eq(st->send_control, 4);
+
+	/* Put_Data / Get_Data are the target's */
+	ck_assert_int_eq(idm_put_data(t, bhs, NULL, 0, 0, 1, 0), -EINVAL);
+	idm_deallocate_task_resources(t);
+	ck_assert_int_eq(st->task_free, 1);
+	idm_conn_destroy(conn);
+	ck_assert_int_eq(st->conn_free, 1);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(connect_refused)
+{
+	struct idm_conn_attr attr = {
+		.size = sizeof(attr),
+		.provider = "fake",
+		.cbs = &unit_cbs,
+		.arg = &attr,
+	};
+	uint8_t bhs[ISCSI_BHS_LEN];
+	idm_ctx *ctx = setup();
+	idm_conn *conn;
+
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	/* the fake refuses port 1 */
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "1", &attr, &conn), 0);
+	ck_assert_int_eq(unit_ev.connected, 0);
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_eq(unit_ev.connected_status, -ECONNREFUSED);
+	ck_assert_ptr_eq(idm_conn_get_arg(conn), &attr);
+	ck_assert_str_ne(idm_conn_error(conn), "");
+	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
+	ck_assert_int_lt(idm_enable_datamover(conn, NULL, NULL, 0), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.terminate, 0); /* connected() said it all */
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(connect_arguments)
+{
+	struct idm_conn_attr attr = {.size = sizeof(attr), .provider = "fake", .cbs = &unit_cbs};
+	struct idm_conn_cbs nocbs = {.size = 0};
+	idm_ctx *ctx = setup();
+	idm_conn *conn = (idm_conn *)&attr;
+
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", NULL, &conn), -EINVAL);
+	ck_assert_ptr_null(conn);
+	ck_assert_int_eq(idm_conn_connect(ctx, NULL, "3260", &attr, &conn), -EINVAL);
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", NULL, &attr, &conn), -EINVAL);
+	ck_assert_int_eq(idm_conn_connect(NULL, "127.0.0.1", "3260", &attr, &conn), -EINVAL);
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, NULL), -EINVAL);
+	ck_assert_int_lt(idm_conn_connect(ctx, "127.0.0.1", "notaport", &attr, &conn), 0);
+	ck_assert_int_lt(idm_conn_connect(ctx, "not an address", "3260", &attr, &conn), 0);
+	attr.connect_timeout_ms = -1;
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), -EINVAL);
+	attr.connect_timeout_ms = 0;
+	attr.size = 8;
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), -EINVAL);
+	attr.size = sizeof(attr);
+	attr.cbs = NULL;
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), -EINVAL);
+	attr.cbs = &nocbs;
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), -EINVAL);
+	ck_assert_ptr_null(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(target_put_get_data)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	idm_conn *conn = unit_target(ctx, &portal, false);
+	struct fake_stats *st = unit_fake_stats();
+	uint8_t din[ISCSI_BHS_LEN], r2t[ISCSI_BHS_LEN], bhs[ISCSI_BHS_LEN];
+	idm_buf *buf, *other;
+	idm_ctx *ctx2;
+	idm_task *t;
+
+	ck_assert_int_eq(idm_portal_port(portal), 3260);
+	ck_assert_int_eq(idm_buf_alloc(ctx, 65536, &buf), 0);
+
+	/* login phase: Login Responses (and Reject) only; the final one goes
+	 * with Enable_Datamover */
+	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
+	unit_bhs(bhs, ISCSI_OP_NOP_IN, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
+	unit_bhs(bhs, ISCSI_OP_R2T, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 3), -EINVAL);
+	ck_assert_int_eq(idm_enable_datamover(conn, bhs, "k=v", 4), 0);
+
+	ck_assert_int_eq(idmp_task_new(conn, 0x42, &t), 0);
+	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	unit_bhs(r2t, ISCSI_OP_R2T, 0x42);
+
+	/* Put_Data: completion follows from progress, not from the call */
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 65536, 0), 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	ck_assert(unit_progress_until(ctx, &unit_ev.completions));
+	ck_assert_int_eq(unit_ev.last_dir, IDM_DATA_IN);
+	ck_assert_uint_eq(unit_ev.last_offset, 0);
+	ck_assert_uint_eq(unit_ev.last_length, 65536);
+	ck_assert_int_eq(unit_ev.last_status, 0);
+
+	/* Get_Data into the second half at a data offset */
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 32768, 4096, 32768, 0), 0);
+	ck_assert_int_eq(unit_ev.completions, 1);
+	for (int i = 0; i < 200 && unit_ev.completions < 2; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 10), 0);
+	ck_assert_int_eq(unit_ev.completions, 2);
+	ck_assert_int_eq(unit_ev.last_dir, IDM_DATA_OUT);
+	ck_assert_uint_eq(unit_ev.last_offset, 4096);
+	ck_assert_uint_eq(unit_ev.last_length, 32768);
+	ck_assert_int_eq(st->put_data, 1);
+	ck_assert_int_eq(st->get_data, 1);
+
+	/* what the core refuses before the provider sees it */
+	ck_assert_int_eq(idm_put_data(t, r2t, buf, 0, 0, 1, 0), -EINVAL);   /* template */
+	ck_assert_int_eq(idm_get_data(t, din, buf, 0, 0, 1, 0), -EINVAL);
+	ck_assert_int_eq(idm_put_data(t, NULL, buf, 0, 0, 1, 0), -EINVAL);
+	unit_bhs(bhs, ISCSI_OP_DATA_IN, 0x43);                              /* ITT */
+	ck_assert_int_eq(idm_put_data(t, bhs, buf, 0, 0, 1, 0), -EINVAL);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 0, 0), -EINVAL);  /* empty */
+	ck_assert_int_eq(idm_put_data(t, din, NULL, 0, 0, 1, 0), -EINVAL);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 65537, 0), -ERANGE);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 65536, 0, 1, 0), -ERANGE);
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 1, 0, 65536, 0), -ERANGE);
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, SIZE_MAX, 0, 2, 0), -ERANGE);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, UINT32_MAX, 2, 0), -ERANGE);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, 0x80), -EINVAL); /* flags */
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 0, 0, 1, 1), -EINVAL);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, IDM_PUT_ACK), -EINVAL); /* ERL 0 */
+	/* a buffer of another context */
+	ck_assert_int_eq(idm_ctx_create(NULL, &ctx2), 0);
+	ck_assert_int_eq(idm_buf_alloc(ctx2, 16, &other), 0);
+	ck_assert_int_eq(idm_put_data(t, din, other, 0, 0, 1, 0), -EINVAL);
+	idm_buf_destroy(other);
+	idm_ctx_destroy(ctx2);
+	ck_assert_int_eq(st->put_data, 1);
+	ck_assert_int_eq(st->get_data, 1);
+
+	/* with ErrorRecoveryLevel 1 the A bit may be asked for */
+	ck_assert_int_eq(idm_notice_key_values(conn, "ErrorRecoveryLevel=1", 21), 0);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, IDM_PUT_ACK), 0);
+	ck_assert_int_eq(st->put_data, 2);
+
+	idm_deallocate_task_resources(t);
+	idm_buf_destroy(buf);
+	idm_portal_destroy(portal);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+static idm_conn *g_conn;
+static idm_task *g_task;
+static struct idmp_defer notify_d;
+
+static void raise_control(struct idmp_defer *d)
+{
+	static uint8_t bhs[ISCSI_BHS_LEN];
+	struct idm_pdu pdu = {.bhs = bhs, .data = (const uint8_t *)"xyz", .data_len = 3,
+			      .task = g_task};
+
+	(void)d;
+	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, idm_task_itt(g_task));
+	idmp_control_notify(g_conn, &pdu);
+	idmp_data_ack(g_task, 3);
+}
+
+START_TEST(control_notify_and_ack)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+
+	g_conn = unit_target(ctx, &portal, true);
+	ck_assert_int_eq(idm_notice_key_values(g_conn, "ErrorRecoveryLevel=1", 21), 0);
+	ck_assert_int_eq(idmp_task_new(g_conn, 9, &g_task), 0);
+	idmp_defer(ctx, &notify_d, raise_control);
+	ck_assert(unit_progress_until(ctx, &unit_ev.control));
+	ck_assert_int_eq(unit_ev.last_opcode, ISCSI_OP_SCSI_CMD);
+	ck_assert_ptr_eq(unit_ev.last_task, g_task);
+	ck_assert_int_eq(unit_ev.acks, 1);
+
+	/* nothing reaches the caller once the connection is terminated */
+	idm_connection_terminate(g_conn);
+	idmp_defer(ctx, &notify_d, raise_control);
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(unit_ev.control, 1);
+	ck_assert_int_eq(unit_ev.acks, 1);
+	idm_deallocate_task_resources(g_task);
+	idm_portal_destroy(portal);
+	idm_conn_destroy(g_conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(deallocate_task_cancels_silently)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	idm_conn *conn = unit_target(ctx, &portal, true);
+	uint8_t din[ISCSI_BHS_LEN];
+	idm_buf *buf;
+	idm_task *t;
+
+	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
+	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
+	idm_deallocate_task_resources(t);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	idm_buf_destroy(buf); /* the buffer is the caller's again */
+	idm_portal_destroy(portal);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(terminate_is_silent)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	idm_conn *conn = unit_target(ctx, &portal, true);
+	struct fake_stats *st = unit_fake_stats();
+	uint8_t din[ISCSI_BHS_LEN], bhs[ISCSI_BHS_LEN];
+	idm_buf *buf;
+	idm_task *t;
+
+	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
+	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
+	idm_connection_terminate(conn);
+	ck_assert_int_eq(st->conn_terminate, 1);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	ck_assert_int_eq(unit_ev.terminate, 0);
+	/* everything after it is refused, nothing crashes */
+	unit_bhs(bhs, ISCSI_OP_NOP_IN, 0);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, 0), -ENOTCONN);
+	ck_assert_int_lt(idm_allocate_connection_resources(conn), 0);
+	ck_assert_int_lt(idm_enable_datamover(conn, bhs, NULL, 0), 0);
+	idm_connection_terminate(conn); /* twice is harmless */
+	ck_assert_int_eq(st->conn_terminate, 1);
+	idm_deallocate_task_resources(t);
+	ck_assert_int_eq(st->task_free, 0); /* the provider already let go */
+	idm_buf_destroy(buf);
+	idm_portal_destroy(portal);
+	idm_conn_destroy(conn);
+	ck_assert_int_eq(st->conn_free, 1);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(peer_failure_notifies_once)
+{
+	idm_ctx *ctx = setup();
+	idm_conn *conn = unit_initiator(ctx, true);
+	uint8_t bhs[ISCSI_BHS_LEN];
+	idm_task *t;
+
+	ck_assert_int_eq(idm_task_create(conn, 3, &t), 0);
+	/* what a provider does when the peer vanishes */
+	idmp_conn_set_error(conn, "peer closed the connection mid-PDU");
+	idmp_conn_set_error(conn, "second reason is dropped");
+	idmp_conn_failed(conn, ECONNRESET);
+	idmp_conn_failed(conn, -EPROTO);
+	ck_assert_int_eq(unit_ev.terminate, 0); /* never inside the call */
+	ck_assert(unit_progress_until(ctx, &unit_ev.terminate));
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.terminate, 1);
+	ck_assert_int_eq(unit_ev.terminate_reason, -ECONNRESET);
+	ck_assert_str_eq(idm_conn_error(conn), "peer closed the connection mid-PDU");
+	/* late completions are not delivered */
+	idmp_data_completion(t, IDM_DATA_IN, 0, 1, 0, 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	unit_bhs(bhs, ISCSI_OP_NOP_OUT, 4);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
+	idm_deallocate_task_resources(t);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+static int refuse(idm_portal *portal, idm_conn *conn, void *arg)
+{
+	(void)portal;
+	(void)conn;
+	++*(int *)arg;
+	return -EPERM;
+}
+
+START_TEST(accept_refused)
+{
+	static int calls;
+	struct idm_portal_attr attr = {
+		.size = sizeof(attr),
+		.providers = "fake",
+		.accept = refuse,
+		.arg = &calls,
+	};
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &portal), 0);
+	ck_assert(unit_progress_until(ctx, &calls));
+	ck_assert_ptr_null(ctx->conns); /* closed and freed (ASan: no leak) */
+	idm_portal_destroy(portal);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(portal_arguments)
+{
+	struct idm_portal_attr attr = {
+		.size = sizeof(attr),
+		.providers = "fake",
+		.accept = refuse,
+	};
+	idm_ctx *ctx = setup();
+	idm_portal *p = (idm_portal *)&attr;
+
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", NULL, &p), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(idm_portal_create(NULL, "127.0.0.1", "0", &attr, &p), -EINVAL);
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", NULL, &attr, &p), -EINVAL);
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, NULL), -EINVAL);
+	attr.providers = "nosuch";
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), -ENOENT);
+	attr.providers = ",fake";
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), -EINVAL);
+	attr.providers = "";
+	ck_assert_int_lt(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), 0);
+	attr.providers = "fake";
+	attr.accept = NULL;
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), -EINVAL);
+	attr.accept = refuse;
+	attr.backlog = -1;
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), -EINVAL);
+	attr.backlog = 0;
+	attr.size = 4;
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, &p), -EINVAL);
+	ck_assert_int_lt(idm_portal_create(ctx, "no such host name", "0", &attr, &p), 0);
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(idm_portal_port(NULL), -EINVAL);
+	idm_portal_destroy(NULL);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A loopback port nobody listens on: bind, read the port, close. */
+static int closed_port(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+START_TEST(auto_selection)
+{
+	struct idm_conn_attr attr = {.size = sizeof(attr), .cbs = &unit_cbs};
+	char path[4096], port[16];
+	idm_ctx *ctx;
+	idm_conn *conn;
+
+	/* "auto" picks among iser and tcp only: the fake alone is no choice */
+	unit_use_providers("good", "fake");
+	ctx = unit_ctx();
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), -ENOENT);
+	idm_ctx_destroy(ctx);
+
+	/* with tcp present, NULL means auto and lands on tcp; nobody listens
+	 * on the port, so connected() reports the failure */
+	snprintf(path, sizeof(path), "%s:%s", PROVIDER_BUILD_PATH, FAKES_DIR "/good");
+	setenv("IDM_PROVIDER_PATH", path, 1);
+	setenv("IDM_PROVIDERS", "tcp,fake", 1);
+	ctx = unit_ctx();
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	snprintf(port, sizeof(port), "%d", closed_port());
+	attr.connect_timeout_ms = 2000;
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", port, &attr, &conn), 0);
+	ck_assert_str_eq(idm_conn_provider(conn), "tcp");
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_lt(unit_ev.connected_status, 0);
+	ck_assert_str_ne(idm_conn_error(conn), "");
+	ck_assert_int_eq(unit_ev.terminate, 0);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A caller compiled against a shorter idm_conn_cbs: the callbacks it does
+ * not know about are simply not called. */
+START_TEST(older_callbacks_struct)
+{
+	struct idm_conn_cbs old = unit_cbs;
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	idm_conn *conn = unit_target(ctx, &portal, true);
+	uint8_t din[ISCSI_BHS_LEN];
+	idm_buf *buf;
+	idm_task *t;
+
+	old.size = offsetof(struct idm_conn_cbs, data_completion_notify);
+	ck_assert_int_eq(idm_conn_set_cbs(conn, &old, NULL), 0);
+	ck_assert_int_eq(idm_buf_alloc(ctx, 512, &buf), 0);
+	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 512, 0), 0);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	idmp_conn_failed(conn, -EPIPE);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(unit_ev.terminate, 0);
+	idm_deallocate_task_resources(t);
+	idm_buf_destroy(buf);
+	idm_portal_destroy(portal);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+static Suite *conn_suite(void)
+{
+	Suite *s = suite_create("conn");
+	TCase *tc = tcase_create("conn");
+
+	tcase_add_test(tc, initiator_login_then_ffp);
+	tcase_add_test(tc, connect_refused);
+	tcase_add_test(tc, connect_arguments);
+	tcase_add_test(tc, target_put_get_data);
+	tcase_add_test(tc, control_notify_and_ack);
+	tcase_add_test(tc, deallocate_task_cancels_silently);
+	tcase_add_test(tc, terminate_is_silent);
+	tcase_add_test(tc, peer_failure_notifies_once);
+	tcase_add_test(tc, accept_refused);
+	tcase_add_test(tc, portal_arguments);
+	tcase_add_test(tc, auto_selection);
+	tcase_add_test(tc, older_callbacks_struct);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(conn_suite());
+}

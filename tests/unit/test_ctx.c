@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The context: creation arguments, the pollable fd, idm_ctx_progress() and
+ * deferred work, the opt-in progress thread, logging, and destruction with
+ * objects still open.
+ */
+#include "unit.h"
+#include "idm_internal.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool fd_readable(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+START_TEST(create_arguments)
+{
+	struct idm_ctx_attr attr = {.size = sizeof(attr), .log_level = -1};
+	idm_ctx *ctx = (idm_ctx *)&attr;
+
+	ck_assert_int_eq(idm_ctx_create(NULL, NULL), -EINVAL);
+	ck_assert_int_eq(idm_ctx_create(&attr, NULL), -EINVAL);
+	attr.size = 4; /* older than any released struct */
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), -EINVAL);
+	ck_assert_ptr_null(ctx);
+	attr.size = sizeof(attr);
+	attr.flags = 1u << 31; /* unknown flag */
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), -EINVAL);
+	attr.flags = 0;
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	idm_ctx_destroy(ctx);
+	ck_assert_int_eq(idm_ctx_create(NULL, &ctx), 0);
+	ck_assert_int_ge(idm_ctx_get_fd(ctx), 0);
+	idm_ctx_destroy(ctx);
+	idm_ctx_destroy(NULL);
+}
+END_TEST
+
+static int order[8], n_order;
+static idm_ctx *g_ctx;
+static struct idmp_defer d1, d2, d3;
+
+static void run1(struct idmp_defer *d)
+{
+	(void)d;
+	order[n_order++] = 1;
+}
+
+static void run3(struct idmp_defer *d)
+{
+	(void)d;
+	order[n_order++] = 3;
+}
+
+static void run2(struct idmp_defer *d)
+{
+	(void)d;
+	order[n_order++] = 2;
+	/* queued from a deferred item: runs in the next pass, not this one */
+	idmp_defer(g_ctx, &d3, run3);
+}
+
+START_TEST(defer_and_fd)
+{
+	idm_ctx *ctx = unit_ctx();
+	int fd = idm_ctx_get_fd(ctx);
+
+	g_ctx = ctx;
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!fd_readable(fd));
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
+
+	idmp_defer(ctx, &d1, run1);
+	idmp_defer(ctx, &d2, run2);
+	idmp_defer(ctx, &d1, run1); /* already queued: no-op */
+	ck_assert_int_eq(n_order, 0); /* never inside the call */
+	ck_assert(fd_readable(fd));
+
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 2);
+	ck_assert_int_eq(n_order, 2);
+	ck_assert_int_eq(order[0], 1);
+	ck_assert_int_eq(order[1], 2);
+	ck_assert(fd_readable(fd)); /* d3 waits */
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(n_order, 3);
+	ck_assert_int_eq(order[2], 3);
+
+	/* a cancelled item never runs */
+	idmp_defer(ctx, &d1, run1);
+	idmp_defer(ctx, &d2, run1);
+	idmp_defer_cancel(ctx, &d1);
+	idmp_defer_cancel(ctx, &d1); /* twice is harmless */
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(n_order, 4);
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(n_order, 4);
+	ck_assert(!fd_readable(fd));
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(progress_waits_for_timeout)
+{
+	idm_ctx *ctx = unit_ctx();
+	struct timespec a, b;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(idm_ctx_progress(ctx, 60), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+	ck_assert_int_ge(ms, 50);
+	ck_assert_int_lt(ms, 5000);
+	ck_assert_int_eq(idm_ctx_progress(NULL, 0), -EINVAL);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+static int nested_rc = 1;
+
+static void nested(struct idmp_defer *d)
+{
+	(void)d;
+	nested_rc = idm_ctx_progress(g_ctx, 0);
+}
+
+START_TEST(progress_from_callback_refused)
+{
+	idm_ctx *ctx = unit_ctx();
+
+	g_ctx = ctx;
+	idmp_defer(ctx, &d1, nested);
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(nested_rc, -EDEADLK);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(progress_thread)
+{
+	struct idm_conn_attr attr = {
+		.size = sizeof(attr),
+		.provider = "fake",
+		.cbs = &unit_cbs,
+	};
+	idm_ctx *ctx;
+	idm_conn *conn;
+
+	unit_use_providers("good", "fake");
+	ctx = unit_ctx();
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_ctx_stop_progress_thread(ctx), -EINVAL);
+	ck_assert_int_eq(idm_ctx_start_progress_thread(ctx), 0);
+	ck_assert_int_eq(idm_ctx_start_progress_thread(ctx), -EALREADY);
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), -EBUSY);
+
+	/* the connected callback arrives without any progress call */
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), 0);
+	for (int i = 0; i < 200 && !__atomic_load_n(&unit_ev.connected, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	ck_assert_int_eq(__atomic_load_n(&unit_ev.connected, __ATOMIC_ACQUIRE), 1);
+
+	ck_assert_int_eq(idm_ctx_stop_progress_thread(ctx), 0);
+	ck_assert_int_eq(idm_ctx_stop_progress_thread(ctx), -EINVAL);
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+	ck_assert_int_eq(idm_ctx_start_progress_thread(NULL), -EINVAL);
+	ck_assert_int_eq(idm_ctx_stop_progress_thread(NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(progress_thread_flag_and_destroy)
+{
+	struct idm_ctx_attr attr = {
+		.size = sizeof(attr),
+		.flags = IDM_CTX_PROGRESS_THREAD,
+		.log_level = -1,
+	};
+	idm_ctx *ctx;
+
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), -EBUSY);
+	ck_assert_int_eq(idm_ctx_start_progress_thread(ctx), -EALREADY);
+	idm_ctx_destroy(ctx); /* stops the thread itself */
+}
+END_TEST
+
+static char last_msg[512];
+static int n_msgs;
+
+static void sink(enum idm_log_level level, const char *msg, void *arg)
+{
+	(void)level;
+	ck_assert_ptr_eq(arg, &n_msgs);
+	n_msgs++;
+	strncpy(last_msg, msg, sizeof(last_msg) - 1);
+}
+
+START_TEST(logging_levels)
+{
+	struct idm_ctx_attr attr = {
+		.size = sizeof(attr),
+		.log_fn = sink,
+		.log_arg = &n_msgs,
+		.log_level = IDM_LOG_ERROR,
+	};
+	idm_ctx *ctx;
+
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	idmp_log(ctx, IDM_LOG_WARN, "hidden %d", 1);
+	ck_assert_int_eq(n_msgs, 0);
+	idmp_log(ctx, IDM_LOG_ERROR, "shown %d", 2);
+	ck_assert_int_eq(n_msgs, 1);
+	ck_assert_str_eq(last_msg, "shown 2");
+	idm_ctx_destroy(ctx);
+
+	/* -1: the IDM_LOG_LEVEL environment variable decides */
+	setenv("IDM_LOG_LEVEL", "debug", 1);
+	attr.log_level = -1;
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	idmp_log(ctx, IDM_LOG_DEBUG, "debug %s", "line");
+	ck_assert_int_eq(n_msgs, 2);
+	ck_assert_str_eq(last_msg, "debug line");
+	idm_ctx_destroy(ctx);
+
+	/* default without the variable: warnings, not info */
+	unsetenv("IDM_LOG_LEVEL");
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	idmp_log(ctx, IDM_LOG_INFO, "info");
+	ck_assert_int_eq(n_msgs, 2);
+	idmp_log(ctx, IDM_LOG_WARN, "warn");
+	ck_assert_int_eq(n_msgs, 3);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(destroy_with_objects_open)
+{
+	struct fake_stats *st;
+	idm_portal *portal;
+	idm_ctx *ctx;
+
+	/* keep the module mapped after the context unloads it */
+	setenv("IDM_DLCLOSE", "0", 1);
+	unit_use_providers("good", "fake");
+	ctx = unit_ctx();
+	(void)unit_initiator(ctx, true);
+	(void)unit_target(ctx, &portal, false);
+	st = unit_fake_stats();
+	/* a failure queued but not yet notified must not be notified */
+	idmp_conn_failed(unit_ev.accepted_conn, -ECONNRESET);
+	idm_ctx_destroy(ctx);
+	ck_assert_int_eq(unit_ev.terminate, 0);
+	ck_assert_int_eq(st->conn_free, 2);
+	ck_assert_int_eq(st->unlisten, 1);
+	ck_assert_int_eq(st->fini, 1);
+	/* the live initiator was terminated; the failed target needs no more */
+	ck_assert_int_ge(st->conn_terminate, 1);
+}
+END_TEST
+
+static Suite *ctx_suite(void)
+{
+	Suite *s = suite_create("ctx");
+	TCase *tc = tcase_create("ctx");
+
+	tcase_add_test(tc, create_arguments);
+	tcase_add_test(tc, defer_and_fd);
+	tcase_add_test(tc, progress_waits_for_timeout);
+	tcase_add_test(tc, progress_from_callback_refused);
+	tcase_add_test(tc, progress_thread);
+	tcase_add_test(tc, progress_thread_flag_and_destroy);
+	tcase_add_test(tc, logging_levels);
+	tcase_add_test(tc, destroy_with_objects_open);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(ctx_suite());
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "unit.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char log_buf[16384];
+static size_t log_len;
+
+static void log_sink(enum idm_log_level level, const char *msg, void *arg)
+{
+	(void)level;
+	(void)arg;
+	int n = snprintf(log_buf + log_len, sizeof(log_buf) - log_len, "%s\n", msg);
+	if (n > 0 && (size_t)n < sizeof(log_buf) - log_len)
+		log_len += (size_t)n;
+}
+
+bool unit_log_has(const char *needle)
+{
+	return strstr(log_buf, needle) != NULL;
+}
+
+const char *unit_log(void)
+{
+	return log_buf;
+}
+
+void unit_use_providers(const char *dirs, const char *filter)
+{
+	char path[4096] = "";
+	char *copy = strdup(dirs), *save = NULL, *d;
+
+	ck_assert_ptr_nonnull(copy);
+	for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		size_t n = strlen(path);
+		snprintf(path + n, sizeof(path) - n, "%s%s%s%s", n ? ":" : "",
+			 d[0] == '/' ? "" : FAKES_DIR, d[0] == '/' ? "" : "/", d);
+	}
+	free(copy);
+	ck_assert_int_eq(setenv("IDM_PROVIDER_PATH", path, 1), 0);
+	if (filter)
+		ck_assert_int_eq(setenv("IDM_PROVIDERS", filter, 1), 0);
+	else
+		unsetenv("IDM_PROVIDERS");
+}
+
+idm_ctx *unit_ctx(void)
+{
+	struct idm_ctx_attr attr = {
+		.size = sizeof(attr),
+		.log_fn = log_sink,
+		.log_level = IDM_LOG_DEBUG,
+	};
+	idm_ctx *ctx = NULL;
+
+	log_len = 0;
+	log_buf[0] = '\0';
+	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
+	ck_assert_ptr_nonnull(ctx);
+	return ctx;
+}
+
+struct fake_stats *unit_fake_stats(void)
+{
+	void *h = dlopen(FAKES_DIR "/good/libidm-fake.so", RTLD_NOW | RTLD_NOLOAD);
+	struct fake_stats *st;
+
+	ck_assert_msg(h != NULL, "fake provider not loaded: %s", dlerror());
+	st = dlsym(h, "fake_stats");
+	ck_assert_ptr_nonnull(st);
+	dlclose(h); /* drops only the reference NOLOAD took */
+	return st;
+}
+
+bool unit_progress_until(idm_ctx *ctx, const volatile int *flag)
+{
+	for (int i = 0; i < 200 && !*flag; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 10), 0);
+	return *flag != 0;
+}
+
+struct unit_events unit_ev;
+
+static void cb_connected(idm_conn *conn, int status, void *arg)
+{
+	(void)conn;
+	(void)arg;
+	unit_ev.connected++;
+	unit_ev.connected_status = status;
+}
+
+static void cb_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	(void)conn;
+	(void)arg;
+	unit_ev.control++;
+	unit_ev.last_opcode = idm_pdu_opcode(pdu);
+	unit_ev.last_task = idm_pdu_task(pdu);
+}
+
+static void cb_completion(idm_task *task, enum idm_data_dir dir, uint32_t offset,
+			  uint32_t length, uint32_t sn, int status, void *arg)
+{
+	(void)task;
+	(void)sn;
+	(void)arg;
+	unit_ev.completions++;
+	unit_ev.last_dir = dir;
+	unit_ev.last_status = status;
+	unit_ev.last_offset = offset;
+	unit_ev.last_length = length;
+}
+
+static void cb_ack(idm_task *task, uint32_t datasn, void *arg)
+{
+	(void)task;
+	(void)datasn;
+	(void)arg;
+	unit_ev.acks++;
+}
+
+static void cb_terminate(idm_conn *conn, int reason, void *arg)
+{
+	(void)conn;
+	(void)arg;
+	unit_ev.terminate++;
+	unit_ev.terminate_reason = reason;
+}
+
+const struct idm_conn_cbs unit_cbs = {
+	.size = sizeof(struct idm_conn_cbs),
+	.connected = cb_connected,
+	.control_notify = cb_control,
+	.data_completion_notify = cb_completion,
+	.data_ack_notify = cb_ack,
+	.connection_terminate_notify = cb_terminate,
+};
+
+static int cb_accept(idm_portal *portal, idm_conn *conn, void *arg)
+{
+	(void)portal;
+	(void)arg;
+	unit_ev.accepted++;
+	unit_ev.accepted_conn = conn;
+	return idm_conn_set_cbs(conn, &unit_cbs, NULL);
+}
+
+void unit_bhs(uint8_t bhs[ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt)
+{
+	memset(bhs, 0, ISCSI_BHS_LEN);
+	bhs[0] = opcode;
+	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
+}
+
+idm_conn *unit_initiator(idm_ctx *ctx, bool ffp)
+{
+	struct idm_conn_attr attr = {
+		.size = sizeof(attr),
+		.provider = "fake",
+		.cbs = &unit_cbs,
+	};
+	idm_conn *conn = NULL;
+
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), 0);
+	ck_assert_ptr_nonnull(conn);
+	/* never from inside the call */
+	ck_assert_int_eq(unit_ev.connected, 0);
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_eq(unit_ev.connected_status, 0);
+	ck_assert_int_eq(idm_conn_role(conn), IDM_ROLE_INITIATOR);
+	if (ffp)
+		ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), 0);
+	return conn;
+}
+
+idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp)
+{
+	struct idm_portal_attr attr = {
+		.size = sizeof(attr),
+		.providers = "fake",
+		.accept = cb_accept,
+	};
+	idm_conn *conn;
+
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &attr, portal), 0);
+	ck_assert_int_eq(unit_ev.accepted, 0);
+	ck_assert(unit_progress_until(ctx, &unit_ev.accepted));
+	conn = unit_ev.accepted_conn;
+	ck_assert_ptr_nonnull(conn);
+	ck_assert_int_eq(idm_conn_role(conn), IDM_ROLE_TARGET);
+	if (ffp) {
+		uint8_t rsp[ISCSI_BHS_LEN];
+		unit_bhs(rsp, ISCSI_OP_LOGIN_RSP, 1);
+		ck_assert_int_eq(idm_enable_datamover(conn, rsp, NULL, 0), 0);
+	}
+	return conn;
+}
+
+int unit_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
