@@ -90,7 +90,9 @@ void idmp_conn_set_error(struct idm_conn *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->error, sizeof(c->error), fmt, ap);
 	va_end(ap);
-	idmp_warn(c->ctx, "connection %s: %s", c->peer_name, c->error);
+	/* The caller gets the reason through its callback and idm_conn_error();
+	 * a peer closing after Logout is routine, so no louder than info. */
+	idmp_info(c->ctx, "connection %s: %s", c->peer_name, c->error);
 }
 
 /* ---- target side ---------------------------------------------------- */

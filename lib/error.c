@@ -2,6 +2,7 @@
 #include "idm_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 /*
@@ -10,6 +11,8 @@
  */
 IDM_API const char *idm_strerror(int err)
 {
+	if (err == INT_MIN)
+		return "Unknown error";
 	if (err < 0)
 		err = -err;
 	switch (err) {
