@@ -406,7 +406,11 @@ IDM_API int idm_put_data(idm_task *task, const uint8_t datain[IDM_BHS_LEN],
  * placed too, without R2Ts: call Get_Data for a write command from its
  * SCSI Command control_notify so they land directly in `buf` (called
  * later, libidm keeps them in a staging copy until then).
- * data_completion_notify(IDM_DATA_OUT) follows.
+ * Several Get_Data ranges of one task may be outstanding at once if they do
+ * not overlap (-EINVAL); a provider may bound how many (the TCP provider:
+ * 4, then -EBUSY), so a caller splitting a large write should ask for the
+ * next range from the previous range's completion.
+ * data_completion_notify(IDM_DATA_OUT) follows for each range.
  */
 IDM_API int idm_get_data(idm_task *task, const uint8_t r2t[IDM_BHS_LEN],
 			 idm_buf *buf, size_t buf_off, uint32_t offset,

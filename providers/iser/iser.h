@@ -22,6 +22,7 @@
 #define ISER_SQ_DEPTH 512u
 #define ISER_TASK_DOPS 4   /* concurrent Put/Get_Data per task */
 #define ISER_MAX_DEVS 4
+#define ISER_CQ_BATCH 32
 
 /* ---- devices and memory ---------------------------------------------- */
 
@@ -202,6 +203,9 @@ struct iser_conn {
 	struct idmp_watch cm_w, scq_w, rcq_w, timer_w;
 	int timer_fd;
 	uint32_t scq_unacked, rcq_unacked;
+	struct ibv_wc batch[ISER_CQ_BATCH]; /* completions being handled */
+	int batch_n, batch_pos;
+	bool batch_send;
 
 	/* CM outcome */
 	uint8_t req_flags, rep_flags;

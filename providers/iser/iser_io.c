@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CQ_BATCH 32
 #define CQ_ACK_BATCH 64u
 
 struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
@@ -212,61 +211,67 @@ static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
 {
 	struct iser_op *op;
 	struct idm_task *t;
+	struct iser_dop *dop;
+	enum iser_op_kind kind;
+	uint32_t len;
 
 	if (wc->wr_id == 0 || wc->wr_id > ISER_SQ_DEPTH)
 		return;
 	op = &ic->ops[wc->wr_id - 1];
 	if (op->kind == ISER_OP_FREE)
 		return;
+	/* Give the slot (and its message / window) back before anything
+	 * that may call the caller: a callback that ends the connection
+	 * drains the QP, which waits for every slot to come back. */
+	kind = op->kind;
 	t = op->task;
+	dop = op->dop;
+	len = op->len;
+	if (op->msg)
+		iser_pool_put(op->msg);
+	iser_mw_put(ic, op->mw);
+	iser_op_put(ic, op);
+	if (kind == ISER_OP_READ || kind == ISER_OP_ACK_READ)
+		ic->reads_out--;
 	if (wc->status != IBV_WC_SUCCESS) {
-		enum iser_op_kind k = op->kind;
-
-		iser_conn_fail(ic, -EIO, "%s failed: %s (vendor error %#x)",
-			       op_name(k), ibv_wc_status_str(wc->status),
-			       wc->vendor_err);
+		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
+								      : -EIO,
+			       "%s failed: %s (vendor error %#x)", op_name(kind),
+			       ibv_wc_status_str(wc->status), wc->vendor_err);
 		return;
 	}
 	ic->activity = true;
-	switch (op->kind) {
+	switch (kind) {
 	case ISER_OP_SEND:
-		iser_pool_put(op->msg);
-		op->msg = NULL;
 		if (ic->conn->role == IDM_ROLE_INITIATOR) {
-			iser_op_put(ic, op);
 			if (t) {
 				iser_task(t)->sends_pending--;
 				iser_ini_try_complete(ic, t);
 			}
 			if (ic->dout_head && ic->state == ISER_UP)
 				iser_ini_dout_resume(ic);
-			return;
 		}
 		break;
 	case ISER_OP_WRITE:
-		if (t && op->dop)
-			iser_dop_progress(ic, op->dop, op->len, 0);
+		if (t && dop)
+			iser_dop_progress(ic, dop, len, 0);
 		break;
 	case ISER_OP_READ:
-		ic->reads_out--;
-		if (t && op->dop)
-			iser_dop_progress(ic, op->dop, op->len, 0);
-		iser_post_waiting_reads(ic);
+		if (t && dop)
+			iser_dop_progress(ic, dop, len, 0);
+		if (ic->state == ISER_UP)
+			iser_post_waiting_reads(ic);
 		break;
 	case ISER_OP_ACK_READ:
-		ic->reads_out--;
 		if (t)
 			idmp_data_ack(t, iser_task(t)->datasn);
-		iser_post_waiting_reads(ic);
+		if (ic->state == ISER_UP)
+			iser_post_waiting_reads(ic);
 		break;
 	case ISER_OP_LINV:
-		iser_mw_put(ic, op->mw);
-		op->mw = NULL;
 		if (t) {
 			iser_task(t)->linv_pending--;
-			iser_op_put(ic, op);
 			iser_ini_try_complete(ic, t);
-			return;
 		}
 		break;
 	case ISER_OP_PROBE:
@@ -275,7 +280,6 @@ static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
 	default:
 		break;
 	}
-	iser_op_put(ic, op);
 }
 
 static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
@@ -285,7 +289,9 @@ static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
 	ic->rx_posted--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		iser_pool_put(m);
-		iser_conn_fail(ic, -EIO, "receive failed: %s (vendor error %#x)",
+		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
+								      : -EIO,
+			       "receive failed: %s (vendor error %#x)",
 			       ibv_wc_status_str(wc->status), wc->vendor_err);
 		return;
 	}
@@ -311,8 +317,8 @@ static void cq_events(struct ibv_comp_channel *cc, uint32_t *unacked)
 void iser_cq_poll(struct iser_conn *ic, bool is_send)
 {
 	struct ibv_cq *cq = is_send ? ic->scq : ic->rcq;
-	struct ibv_wc wc[CQ_BATCH];
-	int n, i;
+	struct ibv_wc *wc = ic->batch;
+	int n;
 
 	if (ic->state != ISER_UP)
 		return;
@@ -321,13 +327,26 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
 		return;
 	}
 	do {
-		n = ibv_poll_cq(cq, CQ_BATCH, wc);
-		for (i = 0; i < n && ic->state == ISER_UP; i++) {
+		/* The batch lives in the connection so that a teardown
+		 * started by one completion (iser_drain) also takes back
+		 * the WRs of the completions polled after it. */
+		n = ibv_poll_cq(cq, ISER_CQ_BATCH, wc);
+		ic->batch_n = n > 0 ? n : 0;
+		ic->batch_send = is_send;
+		for (ic->batch_pos = 0;
+		     ic->batch_pos < ic->batch_n && ic->state == ISER_UP;
+		     ic->batch_pos++) {
 			if (is_send)
-				send_done(ic, &wc[i]);
+				send_done(ic, &wc[ic->batch_pos]);
 			else
-				recv_done(ic, &wc[i]);
+				recv_done(ic, &wc[ic->batch_pos]);
 		}
+		ic->batch_n = 0;
+		/* A busy receive CQ must not starve the send CQ: while
+		 * commands keep arriving, the Sends of their responses only
+		 * complete (and give their messages back) here. */
+		if (!is_send && n > 0 && ic->state == ISER_UP)
+			iser_cq_poll(ic, true);
 	} while (n > 0 && ic->state == ISER_UP);
 	if (n < 0 && ic->state == ISER_UP)
 		iser_conn_fail(ic, -EIO, "polling the completion queue failed");
@@ -384,6 +403,7 @@ void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 	op = iser_op_get(ic, ISER_OP_PROBE);
 	if (!op)
 		return;
+	idmp_dbg(ic->ctx, "iser: idle, probing the peer");
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
 	wr.opcode = IBV_WR_RDMA_WRITE;

@@ -9,7 +9,7 @@
 #include <libidm/iscsi.h>
 
 #define ISER_RX_DEPTH_DEFAULT 64u
-#define ISER_TX_DEPTH 64u
+#define ISER_TX_DEPTH 128u
 #define ISER_LOGIN_DEPTH 4u
 
 bool iser_keys_force(struct idm_conn_params *p)

@@ -151,6 +151,29 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 	return 0;
 }
 
+/* A completion seen during teardown: only give its resources back. */
+static void drain_wc(struct iser_conn *ic, const struct ibv_wc *wc, bool send)
+{
+	struct iser_op *op;
+
+	if (!send) {
+		iser_pool_put((struct iser_msg *)(uintptr_t)wc->wr_id);
+		ic->rx_posted--;
+		return;
+	}
+	if (wc->wr_id == 0 || wc->wr_id > ISER_SQ_DEPTH)
+		return;
+	op = &ic->ops[wc->wr_id - 1];
+	if (op->kind == ISER_OP_FREE)
+		return;
+	if (op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ)
+		ic->reads_out--;
+	if (op->msg)
+		iser_pool_put(op->msg);
+	iser_mw_put(ic, op->mw);
+	iser_op_put(ic, op);
+}
+
 /* Complete every outstanding work request (as flush errors) so that no
  * buffer is touched by the device once we return. Bounded: rxe flushes in
  * microseconds, hardware in milliseconds. */
@@ -170,30 +193,22 @@ void iser_drain(struct iser_conn *ic)
 		iser_op_put(ic, op);
 	}
 	ic->wait_tail = NULL;
+	/* completions already polled but not handled yet (the handler of
+	 * batch_pos started this teardown and keeps its own) */
+	while (ic->batch_n && ++ic->batch_pos < ic->batch_n)
+		drain_wc(ic, &ic->batch[ic->batch_pos], ic->batch_send);
+	ic->batch_n = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct ibv_wc wc[16];
 		int n, i;
 
 		n = ibv_poll_cq(ic->scq, 16, wc);
-		for (i = 0; i < n; i++) {
-			struct iser_op *op;
-
-			if (wc[i].wr_id == 0 || wc[i].wr_id > ISER_SQ_DEPTH)
-				continue;
-			op = &ic->ops[wc[i].wr_id - 1];
-			if (op->kind == ISER_OP_FREE)
-				continue;
-			if (op->msg)
-				iser_pool_put(op->msg);
-			iser_mw_put(ic, op->mw);
-			iser_op_put(ic, op);
-		}
+		for (i = 0; i < n; i++)
+			drain_wc(ic, &wc[i], true);
 		n = ibv_poll_cq(ic->rcq, 16, wc);
-		for (i = 0; i < n; i++) {
-			iser_pool_put((struct iser_msg *)(uintptr_t)wc[i].wr_id);
-			ic->rx_posted--;
-		}
+		for (i = 0; i < n; i++)
+			drain_wc(ic, &wc[i], false);
 		if (ic->sq_used == 0 && ic->rx_posted == 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);

@@ -338,7 +338,8 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	if (status) {
 		r = send_status(ic, t, tmpl);
 		if (r < 0)
-			iser_conn_fail(ic, r, "cannot send the SCSI Response");
+			iser_conn_fail(ic, r, "cannot send the SCSI Response: %s",
+				       strerror(-r));
 	}
 	return 0;
 }

@@ -62,9 +62,8 @@ uint32_t tcp_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
 
-__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc,
-							   const void *buf,
-							   size_t len)
+__attribute__((target("sse4.2"))) static uint32_t
+crc_sse42(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	uint64_t c = crc;

@@ -19,21 +19,22 @@
 #include "tcp_pdu.h"
 
 #define tcp_container_of(ptr, type, member)                                    \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
-#define TCP_RING 64          /* PDUs prepared for one sendmsg */
+#define TCP_RING 64 /* PDUs prepared for one sendmsg */
 /* Receive staging: headers and small segments come from recv()s of up to
  * TCP_STAGE bytes; a direct read of a large segment also takes up to
  * TCP_STAGE_TAIL bytes of what follows (normally the next header). Both
  * are small so that little payload is ever copied out of the stage. */
-#define TCP_STAGE 4096
+#define TCP_STAGE      4096
 #define TCP_STAGE_TAIL 256
-#define TCP_DIRECT_MIN 1024  /* read payload larger than this in place */
-#define TCP_MAX_R2T 16       /* outstanding R2Ts kept per task (cap) */
-#define TCP_MAX_GETS 4       /* Get_Data ranges active per task */
-#define TCP_RX_BUDGET 256    /* PDUs handled per wakeup before yielding */
-#define TCP_TXD_CHUNK 32
-#define TCP_DEAD_ITTS 32    /* freed ITTs remembered per connection */
+#define TCP_DIRECT_MIN 1024	  /* read payload larger than this in place */
+#define TCP_MAX_R2T    16	  /* outstanding R2Ts kept per task (cap) */
+#define TCP_MAX_GETS   4	  /* Get_Data ranges active per task */
+#define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
+#define TCP_IO_BYTES   (4u << 20) /* bytes moved per wakeup and direction */
+#define TCP_TXD_CHUNK  32
+#define TCP_DEAD_ITTS  32 /* freed ITTs remembered per connection */
 
 /* ---- send side ---------------------------------------------------- */
 
@@ -49,9 +50,9 @@ struct tcp_txd {
 	struct tcp_txd *next;
 	enum tcp_txd_kind kind;
 	struct idm_task *task; /* NULL for task-less control PDUs */
-	bool cancelled;        /* task freed: no notification, skip PDUs */
-	bool gen_done;         /* every PDU is in the ring */
-	bool hd, dd;           /* digests as of the call that queued it */
+	bool cancelled;	       /* task freed: no notification, skip PDUs */
+	bool gen_done;	       /* every PDU is in the ring */
+	bool hd, dd;	       /* digests as of the call that queued it */
 	unsigned inflight;     /* ring entries not fully written */
 	/* TXD_CTRL: BHS+AHS at cbuf, data at `data` (cbuf or, for a SCSI
 	 * Command's immediate data, the task's out buffer) */
@@ -62,14 +63,14 @@ struct tcp_txd {
 	uint32_t dlen;
 	/* data transfers: buffer offsets [start, end), pos = next byte */
 	uint8_t tmpl[ISCSI_BHS_LEN]; /* Data-In / R2T template, Data-Out LUN */
-	const uint8_t *base;         /* address of buffer offset 0 */
+	const uint8_t *base;	     /* address of buffer offset 0 */
 	uint32_t start, end, pos;
-	uint32_t wire_off;           /* Buffer Offset of base (Data-In) */
-	uint32_t mbl;                /* burst length (0: one sequence) */
+	uint32_t wire_off; /* Buffer Offset of base (Data-In) */
+	uint32_t mbl;	   /* burst length (0: one sequence) */
 	uint32_t datasn;
 	uint32_t ttt;
 	uint32_t itt;
-	bool ack, status;            /* Put_Data: A bit / S bit on last */
+	bool ack, status; /* Put_Data: A bit / S bit on last */
 };
 
 /* One PDU ready to send: its iovecs and how much of it went out. */
@@ -78,8 +79,8 @@ struct tcp_txpdu {
 	struct iovec iov[4];
 	int iovcnt;
 	size_t len, done;
-	bool last;   /* last PDU of txd */
-	bool skip;   /* cancelled before any byte went out */
+	bool last; /* last PDU of txd */
+	bool skip; /* cancelled before any byte went out */
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
 	uint8_t hdig[ISCSI_DIGEST_LEN];
 	uint8_t trl[8];
@@ -89,46 +90,46 @@ struct tcp_txpdu {
 
 struct tcp_r2t {
 	uint32_t ttt, off, len, got, exp_datasn;
-	unsigned get;           /* index of its Get_Data range */
+	unsigned get; /* index of its Get_Data range */
 };
 
 /* One Get_Data range of a task (several may be active at once). */
 struct tcp_get {
 	struct idm_task *task;
 	bool active;
-	uint32_t seq;           /* call order: R2Ts go out in it */
-	uint8_t *base;          /* where byte `off` of the range goes */
+	uint32_t seq;  /* call order: R2Ts go out in it */
+	uint8_t *base; /* where byte `off` of the range goes */
 	uint32_t off, len, got;
-	uint32_t next;          /* next offset to ask for by R2T */
-	uint32_t sn;            /* last R2TSN used for it (~0: none) */
+	uint32_t next; /* next offset to ask for by R2T */
+	uint32_t sn;   /* last R2TSN used for it (~0: none) */
 	uint8_t tmpl[ISCSI_BHS_LEN];
 	struct idmp_defer done_defer;
 };
 
 struct tcp_task {
 	struct idm_task *task;
-	unsigned ntxd;          /* txds referencing the task */
+	unsigned ntxd; /* txds referencing the task */
 	/* initiator */
 	bool cmd_sent;
-	uint32_t exp_datasn;    /* next Data-In DataSN */
+	uint32_t exp_datasn; /* next Data-In DataSN */
 	uint32_t exp_r2tsn;
-	uint32_t unsol_end;     /* sent unsolicited [0, unsol_end) */
+	uint32_t unsol_end; /* sent unsolicited [0, unsol_end) */
 	uint8_t lun[8];
 	/* target: write command */
 	bool write;
 	uint32_t edtl;
 	uint32_t imm_len;
-	uint32_t unsol_end_t;   /* expected unsolicited [0, end) */
-	uint32_t unsol_rcvd;    /* next unsolicited offset expected */
+	uint32_t unsol_end_t; /* expected unsolicited [0, end) */
+	uint32_t unsol_rcvd;  /* next unsolicited offset expected */
 	uint32_t unsol_datasn;
 	const uint8_t *imm_ptr; /* immediate data during the command notify */
-	uint32_t imm_cov;       /* bytes of it Get_Data calls took */
-	uint8_t *staging;       /* unsolicited data waiting for Get_Data */
-	uint32_t st_lo;         /* staging holds [st_lo, unsol_rcvd) */
+	uint32_t imm_cov;	/* bytes of it Get_Data calls took */
+	uint8_t *staging;	/* unsolicited data waiting for Get_Data */
+	uint32_t st_lo;		/* staging holds [st_lo, unsol_rcvd) */
 	/* target: Get_Data */
 	struct tcp_get get[TCP_MAX_GETS];
 	uint32_t get_seq;
-	uint32_t r2tsn;          /* next R2TSN of the task */
+	uint32_t r2tsn; /* next R2TSN of the task */
 	struct tcp_r2t r2t[TCP_MAX_R2T];
 	unsigned nr2t;
 	/* target: Put_Data */
@@ -161,15 +162,15 @@ struct tcp_conn {
 	int fd;
 	struct idmp_watch w;
 	uint32_t wevents;
-	bool closed;            /* socket gone: terminated or failed */
-	bool ffp;               /* digests/limits of full feature phase on */
-	bool hd, dd;            /* header / data digest in use */
+	bool closed; /* socket gone: terminated or failed */
+	bool ffp;    /* digests/limits of full feature phase on */
+	bool hd, dd; /* header / data digest in use */
 	uint32_t next_ttt;
 	/* ITTs of tasks the caller freed lately: their late Data-In /
 	 * Data-Out / R2T (e.g. after an ABORT TASK) are dropped, not fatal */
 	uint32_t dead_itt[TCP_DEAD_ITTS];
 	unsigned dead_pos;
-	uint32_t exp_statsn;    /* initiator: from the caller's last PDU */
+	uint32_t exp_statsn; /* initiator: from the caller's last PDU */
 	/* connect (initiator) */
 	int tfd;
 	struct idmp_watch tw;
@@ -178,14 +179,14 @@ struct tcp_conn {
 	enum tcp_rx_state rs;
 	uint8_t rhdr[ISCSI_BHS_LEN + TCP_MAX_AHS_LEN + ISCSI_DIGEST_LEN];
 	struct tcp_pdu_lens rl;
-	uint32_t rgot;          /* bytes of the current state done */
+	uint32_t rgot; /* bytes of the current state done */
 	enum tcp_rx_dest rdst;
-	uint8_t *rptr;          /* where the data segment goes */
+	uint8_t *rptr; /* where the data segment goes */
 	uint32_t rcrc;
 	uint8_t rtrl[8];
 	struct idm_task *rtask; /* Data-In / Data-Out: its task */
-	struct tcp_r2t *rr2t;   /* Data-Out: its R2T (NULL: unsolicited) */
-	struct tcp_get *rget;   /* Data-Out placed directly: its range */
+	struct tcp_r2t *rr2t;	/* Data-Out: its R2T (NULL: unsolicited) */
+	struct tcp_get *rget;	/* Data-Out placed directly: its range */
 	uint8_t *rxbuf;
 	uint32_t rxcap;
 	uint8_t discard[TCP_DISCARD];
@@ -233,7 +234,8 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d);
 void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d);
 int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		size_t ahs_len, const void *data, size_t data_len,
-		struct idm_task *task, const uint8_t *ext_data, uint32_t ext_len);
+		struct idm_task *task, const uint8_t *ext_data,
+		uint32_t ext_len);
 void tcp_tx_kick(struct tcp_conn *tc);
 void tcp_tx_flush(struct tcp_conn *tc);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
@@ -245,19 +247,43 @@ void tcp_rx_run(struct tcp_conn *tc);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idmp_defer *d);
 
+/* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
+static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
+			       uint32_t b1, uint32_t *lo, uint32_t *hi)
+{
+	*lo = a0 > b0 ? a0 : b0;
+	*hi = a1 < b1 ? a1 : b1;
+	return *lo < *hi;
+}
+
+/* Where byte `off` of the write data goes in range g. */
+static inline uint8_t *tcp_get_dst(struct tcp_get *g, uint32_t off)
+{
+	return g->base + (off - g->off);
+}
+
+/* tcp_r2t.c */
+struct tcp_get *tcp_get_cover(struct tcp_task *tt, uint32_t off, uint64_t end);
+bool tcp_get_complete_ready(struct tcp_conn *tc, struct idm_task *t);
+int tcp_issue_r2ts(struct tcp_conn *tc, struct idm_task *t);
+int tcp_get_data(struct idm_task *task, const uint8_t *tmpl,
+		 struct idm_buf *buf, size_t buf_off, uint32_t offset,
+		 uint32_t length, uint32_t flags);
+
+/* tcp_datain.c */
+int tcp_put_data(struct idm_task *task, const uint8_t *tmpl,
+		 struct idm_buf *buf, size_t buf_off, uint32_t offset,
+		 uint32_t length, uint32_t flags);
+void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
+		     struct idm_task *t);
+int tcp_tgt_snack(struct tcp_conn *tc);
+
 /* tcp_target.c */
 int tcp_tgt_cmd_header(struct tcp_conn *tc);
 int tcp_tgt_cmd_done(struct tcp_conn *tc);
 int tcp_tgt_dataout_header(struct tcp_conn *tc);
 int tcp_tgt_dataout_done(struct tcp_conn *tc);
-int tcp_tgt_snack(struct tcp_conn *tc);
-int tcp_put_data(struct idm_task *task, const uint8_t *tmpl, struct idm_buf *buf,
-		 size_t buf_off, uint32_t offset, uint32_t length, uint32_t flags);
-int tcp_get_data(struct idm_task *task, const uint8_t *tmpl, struct idm_buf *buf,
-		 size_t buf_off, uint32_t offset, uint32_t length, uint32_t flags);
 void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t);
-void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
-		     struct idm_task *t);
 
 /* tcp_initiator.c */
 int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,

@@ -97,7 +97,8 @@ void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt)
 
 bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt)
 {
-	unsigned n = tc->dead_pos < TCP_DEAD_ITTS ? tc->dead_pos : TCP_DEAD_ITTS;
+	unsigned n =
+		tc->dead_pos < TCP_DEAD_ITTS ? tc->dead_pos : TCP_DEAD_ITTS;
 
 	for (unsigned i = 0; i < n; i++)
 		if (tc->dead_itt[i] == itt)
@@ -118,8 +119,7 @@ void tcp_release_tasks(struct tcp_conn *tc)
 
 	if (!tc->conn)
 		return;
-	HASH_ITER(hh, tc->conn->tasks, t, tmp)
-	{
+	HASH_ITER (hh, tc->conn->tasks, t, tmp) {
 		if (tc->conn->role == IDM_ROLE_TARGET)
 			tcp_tgt_task_release(tc, t);
 		else
@@ -199,8 +199,9 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		llen = 0;
 	if (getpeername(fd, (struct sockaddr *)&peer, &plen) < 0)
 		plen = 0;
-	if (idmp_conn_accepted(tl->l, tc, llen ? (struct sockaddr *)&local : NULL,
-			       plen ? (struct sockaddr *)&peer : NULL, &conn) < 0) {
+	if (idmp_conn_accepted(
+		    tl->l, tc, llen ? (struct sockaddr *)&local : NULL,
+		    plen ? (struct sockaddr *)&peer : NULL, &conn) < 0) {
 		tcp_conn_destroy(tc);
 		return;
 	}
@@ -217,7 +218,8 @@ static void listen_event(struct idmp_watch *w, uint32_t revents)
 
 	(void)revents;
 	for (int i = 0; i < 64; i++) {
-		int fd = accept4(tl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(tl->fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED)
@@ -240,14 +242,16 @@ int tcp_listen(struct idmp_listener *l, const struct sockaddr *sa,
 	if (!tl)
 		return -ENOMEM;
 	tl->l = l;
-	tl->fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	tl->fd = socket(sa->sa_family,
+			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (tl->fd < 0) {
 		r = -errno;
 		free(tl);
 		return r;
 	}
 	setsockopt(tl->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(tl->fd, sa, salen) < 0 || listen(tl->fd, backlog > 0 ? backlog : 128) < 0 ||
+	if (bind(tl->fd, sa, salen) < 0 ||
+	    listen(tl->fd, backlog > 0 ? backlog : 128) < 0 ||
 	    getsockname(tl->fd, (struct sockaddr *)&bound, &blen) < 0) {
 		r = -errno;
 		goto fail;
@@ -256,7 +260,8 @@ int tcp_listen(struct idmp_listener *l, const struct sockaddr *sa,
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 	else if (bound.ss_family == AF_INET6)
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-	r = idmp_watch_add(l->portal->ctx, &tl->w, tl->fd, EPOLLIN, listen_event);
+	r = idmp_watch_add(l->portal->ctx, &tl->w, tl->fd, EPOLLIN,
+			   listen_event);
 	if (r < 0)
 		goto fail;
 	l->priv = tl;
@@ -301,7 +306,8 @@ static void connect_done(struct tcp_conn *tc, int status)
 		struct sockaddr_storage local, peer;
 		socklen_t llen = sizeof(local), plen = sizeof(peer);
 
-		if (getsockname(tc->fd, (struct sockaddr *)&local, &llen) == 0 &&
+		if (getsockname(tc->fd, (struct sockaddr *)&local, &llen) ==
+			    0 &&
 		    getpeername(tc->fd, (struct sockaddr *)&peer, &plen) == 0)
 			idmp_conn_set_names(tc->conn, (struct sockaddr *)&local,
 					    (struct sockaddr *)&peer);
@@ -353,11 +359,12 @@ static void timer_event(struct idmp_watch *w, uint32_t revents)
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		socklen_t salen, int timeout_ms)
 {
-	struct itimerspec its = {0};
+	struct itimerspec its = { 0 };
 	struct tcp_conn *tc;
 	int fd, r;
 
-	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
 	if (fd < 0)
 		return -errno;
 	tune_socket(fd);

@@ -17,7 +17,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 {
 	const struct idm_conn_params *p = &tc->conn->params;
 	struct tcp_task *tt = tcp_task(t);
-	struct tcp_unsol_plan plan = {0};
+	struct tcp_unsol_plan plan = { 0 };
 	const uint8_t *out = NULL;
 	uint8_t hdr[ISCSI_BHS_LEN];
 	int r;
@@ -31,7 +31,8 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		out = (const uint8_t *)t->out_buf->addr + t->out_off;
 		tcp_unsol_plan(p->immediate_data, p->initial_r2t,
 			       p->first_burst_length, dsl ? dsl : TCP_LOGIN_DSL,
-			       iscsi_get32(bhs + ISCSI_CMD_EDTL), t->out_len, &plan);
+			       iscsi_get32(bhs + ISCSI_CMD_EDTL), t->out_len,
+			       &plan);
 	} else {
 		plan.cmd_final = true;
 	}
@@ -45,8 +46,8 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	tt->task = t;
 	memcpy(tt->lun, bhs + ISCSI_BHS_LUN, 8);
 	tt->unsol_end = plan.unsol_end;
-	r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t, plan.imm ? out : NULL,
-			plan.imm);
+	r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t,
+			plan.imm ? out : NULL, plan.imm);
 	if (r < 0) {
 		tt->task = NULL;
 		return r;
@@ -98,18 +99,21 @@ int tcp_ini_datain_header(struct tcp_conn *tc)
 		return 0;
 	}
 	if (!t) {
-		tcp_conn_fail(tc, -EPROTO, "Data-In for unknown ITT 0x%08x", itt);
+		tcp_conn_fail(tc, -EPROTO, "Data-In for unknown ITT 0x%08x",
+			      itt);
 		return -1;
 	}
 	tt = tcp_task(t);
 	if (sn != tt->exp_datasn) {
-		tcp_conn_fail(tc, -EPROTO, "Data-In DataSN %u, expected %u (ITT 0x%08x)",
-			      sn, tt->exp_datasn, itt);
+		tcp_conn_fail(tc, -EPROTO,
+			      "Data-In DataSN %u, expected %u (ITT 0x%08x)", sn,
+			      tt->exp_datasn, itt);
 		return -1;
 	}
 	if (len && (!t->in_buf || (uint64_t)off + len > t->in_len)) {
 		tcp_conn_fail(tc, -EPROTO,
-			      "Data-In [%u, +%u) outside the %u-byte read buffer (ITT 0x%08x)",
+			      "Data-In [%u, +%u) outside the %u-byte read "
+			      "buffer (ITT 0x%08x)",
 			      off, len, t->in_len, itt);
 		return -1;
 	}
@@ -132,8 +136,8 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 		/* RFC 7143 11.7.2: acknowledge with a DataACK SNACK */
 		uint8_t ack[ISCSI_BHS_LEN];
 		tcp_pdu_dataack(ack, bhs + ISCSI_BHS_LUN,
-				iscsi_get32(bhs + ISCSI_BHS_TTT), tc->exp_statsn,
-				tt->exp_datasn);
+				iscsi_get32(bhs + ISCSI_BHS_TTT),
+				tc->exp_statsn, tt->exp_datasn);
 		if (tcp_tx_ctrl(tc, ack, NULL, 0, NULL, 0, NULL, NULL, 0) < 0) {
 			tcp_conn_fail(tc, -ENOMEM, "no memory for a DataACK");
 			return -1;
@@ -147,7 +151,8 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 int tcp_ini_r2t(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = iscsi_bhs_itt(bhs), ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	uint32_t itt = iscsi_bhs_itt(bhs),
+		 ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
 	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
 	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
 	uint32_t len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
@@ -163,14 +168,17 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 	}
 	tt = tcp_task(t);
 	if (ttt == ISCSI_RESERVED_TAG || sn != tt->exp_r2tsn) {
-		tcp_conn_fail(tc, -EPROTO, "R2T with TTT 0x%08x R2TSN %u, expected R2TSN %u (ITT 0x%08x)",
+		tcp_conn_fail(tc, -EPROTO,
+			      "R2T with TTT 0x%08x R2TSN %u, expected R2TSN %u "
+			      "(ITT 0x%08x)",
 			      ttt, sn, tt->exp_r2tsn, itt);
 		return -1;
 	}
 	if (!len || len > tc->conn->params.max_burst_length || !t->out_buf ||
 	    (uint64_t)off + len > t->out_len) {
 		tcp_conn_fail(tc, -EPROTO,
-			      "R2T [%u, +%u) outside the %u-byte write buffer or MaxBurstLength (ITT 0x%08x)",
+			      "R2T [%u, +%u) outside the %u-byte write buffer "
+			      "or MaxBurstLength (ITT 0x%08x)",
 			      off, len, t->out_len, itt);
 		return -1;
 	}

@@ -75,7 +75,7 @@ void tcp_pdu_datain(uint8_t *out, const uint8_t *tmpl, uint32_t len,
 	out[2] = 0;
 	if (!status)
 		out[3] = 0; /* Status is valid only with S */
-	out[4] = 0;      /* TotalAHSLength */
+	out[4] = 0;	    /* TotalAHSLength */
 	iscsi_bhs_set_data_len(out, len);
 	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
 	if (!status) {
@@ -128,5 +128,5 @@ void tcp_pdu_dataack(uint8_t *out, const uint8_t *lun, uint32_t ttt,
 	iscsi_put32(out + ISCSI_BHS_TTT, ttt);
 	iscsi_put32(out + ISCSI_BHS_EXP_STATSN, exp_statsn);
 	iscsi_put32(out + ISCSI_BHS_BUF_OFFSET, begrun); /* BegRun */
-	iscsi_put32(out + ISCSI_BHS_DESIRED_LEN, 0);     /* RunLength */
+	iscsi_put32(out + ISCSI_BHS_DESIRED_LEN, 0);	 /* RunLength */
 }

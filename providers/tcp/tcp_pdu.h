@@ -20,12 +20,12 @@
 #define TCP_LOGIN_DSL 8192u
 
 struct tcp_pdu_lens {
-	uint32_t ahs;      /* TotalAHSLength in bytes */
-	uint32_t dsl;      /* DataSegmentLength */
-	uint32_t pad;      /* 0..3 */
-	uint32_t hdr;      /* BHS + AHS + header digest */
-	uint32_t trailer;  /* pad + data digest (0 when dsl == 0) */
-	uint64_t total;    /* the whole PDU on the wire */
+	uint32_t ahs;	  /* TotalAHSLength in bytes */
+	uint32_t dsl;	  /* DataSegmentLength */
+	uint32_t pad;	  /* 0..3 */
+	uint32_t hdr;	  /* BHS + AHS + header digest */
+	uint32_t trailer; /* pad + data digest (0 when dsl == 0) */
+	uint64_t total;	  /* the whole PDU on the wire */
 };
 
 /* Decode the lengths of a received BHS and check them: -EMSGSIZE when the

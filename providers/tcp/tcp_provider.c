@@ -27,7 +27,8 @@ static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
 			return tcp_ini_send_cmd(tc, bhs, ahs, ahs_len, task);
 		}
 	}
-	return tcp_tx_ctrl(tc, bhs, ahs, ahs_len, data, data_len, NULL, NULL, 0);
+	return tcp_tx_ctrl(tc, bhs, ahs, ahs_len, data, data_len, NULL, NULL,
+			   0);
 }
 
 static int tcp_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
@@ -41,7 +42,8 @@ static int tcp_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
 	tc->conn = conn;
 	if (rsp) {
 		/* the final Login Response still goes without digests */
-		r = tcp_tx_ctrl(tc, rsp, NULL, 0, data, data_len, NULL, NULL, 0);
+		r = tcp_tx_ctrl(tc, rsp, NULL, 0, data, data_len, NULL, NULL,
+				0);
 		if (r < 0)
 			return r;
 	}

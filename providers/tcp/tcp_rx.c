@@ -23,7 +23,8 @@ static bool mid_pdu(const struct tcp_conn *tc)
 }
 
 /* Up to `need` bytes into dst: >0 bytes got, 0 would block, <0 failed. */
-static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need, bool direct)
+static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
+		   bool direct)
 {
 	ssize_t n;
 
@@ -32,8 +33,9 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need, bool direct
 		for (;;) {
 			if (direct && need >= TCP_DIRECT_MIN) {
 				struct iovec v[2] = {
-					{.iov_base = dst, .iov_len = need},
-					{.iov_base = tc->stage, .iov_len = TCP_STAGE_TAIL},
+					{ .iov_base = dst, .iov_len = need },
+					{ .iov_base = tc->stage,
+					  .iov_len = TCP_STAGE_TAIL },
 				};
 				n = readv(tc->fd, v, 2);
 			} else {
@@ -45,14 +47,17 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need, bool direct
 		}
 		if (n == 0) {
 			tcp_conn_fail(tc, -ECONNRESET, "%s",
-				      mid_pdu(tc) ? "peer closed the connection in the middle of a PDU"
-						  : "peer closed the connection");
+				      mid_pdu(tc)
+					      ? "peer closed the connection in "
+						"the middle of a PDU"
+					      : "peer closed the connection");
 			return -1;
 		}
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			tcp_conn_fail(tc, -errno, "receive failed: %s", strerror(errno));
+			tcp_conn_fail(tc, -errno, "receive failed: %s",
+				      strerror(errno));
 			return -1;
 		}
 		if (direct) {
@@ -94,7 +99,8 @@ static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
 	/* grows to the largest control PDU allowed, once */
 	nb = realloc(tc->rxbuf, len);
 	if (!nb) {
-		tcp_conn_fail(tc, -ENOMEM, "no memory for a %u-byte data segment", len);
+		tcp_conn_fail(tc, -ENOMEM,
+			      "no memory for a %u-byte data segment", len);
 		return -1;
 	}
 	tc->rxbuf = nb;
@@ -119,17 +125,20 @@ static int on_bhs(struct tcp_conn *tc)
 
 	if (!tcp_pdu_opcode_ok(tgt, op, tc->ffp)) {
 		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x %s", op,
-			      tc->ffp ? "in full feature phase" : "during login");
+			      tc->ffp ? "in full feature phase"
+				      : "during login");
 		return -1;
 	}
 	if (tcp_pdu_lens(tc->rhdr, tc->hd, tc->dd, rx_limit(tc), &tc->rl) < 0) {
 		if (tc->rl.ahs > TCP_MAX_AHS_LEN)
 			tcp_conn_fail(tc, -EMSGSIZE,
-				      "opcode 0x%02x: TotalAHSLength %u bytes exceeds %u",
+				      "opcode 0x%02x: TotalAHSLength %u bytes "
+				      "exceeds %u",
 				      op, tc->rl.ahs, TCP_MAX_AHS_LEN);
 		else
 			tcp_conn_fail(tc, -EMSGSIZE,
-				      "opcode 0x%02x: DataSegmentLength %u exceeds the limit %u",
+				      "opcode 0x%02x: DataSegmentLength %u "
+				      "exceeds the limit %u",
 				      op, tc->rl.dsl, rx_limit(tc));
 		return -1;
 	}
@@ -143,9 +152,12 @@ static int on_header(struct tcp_conn *tc)
 	uint32_t hl = ISCSI_BHS_LEN + tc->rl.ahs;
 
 	if (tc->hd) {
-		uint32_t want = tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, tc->rhdr, hl));
+		uint32_t want = tcp_crc32c_final(
+			tcp_crc32c(TCP_CRC32C_INIT, tc->rhdr, hl));
 		if (tcp_crc32c_get(tc->rhdr + hl) != want) {
-			tcp_conn_fail(tc, -EBADMSG, "header digest mismatch (opcode 0x%02x)", op);
+			tcp_conn_fail(tc, -EBADMSG,
+				      "header digest mismatch (opcode 0x%02x)",
+				      op);
 			return -1;
 		}
 	}
@@ -194,7 +206,8 @@ static int on_pdu(struct tcp_conn *tc)
 
 	if (tc->rdst == DST_DISCARD) {
 		/* its task was freed: only a status still matters */
-		if (op == ISCSI_OP_DATA_IN && (tc->rhdr[1] & ISCSI_DATAIN_STATUS))
+		if (op == ISCSI_OP_DATA_IN &&
+		    (tc->rhdr[1] & ISCSI_DATAIN_STATUS))
 			tcp_rx_deliver(tc, NULL);
 		return 0;
 	}
@@ -218,7 +231,8 @@ static int on_pdu(struct tcp_conn *tc)
 	case ISCSI_OP_R2T:
 		return tcp_ini_r2t(tc);
 	case ISCSI_OP_SCSI_RSP:
-		tcp_rx_deliver(tc, idmp_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
+		tcp_rx_deliver(
+			tc, idmp_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
 		return 0;
 	case ISCSI_OP_LOGIN_RSP:
 		tcp_rx_deliver(tc, NULL);
@@ -241,13 +255,15 @@ void tcp_rx_defer_fn(struct idmp_defer *d)
 void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
+	uint64_t bytes = 0;
 	uint8_t crcb[4];
 	int n;
 
 	while (!tc->closed) {
 		switch (tc->rs) {
 		case RX_BHS:
-			n = rx_read(tc, tc->rhdr + tc->rgot, ISCSI_BHS_LEN - tc->rgot, false);
+			n = rx_read(tc, tc->rhdr + tc->rgot,
+				    ISCSI_BHS_LEN - tc->rgot, false);
 			if (n <= 0)
 				return;
 			tc->rgot += (uint32_t)n;
@@ -259,7 +275,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 			/* fall through */
 		case RX_AHS:
 			if (tc->rgot < tc->rl.hdr) {
-				n = rx_read(tc, tc->rhdr + tc->rgot, tc->rl.hdr - tc->rgot, false);
+				n = rx_read(tc, tc->rhdr + tc->rgot,
+					    tc->rl.hdr - tc->rgot, false);
 				if (n <= 0)
 					return;
 				tc->rgot += (uint32_t)n;
@@ -286,7 +303,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 				if (n <= 0)
 					return;
 				if (tc->dd)
-					tc->rcrc = tcp_crc32c(tc->rcrc, p, (size_t)n);
+					tc->rcrc = tcp_crc32c(tc->rcrc, p,
+							      (size_t)n);
 				tc->rgot += (uint32_t)n;
 				if (tc->rgot < tc->rl.dsl)
 					break;
@@ -296,7 +314,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 			/* fall through */
 		case RX_TRAILER:
 			if (tc->rgot < tc->rl.trailer) {
-				n = rx_read(tc, tc->rtrl + tc->rgot, tc->rl.trailer - tc->rgot, false);
+				n = rx_read(tc, tc->rtrl + tc->rgot,
+					    tc->rl.trailer - tc->rgot, false);
 				if (n <= 0)
 					return;
 				tc->rgot += (uint32_t)n;
@@ -304,12 +323,16 @@ void tcp_rx_run(struct tcp_conn *tc)
 					break;
 			}
 			if (tc->dd && tc->rl.dsl) {
-				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl, tc->rl.pad);
+				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl,
+						      tc->rl.pad);
 				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
-				if (tcp_crc32c_get(crcb) != tcp_crc32c_final(tc->rcrc)) {
-					tcp_conn_fail(tc, -EBADMSG,
-						      "data digest mismatch (opcode 0x%02x)",
-						      iscsi_bhs_opcode(tc->rhdr));
+				if (tcp_crc32c_get(crcb) !=
+				    tcp_crc32c_final(tc->rcrc)) {
+					tcp_conn_fail(
+						tc, -EBADMSG,
+						"data digest mismatch (opcode "
+						"0x%02x)",
+						iscsi_bhs_opcode(tc->rhdr));
 					return;
 				}
 			}
@@ -320,10 +343,12 @@ void tcp_rx_run(struct tcp_conn *tc)
 			tc->rtask = NULL;
 			tc->rr2t = NULL;
 			tc->rget = NULL;
-			if (--budget == 0) {
+			bytes += tc->rl.total;
+			if (--budget == 0 || bytes >= TCP_IO_BYTES) {
 				/* let other connections run; staged bytes are
 				 * invisible to epoll, so come back by defer */
-				idmp_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
+				idmp_defer(tc->ctx, &tc->rx_defer,
+					   tcp_rx_defer_fn);
 				return;
 			}
 			break;

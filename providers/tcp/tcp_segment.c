@@ -70,7 +70,8 @@ int tcp_unsol_expect(bool immediate_data, bool initial_r2t, uint32_t fbl,
 		return -EPROTO;
 	}
 	if (imm_len > edtl) {
-		*why = "immediate data longer than the expected transfer length";
+		*why = "immediate data longer than the expected transfer "
+		       "length";
 		return -EPROTO;
 	}
 	if (cmd_final) {

@@ -22,13 +22,14 @@ uint32_t tcp_seg_next(uint32_t pos, uint32_t end, uint32_t seq_start,
 		      uint32_t mbl, uint32_t dsl, bool *final);
 
 /* Number of PDUs tcp_seg_next cuts [start, end) into. */
-uint32_t tcp_seg_count(uint32_t start, uint32_t end, uint32_t mbl, uint32_t dsl);
+uint32_t tcp_seg_count(uint32_t start, uint32_t end, uint32_t mbl,
+		       uint32_t dsl);
 
 /* Initiator, write command: what goes unsolicited (RFC 7143 13.10-13.14). */
 struct tcp_unsol_plan {
-	uint32_t imm;       /* bytes in the command PDU's data segment */
+	uint32_t imm;	    /* bytes in the command PDU's data segment */
 	uint32_t unsol_end; /* immediate + unsolicited Data-Out: [0, end) */
-	bool cmd_final;     /* F bit of the command: no Data-Out follows */
+	bool cmd_final;	    /* F bit of the command: no Data-Out follows */
 };
 
 void tcp_unsol_plan(bool immediate_data, bool initial_r2t, uint32_t fbl,
@@ -61,7 +62,8 @@ static inline uint32_t tcp_r2t_len(uint32_t pos, uint32_t end, uint32_t mbl)
 
 /* How many R2Ts the target keeps outstanding per task: the negotiated
  * MaxOutstandingR2T capped by the provider's per-task table. */
-static inline uint32_t tcp_r2t_window(uint32_t max_outstanding_r2t, uint32_t cap)
+static inline uint32_t tcp_r2t_window(uint32_t max_outstanding_r2t,
+				      uint32_t cap)
 {
 	if (max_outstanding_r2t == 0)
 		return 1;

@@ -27,8 +27,8 @@ struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
 	struct tcp_txd *d;
 
 	if (!tc->txd_free) {
-		void **chunks = realloc(tc->txd_chunks,
-					(tc->n_txd_chunks + 1) * sizeof(void *));
+		void **chunks = realloc(tc->txd_chunks, (tc->n_txd_chunks + 1) *
+								sizeof(void *));
 		struct tcp_txd *mem;
 
 		if (!chunks)
@@ -96,7 +96,8 @@ void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 
 int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		size_t ahs_len, const void *data, size_t data_len,
-		struct idm_task *task, const uint8_t *ext_data, uint32_t ext_len)
+		struct idm_task *task, const uint8_t *ext_data,
+		uint32_t ext_len)
 {
 	size_t need = ISCSI_BHS_LEN + ahs_len + data_len;
 	struct tcp_txd *d;
@@ -174,9 +175,10 @@ static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
 	size_t n = ISCSI_BHS_LEN;
 
 	if (d->hd) {
-		tcp_crc32c_put(e->hdr + ISCSI_BHS_LEN,
-			       tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, e->hdr,
-							   ISCSI_BHS_LEN)));
+		tcp_crc32c_put(
+			e->hdr + ISCSI_BHS_LEN,
+			tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, e->hdr,
+						    ISCSI_BHS_LEN)));
 		n += ISCSI_DIGEST_LEN;
 	}
 	add_iov(e, e->hdr, n);
@@ -198,9 +200,9 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 	case TXD_CTRL:
 		add_iov(e, d->cbuf, d->hlen);
 		if (d->hd) {
-			tcp_crc32c_put(e->hdig,
-				       tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT,
-								   d->cbuf, d->hlen)));
+			tcp_crc32c_put(e->hdig, tcp_crc32c_final(tcp_crc32c(
+							TCP_CRC32C_INIT,
+							d->cbuf, d->hlen)));
 			add_iov(e, e->hdig, ISCSI_DIGEST_LEN);
 		}
 		add_iov(e, d->data, d->dlen);
@@ -212,12 +214,13 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 		add_hdr(d, e);
 		break;
 	case TXD_DATAIN:
-		len = tcp_seg_next(d->pos, d->end, d->start, d->mbl, dsl, &final);
+		len = tcp_seg_next(d->pos, d->end, d->start, d->mbl, dsl,
+				   &final);
 		last = d->pos + len == d->end;
 		tcp_pdu_datain(e->hdr, d->tmpl, len,
 			       last && d->ack ? d->ttt : ISCSI_RESERVED_TAG,
-			       d->datasn++, d->wire_off + d->pos, final, last && d->ack,
-			       last && d->status);
+			       d->datasn++, d->wire_off + d->pos, final,
+			       last && d->ack, last && d->status);
 		add_hdr(d, e);
 		add_iov(e, d->base + d->pos, len);
 		add_trailer(d, e, d->base + d->pos, len);
@@ -242,7 +245,8 @@ static void fill_ring(struct tcp_conn *tc)
 {
 	while (tc->r_count < TCP_RING && tc->gen_head) {
 		struct tcp_txd *d = tc->gen_head;
-		struct tcp_txpdu *e = &tc->ring[(tc->r_head + tc->r_count) % TCP_RING];
+		struct tcp_txpdu *e =
+			&tc->ring[(tc->r_head + tc->r_count) % TCP_RING];
 
 		d->inflight++;
 		tc->r_count++;
@@ -285,9 +289,18 @@ static bool entry_done(struct tcp_conn *tc)
 
 void tcp_tx_flush(struct tcp_conn *tc)
 {
+	uint64_t sent = 0;
+
 	while (!tc->closed) {
 		int cnt = 0;
 		ssize_t n;
+
+		if (sent >= TCP_IO_BYTES) {
+			/* a fast peer must not keep the loop here for a
+			 * whole 16 MiB transfer: continue next pass */
+			tcp_tx_kick(tc);
+			return;
+		}
 
 		fill_ring(tc);
 		/* drop skipped entries at the head */
@@ -298,8 +311,10 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			tcp_set_events(tc, EPOLLIN | EPOLLRDHUP);
 			return;
 		}
-		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4; i++) {
-			struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4;
+		     i++) {
+			struct tcp_txpdu *e =
+				&tc->ring[(tc->r_head + i) % TCP_RING];
 			size_t skip = e->done;
 
 			if (e->skip)
@@ -319,24 +334,28 @@ void tcp_tx_flush(struct tcp_conn *tc)
 		{
 			/* sendmsg for MSG_NOSIGNAL: a vanished peer must not
 			 * raise SIGPIPE in the caller's process */
-			struct msghdr mh = {.msg_iov = tc->iov, .msg_iovlen = (size_t)cnt};
+			struct msghdr mh = { .msg_iov = tc->iov,
+					     .msg_iovlen = (size_t)cnt };
 			n = sendmsg(tc->fd, &mh, MSG_NOSIGNAL);
 		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				tcp_set_events(tc, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+				tcp_set_events(tc,
+					       EPOLLIN | EPOLLRDHUP | EPOLLOUT);
 				return;
 			}
 			tcp_conn_fail(tc, errno == EPIPE ? -ECONNRESET : -errno,
 				      "send failed: %s", strerror(errno));
 			return;
 		}
+		sent += (uint64_t)n;
 		/* account every byte first: a completion callback below may
 		 * cancel a task whose PDU is already partly on the wire */
 		for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
-			struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+			struct tcp_txpdu *e =
+				&tc->ring[(tc->r_head + i) % TCP_RING];
 			size_t take = e->len - e->done;
 
 			if (e->skip)
@@ -376,7 +395,8 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 			skip -= v->iov_len;
 			continue;
 		}
-		memcpy(tc->bounce + at, (char *)v->iov_base + skip, v->iov_len - skip);
+		memcpy(tc->bounce + at, (char *)v->iov_base + skip,
+		       v->iov_len - skip);
 		at += v->iov_len - skip;
 		skip = 0;
 	}
@@ -403,7 +423,9 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 		if (e->done == 0) {
 			e->skip = true;
 		} else if (e->done < e->len && bounce_head(tc, e) < 0) {
-			tcp_conn_fail(tc, -ENOMEM, "no memory to finish a PDU of a freed task");
+			tcp_conn_fail(
+				tc, -ENOMEM,
+				"no memory to finish a PDU of a freed task");
 			return;
 		}
 	}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void h_log(const char *fmt, ...)
 {
@@ -93,7 +94,7 @@ void h_side_terminated(struct h_side *s, idm_conn *conn, int reason)
 /* Initiator                                                           */
 /* ------------------------------------------------------------------ */
 
-static void i_send_login(struct h *h)
+static void i_send_login(struct h *h, idm_conn *conn)
 {
 	uint8_t bhs[48] = { 0 };
 	char keys[1024];
@@ -110,14 +111,14 @@ static void i_send_login(struct h *h)
 	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x4c000000u);
 	iscsi_put32(bhs + ISCSI_BHS_CMDSN, h->cmdsn);
 	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, 0);
-	rc = idm_send_control(h->i.conn, bhs, NULL, 0, keys, klen, NULL, 0);
+	rc = idm_send_control(conn, bhs, NULL, 0, keys, klen, NULL, 0);
 	if (rc < 0) {
 		h_set_err(h, "initiator: login send: %s", idm_strerror(rc));
 		h->login_failed = true;
 	}
 }
 
-static void i_connected(idm_conn *conn, int status, void *arg)
+static void i_connected_body(idm_conn *conn, int status, void *arg)
 {
 	struct h *h = arg;
 
@@ -125,10 +126,10 @@ static void i_connected(idm_conn *conn, int status, void *arg)
 	h->connected = true;
 	h->connect_status = status;
 	if (status == 0)
-		i_send_login(h);
+		i_send_login(h, conn);
 }
 
-static void i_login_rsp(struct h *h, idm_pdu *pdu)
+static void i_login_rsp(struct h *h, idm_conn *conn, idm_pdu *pdu)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
 	size_t dlen = 0;
@@ -150,9 +151,9 @@ static void i_login_rsp(struct h *h, idm_pdu *pdu)
 	h->ineg.ini_mrdsl = h->p.ini_mrdsl;
 	h->ineg.tgt_mrdsl = tgt_mrdsl;
 	nlen = h_notice_keys(&h->ineg, nk, sizeof(nk));
-	rc = idm_notice_key_values(h->i.conn, nk, nlen);
+	rc = idm_notice_key_values(conn, nk, nlen);
 	if (rc == 0)
-		rc = idm_enable_datamover(h->i.conn, NULL, NULL, 0);
+		rc = idm_enable_datamover(conn, NULL, NULL, 0);
 	if (rc < 0) {
 		h_set_err(h, "initiator: enabling the data mover: %s",
 			idm_strerror(rc));
@@ -162,7 +163,7 @@ static void i_login_rsp(struct h *h, idm_pdu *pdu)
 	h->i.ffp = true;
 }
 
-static void i_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+static void i_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 {
 	struct h *h = arg;
 
@@ -171,7 +172,7 @@ static void i_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	h->i.last_opcode = idm_pdu_opcode(pdu);
 	switch (idm_pdu_opcode(pdu)) {
 	case ISCSI_OP_LOGIN_RSP:
-		i_login_rsp(h, pdu);
+		i_login_rsp(h, conn, pdu);
 		break;
 	case ISCSI_OP_SCSI_RSP:
 	case ISCSI_OP_DATA_IN:
@@ -186,9 +187,9 @@ static void i_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	}
 }
 
-static void i_completion(idm_task *task, enum idm_data_dir dir,
-			 uint32_t offset, uint32_t length, uint32_t sn,
-			 int status, void *arg)
+static void i_completion_body(idm_task *task, enum idm_data_dir dir,
+			      uint32_t offset, uint32_t length, uint32_t sn,
+			      int status, void *arg)
 {
 	struct h *h = arg;
 
@@ -198,7 +199,7 @@ static void i_completion(idm_task *task, enum idm_data_dir dir,
 	h_unexpected(&h->i, "data_completion_notify at the initiator");
 }
 
-static void i_terminated(idm_conn *conn, int reason, void *arg)
+static void i_terminated_body(idm_conn *conn, int reason, void *arg)
 {
 	struct h *h = arg;
 
@@ -221,6 +222,37 @@ static void i_terminated(idm_conn *conn, int reason, void *arg)
 		free(h->slots[s].mem);
 		h->slots[s].mem = NULL;
 	}
+}
+
+/* Serialised with the test's thread when the progress thread runs. */
+static void i_connected(idm_conn *conn, int status, void *arg)
+{
+	h_lock(arg);
+	i_connected_body(conn, status, arg);
+	h_unlock(arg);
+}
+
+static void i_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	h_lock(arg);
+	i_control_body(conn, pdu, arg);
+	h_unlock(arg);
+}
+
+static void i_completion(idm_task *task, enum idm_data_dir dir,
+			 uint32_t offset, uint32_t length, uint32_t sn,
+			 int status, void *arg)
+{
+	h_lock(arg);
+	i_completion_body(task, dir, offset, length, sn, status, arg);
+	h_unlock(arg);
+}
+
+static void i_terminated(idm_conn *conn, int reason, void *arg)
+{
+	h_lock(arg);
+	i_terminated_body(conn, reason, arg);
+	h_unlock(arg);
 }
 
 static const struct idm_conn_cbs i_cbs = {
@@ -256,6 +288,31 @@ static void log_cb(enum idm_log_level level, const char *msg, void *arg)
 	fprintf(stderr, "    libidm[%d]: %s\n", (int)level, msg);
 }
 
+void h_lock(struct h *h)
+{
+	if (h->threaded)
+		pthread_mutex_lock(&h->mu);
+}
+
+void h_unlock(struct h *h)
+{
+	if (h->threaded)
+		pthread_mutex_unlock(&h->mu);
+}
+
+int h_start_thread(struct h *h)
+{
+	int rc;
+
+	h->threaded = true;
+	rc = idm_ctx_start_progress_thread(h->ctx);
+	if (rc < 0) {
+		h->threaded = false;
+		h_set_err(h, "idm_ctx_start_progress_thread: %s", idm_strerror(rc));
+	}
+	return rc;
+}
+
 /* Open file descriptors of the process, to catch leaked sockets. */
 static int open_fds(void)
 {
@@ -285,6 +342,7 @@ int h_init(struct h *h, uint32_t slot_cap, size_t n_slots)
 	int rc;
 
 	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->mu, NULL);
 	h->fds_at_init = open_fds();
 	h_params_default(&h->p);
 	h->cmdsn = 1;
@@ -342,6 +400,11 @@ void h_fini(struct h *h)
 {
 	int fds;
 
+	if (h->threaded && h->ctx) {
+		/* no callback may race the teardown below */
+		(void)idm_ctx_stop_progress_thread(h->ctx);
+		h->threaded = false;
+	}
 	if (h->i.conn)
 		idm_conn_destroy(h->i.conn);
 	if (h->t.conn)
@@ -359,6 +422,7 @@ void h_fini(struct h *h)
 	if (h->ctx)
 		idm_ctx_destroy(h->ctx);
 	fds = open_fds();
+	pthread_mutex_destroy(&h->mu);
 	ck_assert_msg(fds == h->fds_at_init,
 		      "%d file descriptors open after h_fini, %d before h_init",
 		      fds, h->fds_at_init);
@@ -377,12 +441,22 @@ int h_progress_until(struct h *h, bool (*cond)(struct h *h), int timeout_ms)
 {
 	long end = now_ms() + timeout_ms;
 
-	while (!cond(h)) {
+	for (;;) {
 		long left = end - now_ms();
+		bool done;
 		int rc;
 
+		h_lock(h);
+		done = cond(h);
+		h_unlock(h);
+		if (done)
+			break;
 		if (left <= 0)
 			return -ETIMEDOUT;
+		if (h->threaded) {
+			usleep(500); /* the progress thread does the work */
+			continue;
+		}
 		rc = idm_ctx_progress(h->ctx, left > 50 ? 50 : (int)left);
 		if (rc < 0 && rc != -EINTR) {
 			h_set_err(h, "idm_ctx_progress: %s", idm_strerror(rc));
@@ -397,8 +471,12 @@ void h_progress_for(struct h *h, int ms)
 	long end = now_ms() + ms;
 	long left;
 
-	while ((left = end - now_ms()) > 0)
-		(void)idm_ctx_progress(h->ctx, left > 50 ? 50 : (int)left);
+	while ((left = end - now_ms()) > 0) {
+		if (h->threaded)
+			usleep(1000);
+		else
+			(void)idm_ctx_progress(h->ctx, left > 50 ? 50 : (int)left);
+	}
 }
 
 static bool login_done(struct h *h)

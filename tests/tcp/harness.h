@@ -21,6 +21,7 @@
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,6 +128,8 @@ struct h {
 	struct h_params ineg;       /* what the initiator negotiated */
 	char err[512];              /* why the last harness call failed */
 	int fds_at_init;
+	bool threaded;              /* libidm's progress thread runs */
+	pthread_mutex_t mu;         /* callbacks vs test thread, if threaded */
 
 	/* target */
 	idm_portal *portal;
@@ -194,6 +197,12 @@ struct h_io {
  * Returns 0 or -1 with h->err set. */
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
+
+/* Start libidm's progress thread: callbacks then run on it, serialised
+ * with the test's thread by h->mu; h_run_io, h_progress_until and
+ * h_progress_for sleep instead of calling idm_ctx_progress(). Not for
+ * the raw-peer helpers. */
+int h_start_thread(struct h *h);
 
 /* Progress until cond(h) holds or the timeout passes; 0 or -ETIMEDOUT. */
 int h_progress_until(struct h *h, bool (*cond)(struct h *h), int timeout_ms);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* xorshift32, one word at a time: cheap enough for 16 MiB */
 void h_pattern(uint8_t *p, size_t len, uint32_t seed)
@@ -245,14 +246,21 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 		/* reap and refill */
 		for (size_t s = 0; s < qd; s++) {
 			struct h_slot *sl = &h->slots[s];
+			bool done, busy;
 
-			if (sl->done) {
-				sl->done = false;
+			/* a callback may be writing these on the progress
+			 * thread; never call libidm with the lock held */
+			h_lock(h);
+			done = sl->done;
+			sl->done = false;
+			busy = sl->busy;
+			h_unlock(h);
+			if (done) {
 				if (slot_verify(h, s) < 0)
 					return -1;
 				finished++;
 			}
-			if (!sl->busy && next < n) {
+			if (!busy && next < n) {
 				if (ios[next].len > sl->cap) {
 					h_set_err(h, "io %zu larger than slots", next);
 					return -1;
@@ -265,9 +273,11 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 		}
 		if (finished == n)
 			break;
+		h_lock(h);
 		if (h->i.terminate_count || h->t.terminate_count) {
 			h_set_err(h, "connection failed: initiator '%s' target '%s'",
 				h->i.error, h->t.error);
+			h_unlock(h);
 			return -1;
 		}
 		if (h->i.unexpected || h->t.unexpected || h->i.cb_after_terminate ||
@@ -275,11 +285,17 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 			h_set_err(h, "unexpected events: ini %d (%s) tgt %d (%s)",
 				h->i.unexpected, h->i.why, h->t.unexpected,
 				h->t.why);
+			h_unlock(h);
 			return -1;
 		}
+		h_unlock(h);
 		if (now_ms() > end) {
 			h_set_err(h, "timed out with %zu of %zu done", finished, n);
 			return -1;
+		}
+		if (h->threaded) {
+			usleep(200); /* the progress thread does the work */
+			continue;
 		}
 		if (h->use_poll) {
 			/* the caller-owned loop: sleep in poll() on the

@@ -13,6 +13,10 @@ void h_set_err(struct h *h, const char *fmt, ...)
 void h_side_alive(struct h_side *s);
 /* Record a connection_terminate_notify. */
 void h_side_terminated(struct h_side *s, idm_conn *conn, int reason);
+/* h->mu around callback bodies and the test thread's reads of what they
+ * write; no-ops unless the progress thread runs (h->threaded). */
+void h_lock(struct h *h);
+void h_unlock(struct h *h);
 /* The portal's accept callback (harness_target.c). */
 int h_target_accept(idm_portal *portal, idm_conn *conn, void *arg);
 

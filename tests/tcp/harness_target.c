@@ -270,7 +270,7 @@ static void t_nop(struct h *h, idm_pdu *pdu)
 	(void)idm_send_control(h->t.conn, rsp, NULL, 0, d, d ? dlen : 0, NULL, 0);
 }
 
-static void t_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+static void t_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 {
 	struct h *h = arg;
 
@@ -295,9 +295,9 @@ static void t_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	}
 }
 
-static void t_completion(idm_task *task, enum idm_data_dir dir,
-			 uint32_t offset, uint32_t length, uint32_t sn,
-			 int status, void *arg)
+static void t_completion_body(idm_task *task, enum idm_data_dir dir,
+			      uint32_t offset, uint32_t length, uint32_t sn,
+			      int status, void *arg)
 {
 	struct h *h = arg;
 	struct h_ttask *tt = idm_task_get_arg(task);
@@ -338,7 +338,7 @@ static void t_completion(idm_task *task, enum idm_data_dir dir,
 	}
 }
 
-static void t_data_ack(idm_task *task, uint32_t datasn, void *arg)
+static void t_data_ack_body(idm_task *task, uint32_t datasn, void *arg)
 {
 	struct h *h = arg;
 
@@ -347,7 +347,7 @@ static void t_data_ack(idm_task *task, uint32_t datasn, void *arg)
 	h->t.ack_datasn = datasn;
 }
 
-static void t_terminated(idm_conn *conn, int reason, void *arg)
+static void t_terminated_body(idm_conn *conn, int reason, void *arg)
 {
 	struct h *h = arg;
 
@@ -374,6 +374,38 @@ static void t_terminated(idm_conn *conn, int reason, void *arg)
 	}
 }
 
+/* With the progress thread the callbacks run on it: serialise them with
+ * the test's thread through h->mu (no-op otherwise). */
+static void t_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	h_lock(arg);
+	t_control_body(conn, pdu, arg);
+	h_unlock(arg);
+}
+
+static void t_completion(idm_task *task, enum idm_data_dir dir,
+			 uint32_t offset, uint32_t length, uint32_t sn,
+			 int status, void *arg)
+{
+	h_lock(arg);
+	t_completion_body(task, dir, offset, length, sn, status, arg);
+	h_unlock(arg);
+}
+
+static void t_data_ack(idm_task *task, uint32_t datasn, void *arg)
+{
+	h_lock(arg);
+	t_data_ack_body(task, datasn, arg);
+	h_unlock(arg);
+}
+
+static void t_terminated(idm_conn *conn, int reason, void *arg)
+{
+	h_lock(arg);
+	t_terminated_body(conn, reason, arg);
+	h_unlock(arg);
+}
+
 static const struct idm_conn_cbs t_cbs = {
 	.size = sizeof(struct idm_conn_cbs),
 	.control_notify = t_control,
@@ -385,13 +417,15 @@ static const struct idm_conn_cbs t_cbs = {
 int h_target_accept(idm_portal *portal, idm_conn *conn, void *arg)
 {
 	struct h *h = arg;
-	int rc;
+	int rc = 0;
 
+	h_lock(h);
 	if (h->t.conn)
-		return -EBUSY; /* one connection per harness */
-	rc = idm_conn_set_cbs(conn, &t_cbs, h);
-	if (rc < 0)
-		return rc;
-	h->t.conn = conn;
-	return 0;
+		rc = -EBUSY; /* one connection per harness */
+	else
+		rc = idm_conn_set_cbs(conn, &t_cbs, h);
+	if (rc == 0)
+		h->t.conn = conn;
+	h_unlock(h);
+	return rc;
 }

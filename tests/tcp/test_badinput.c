@@ -251,14 +251,29 @@ START_TEST(dataout_unknown_itt)
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	bi_target_outcome(&h, &r, true, "Data-Out with the R2T's TTT but another ITT");
 	ck_assert(bi_disk_untouched(&h, 0, 8192));
-	if (!h.t.terminate_count) {
-		bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0xabcdef, ISCSI_RESERVED_TAG,
-			    0, 0, true);
-		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data,
-						sizeof(data), 0), 0);
-		bi_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
-		ck_assert(bi_disk_untouched(&h, 0, 8192));
-	}
+	h_raw_close(&r);
+	h_fini(&h);
+}
+END_TEST
+
+START_TEST(dataout_unsolicited_unknown_itt)
+{
+	struct h h;
+	struct h_raw r;
+	struct h_params p;
+	uint8_t bhs[48];
+	static uint8_t data[512];
+
+	params_write(&p);
+	p.initial_r2t = false;
+	bi_evil_initiator(&h, &r, &p, 8192);
+	h_disk_slot_clear(&h, 0);
+	/* unsolicited Data-Out for an ITT no command ever used */
+	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0xabcdef, ISCSI_RESERVED_TAG, 0, 0,
+		    true);
+	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
+	bi_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
+	ck_assert(bi_disk_untouched(&h, 0, 8192));
 	h_raw_close(&r);
 	h_fini(&h);
 }
@@ -547,19 +562,22 @@ START_TEST(dataout_for_read_task)
 	struct h_params p;
 	uint8_t bhs[48];
 	static uint8_t data[512];
+	const uint32_t len = 16u << 20;
 
 	h_params_default(&p);
 	p.initial_r2t = false;
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_pattern(h_disk_slot(&h, 0), 8192, 5);
-	bi_send_cmd(&h, &r, false, ITT, 8192);
+	bi_evil_initiator(&h, &r, &p, len);
+	h_pattern(h_disk_slot(&h, 0), len, 5);
+	/* 16 MiB that the raw side does not read keeps the read task busy */
+	bi_send_cmd(&h, &r, false, ITT, len);
 	h_progress_for(&h, 50);
+	ck_assert_msg(h.t.completion_count == 0, "the read finished already");
 	memset(data, 0x7e, sizeof(data));
 	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out for a read command");
+	bi_target_outcome(&h, &r, true, "Data-Out for an active read command");
 	/* the Put_Data source must not have been written */
-	ck_assert_msg(h_pattern_check(h_disk_slot(&h, 0), 8192, 5) < 0,
+	ck_assert_msg(h_pattern_check(h_disk_slot(&h, 0), len, 5) < 0,
 		      "Data-Out written into a Put_Data buffer");
 	h_raw_close(&r);
 	h_fini(&h);
@@ -737,6 +755,7 @@ int main(void)
 	tcase_add_test(t, dataout_digest_mismatch);
 	tcase_add_test(t, dataout_unknown_ttt);
 	tcase_add_test(t, dataout_unknown_itt);
+	tcase_add_test(t, dataout_unsolicited_unknown_itt);
 	tcase_add_test(t, dataout_outside_r2t);
 	tcase_add_test(t, dataout_outside_buffer);
 	tcase_add_test(t, dataout_offset_wraps);

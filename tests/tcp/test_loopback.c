@@ -44,6 +44,7 @@ static const struct digest digests[] = {
 
 /* Log in with p and run ios; one harness per login. */
 static bool use_poll;
+static bool use_thread;
 
 static void run_combo(const struct h_params *p, const struct h_io *ios,
 		      size_t n, unsigned qd, uint32_t slot_cap,
@@ -59,6 +60,8 @@ static void run_combo(const struct h_params *p, const struct h_io *ios,
 	h.split_put = split;
 	h.split_get = split;
 	h.use_poll = use_poll;
+	if (use_thread)
+		ck_assert_msg(h_start_thread(&h) == 0, "%s", h.err);
 	rc = h_connect_login(&h, p, 5000);
 	ck_assert_msg(rc == 0, "login with %s: %s", h_params_str(p, ps, sizeof(ps)),
 		      h.err);
@@ -283,6 +286,37 @@ START_TEST(odd_lengths)
 }
 END_TEST
 
+/* The same with libidm's opt-in progress thread: callbacks on that
+ * thread, commands submitted from the test's thread meanwhile. */
+START_TEST(progress_thread)
+{
+	struct h_io ios[64];
+	struct h_params p;
+	uint32_t x = 999;
+
+	for (size_t i = 0; i < N(ios); i++) {
+		x = x * 1103515245u + 12345u;
+		ios[i].write = (x >> 16) & 1;
+		ios[i].len = 1 + (x >> 8) % 300000;
+	}
+	use_thread = true;
+	for (int d = 0; d < 2; d++) {
+		h_params_default(&p);
+		p.immediate_data = !d;
+		p.initial_r2t = d;
+		p.first_burst = 16384;
+		p.max_burst = 65536;
+		p.ini_mrdsl = d ? 8192 : 65536;
+		p.tgt_mrdsl = d ? 65536 : 8192;
+		p.max_r2t = 3;
+		p.header_digest = p.data_digest = d;
+		run_combo(&p, ios, N(ios), 8, 300000, H_STATUS_ALTERNATE, !d);
+	}
+	use_thread = false;
+	h_log("progress_thread: 2 x 64 mixed ios at qd 8 with idm_ctx_start_progress_thread(), commands from another thread: verified");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s;
@@ -301,6 +335,7 @@ int main(void)
 	tcase_add_test(tc, queue_depth);
 	tcase_add_test(tc, poll_driven);
 	tcase_add_test(tc, odd_lengths);
+	tcase_add_test(tc, progress_thread);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

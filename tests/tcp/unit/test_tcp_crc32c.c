@@ -10,8 +10,8 @@
 
 typedef uint32_t (*crc_fn)(uint32_t, const void *, size_t);
 
-static const crc_fn impls[] = {tcp_crc32c_sw, tcp_crc32c_hw, tcp_crc32c};
-static const char *const names[] = {"slicing-by-8", "sse4.2", "dispatch"};
+static const crc_fn impls[] = { tcp_crc32c_sw, tcp_crc32c_hw, tcp_crc32c };
+static const char *const names[] = { "slicing-by-8", "sse4.2", "dispatch" };
 
 static uint32_t digest(crc_fn f, const void *p, size_t n)
 {
@@ -37,11 +37,14 @@ START_TEST(vectors)
 	ck_assert_msg(digest(f, buf, 32) == 0x62a8ab43u, "%s ones", names[_i]);
 	for (int i = 0; i < 32; i++)
 		buf[i] = (uint8_t)i;
-	ck_assert_msg(digest(f, buf, 32) == 0x46dd794eu, "%s incrementing", names[_i]);
+	ck_assert_msg(digest(f, buf, 32) == 0x46dd794eu, "%s incrementing",
+		      names[_i]);
 	for (int i = 0; i < 32; i++)
 		buf[i] = (uint8_t)(31 - i);
-	ck_assert_msg(digest(f, buf, 32) == 0x113fdb5cu, "%s decrementing", names[_i]);
-	ck_assert_msg(digest(f, read10, 48) == 0xd9963a56u, "%s read10", names[_i]);
+	ck_assert_msg(digest(f, buf, 32) == 0x113fdb5cu, "%s decrementing",
+		      names[_i]);
+	ck_assert_msg(digest(f, read10, 48) == 0xd9963a56u, "%s read10",
+		      names[_i]);
 	ck_assert_msg(digest(f, "", 0) == 0, "%s empty", names[_i]);
 }
 END_TEST
@@ -74,16 +77,20 @@ START_TEST(incremental_and_agree)
 	for (size_t off = 0; off < 8; off++) {
 		for (size_t len = 0; len <= 300; len += 7) {
 			uint32_t a = digest(tcp_crc32c_sw, buf + off, len);
-			ck_assert_uint_eq(a, digest(tcp_crc32c_hw, buf + off, len));
-			ck_assert_uint_eq(a, digest(tcp_crc32c, buf + off, len));
+			ck_assert_uint_eq(
+				a, digest(tcp_crc32c_hw, buf + off, len));
+			ck_assert_uint_eq(a,
+					  digest(tcp_crc32c, buf + off, len));
 			for (size_t cut = 0; cut <= len; cut += 13) {
-				uint32_t c = tcp_crc32c(TCP_CRC32C_INIT, buf + off, cut);
+				uint32_t c = tcp_crc32c(TCP_CRC32C_INIT,
+							buf + off, cut);
 				c = tcp_crc32c(c, buf + off + cut, len - cut);
 				ck_assert_uint_eq(tcp_crc32c_final(c), a);
 			}
 		}
 	}
-	ck_assert_uint_eq(digest(tcp_crc32c_sw, buf, N), digest(tcp_crc32c_hw, buf, N));
+	ck_assert_uint_eq(digest(tcp_crc32c_sw, buf, N),
+			  digest(tcp_crc32c_hw, buf, N));
 	free(buf);
 }
 END_TEST

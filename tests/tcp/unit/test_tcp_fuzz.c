@@ -27,13 +27,14 @@
 #include <unistd.h>
 
 #define ROUNDS 150
-#define BUF 65536
-#define GUARD 256
+#define BUF    65536
+#define GUARD  256
 
 static const char kv[] =
 	"ImmediateData=Yes\0InitialR2T=No\0FirstBurstLength=16384\0"
 	"MaxBurstLength=32768\0MaxOutstandingR2T=2\0ErrorRecoveryLevel=1\0"
-	"TargetRecvDataSegmentLength=8192\0InitiatorRecvDataSegmentLength=8192\0";
+	"TargetRecvDataSegmentLength=8192\0InitiatorRecvDataSegmentLength="
+	"8192\0";
 
 struct fz {
 	idm_ctx *ctx;
@@ -71,10 +72,11 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	struct fz *f = arg;
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
 	idm_task *t = idm_pdu_task(pdu);
-	uint8_t rsp[48] = {0};
+	uint8_t rsp[48] = { 0 };
 
 	if (idm_pdu_opcode(pdu) == ISCSI_OP_LOGIN_REQ) {
-		ck_assert_int_eq(idm_notice_key_values(c, kv, sizeof(kv) - 1), 0);
+		ck_assert_int_eq(idm_notice_key_values(c, kv, sizeof(kv) - 1),
+				 0);
 		rsp[0] = ISCSI_OP_LOGIN_RSP;
 		rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
 			 ISCSI_STAGE_FULL_FEATURE;
@@ -93,7 +95,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	{
 		uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 		uint32_t len = edtl < BUF ? edtl : BUF;
-		uint8_t tmpl[48] = {0};
+		uint8_t tmpl[48] = { 0 };
 		int r;
 
 		if (!len) {
@@ -163,13 +165,14 @@ static void drain(struct fz *f)
 	ssize_t n;
 
 	while ((n = recv(f->fd, f->rx + f->rxlen, sizeof(f->rx) - f->rxlen,
-			  MSG_DONTWAIT)) > 0) {
+			 MSG_DONTWAIT)) > 0) {
 		f->rxlen += (size_t)n;
 		for (;;) {
 			size_t need;
 			if (f->rxlen < 48)
 				break;
-			need = 48 + iscsi_bhs_ahs_len(f->rx) + iscsi_bhs_data_len(f->rx) +
+			need = 48 + iscsi_bhs_ahs_len(f->rx) +
+			       iscsi_bhs_data_len(f->rx) +
 			       iscsi_pad4(iscsi_bhs_data_len(f->rx));
 			if (need > sizeof(f->rx)) {
 				f->rxlen = 0; /* not ours to parse further */
@@ -213,33 +216,48 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 {
 	uint8_t *b = out;
 	uint32_t kind = rnd(f) % 10, dsl = 0, ahs = 0;
-	static const uint8_t ops[] = {0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x10};
+	static const uint8_t ops[] = {
+		0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x10
+	};
 
 	memset(b, 0, 48);
 	iscsi_put32(b + 16, 0x100 + rnd(f) % 4);
 	switch (kind) {
-	case 0: case 1: case 2: /* SCSI Command, mostly writes */
+	case 0:
+	case 1:
+	case 2: /* SCSI Command, mostly writes */
 		b[0] = ISCSI_OP_SCSI_CMD;
-		b[1] = (uint8_t)((rnd(f) & 1 ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) |
-				 (rnd(f) % 4 ? ISCSI_FLAG_FINAL : 0) | (rnd(f) % 8 == 0 ? 0x60 : 0));
-		iscsi_put32(b + 20, rnd(f) % 5 ? rnd(f) % (BUF + 4096) : rnd(f) << 8);
+		b[1] = (uint8_t)((rnd(f) & 1 ? ISCSI_CMD_WRITE
+					     : ISCSI_CMD_READ) |
+				 (rnd(f) % 4 ? ISCSI_FLAG_FINAL : 0) |
+				 (rnd(f) % 8 == 0 ? 0x60 : 0));
+		iscsi_put32(b + 20,
+			    rnd(f) % 5 ? rnd(f) % (BUF + 4096) : rnd(f) << 8);
 		dsl = rnd(f) % 3 ? 0 : rnd(f) % (rnd(f) % 8 ? 8193 : 20000);
 		break;
-	case 3: case 4: case 5: case 6: /* Data-Out, often for a real R2T */
+	case 3:
+	case 4:
+	case 5:
+	case 6: /* Data-Out, often for a real R2T */
 		b[0] = ISCSI_OP_DATA_OUT;
 		b[1] = rnd(f) & 1 ? ISCSI_FLAG_FINAL : 0;
-		dsl = rnd(f) % (rnd(f) % 8 ? 8192 : 9000) + (rnd(f) % 8 == 0 ? 0 : 1);
+		dsl = rnd(f) % (rnd(f) % 8 ? 8192 : 9000) +
+		      (rnd(f) % 8 == 0 ? 0 : 1);
 		if (f->nttt && rnd(f) % 3) {
 			unsigned k = rnd(f) % (f->nttt < 8 ? f->nttt : 8);
 			iscsi_put32(b + 16, f->ttt_itt[k]);
 			iscsi_put32(b + 20, f->ttt[k]);
-			iscsi_put32(b + 40, f->ttt_off[k] + (rnd(f) % 3 ? 0 : rnd(f) % 70000));
+			iscsi_put32(b + 40,
+				    f->ttt_off[k] +
+					    (rnd(f) % 3 ? 0 : rnd(f) % 70000));
 			if (rnd(f) % 2 && f->ttt_len[k] < dsl)
 				dsl = f->ttt_len[k];
 			iscsi_put32(b + 36, rnd(f) % 4 ? 0 : rnd(f) % 3);
 		} else {
-			iscsi_put32(b + 20, rnd(f) % 2 ? ISCSI_RESERVED_TAG : rnd(f));
-			iscsi_put32(b + 40, rnd(f) % 2 ? (rnd(f) % 4) * 8192 : rnd(f) << 4);
+			iscsi_put32(b + 20,
+				    rnd(f) % 2 ? ISCSI_RESERVED_TAG : rnd(f));
+			iscsi_put32(b + 40, rnd(f) % 2 ? (rnd(f) % 4) * 8192
+						       : rnd(f) << 4);
 			iscsi_put32(b + 36, rnd(f) % 4);
 		}
 		break;
@@ -264,7 +282,8 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 	iscsi_bhs_set_data_len(b, dsl);
 	/* send at most 48 + 1024 + 20000 bytes of it */
 	{
-		size_t body = ahs * 4u + (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
+		size_t body = ahs * 4u +
+			      (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
 		if (body > 21024)
 			body = 21024;
 		for (size_t i = 0; i < body; i++)
@@ -275,9 +294,10 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 
 static void one_round(struct fz *f, int port, uint32_t seed)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)port) };
 	static uint8_t pdu[48 + 21024 + 8];
-	uint8_t login[48] = {0};
+	uint8_t login[48] = { 0 };
 	double end;
 	int one = 1, n = 0;
 
@@ -312,11 +332,12 @@ static void one_round(struct fz *f, int port, uint32_t seed)
 		ck_assert_int_ge(idm_ctx_progress(f->ctx, 2), 0);
 		drain(f);
 	}
-	ck_assert_msg(f->terminated <= 1, "seed %u: %d terminate notifies", seed,
-		      f->terminated);
+	ck_assert_msg(f->terminated <= 1, "seed %u: %d terminate notifies",
+		      seed, f->terminated);
 	for (int i = 0; i < GUARD; i++)
-		ck_assert_msg(f->mem[i] == 0xa5 && f->mem[GUARD + BUF + i] == 0xa5,
-			      "seed %u: write outside the Get_Data buffer", seed);
+		ck_assert_msg(
+			f->mem[i] == 0xa5 && f->mem[GUARD + BUF + i] == 0xa5,
+			"seed %u: write outside the Get_Data buffer", seed);
 	if (f->busy)
 		idm_deallocate_task_resources(f->busy);
 	f->busy = NULL;
@@ -327,19 +348,24 @@ static void one_round(struct fz *f, int port, uint32_t seed)
 START_TEST(fuzz_target)
 {
 	static struct fz f;
-	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = "tcp",
-				     .accept = t_accept, .arg = &f};
+	struct idm_portal_attr pa = { .size = sizeof(pa),
+				      .providers = "tcp",
+				      .accept = t_accept,
+				      .arg = &f };
 	/* TCP_FUZZ_SEED / TCP_FUZZ_ROUNDS replay one seed or run longer */
-	const char *env = getenv("TCP_FUZZ_SEED"), *nr = getenv("TCP_FUZZ_ROUNDS");
+	const char *env = getenv("TCP_FUZZ_SEED"),
+		   *nr = getenv("TCP_FUZZ_ROUNDS");
 	uint32_t base = env ? (uint32_t)strtoul(env, NULL, 0) : 20261123u;
 	int rounds = nr ? atoi(nr) : env ? 1 : ROUNDS;
 
 	ck_assert_int_eq(idm_ctx_create(NULL, &f.ctx), 0);
-	ck_assert_int_eq(idm_portal_create(f.ctx, "127.0.0.1", "0", &pa, &f.portal), 0);
+	ck_assert_int_eq(
+		idm_portal_create(f.ctx, "127.0.0.1", "0", &pa, &f.portal), 0);
 	f.mem = malloc(BUF + 2 * GUARD);
 	ck_assert_ptr_nonnull(f.mem);
 	memset(f.mem, 0xa5, BUF + 2 * GUARD);
-	ck_assert_int_eq(idm_buf_create(f.ctx, f.mem, BUF + 2 * GUARD, &f.buf), 0);
+	ck_assert_int_eq(idm_buf_create(f.ctx, f.mem, BUF + 2 * GUARD, &f.buf),
+			 0);
 	for (int r = 0; r < rounds; r++)
 		one_round(&f, idm_portal_port(f.portal), base + (uint32_t)r);
 	idm_buf_destroy(f.buf);
@@ -352,12 +378,13 @@ END_TEST
 /* ---- initiator side: a raw target answers with random PDUs ---------- */
 
 #define NTASK 4
-#define TBUF 65536
+#define TBUF  65536
 
 static const char ikv[] =
 	"ImmediateData=Yes\0InitialR2T=No\0FirstBurstLength=16384\0"
 	"MaxBurstLength=32768\0ErrorRecoveryLevel=1\0"
-	"TargetRecvDataSegmentLength=8192\0InitiatorRecvDataSegmentLength=8192\0";
+	"TargetRecvDataSegmentLength=8192\0InitiatorRecvDataSegmentLength="
+	"8192\0";
 
 struct fi {
 	idm_ctx *ctx;
@@ -366,7 +393,7 @@ struct fi {
 	int terminated;
 	uint32_t rng;
 	int lfd, fd;
-	uint8_t *mem[NTASK];  /* GUARD | TBUF | GUARD */
+	uint8_t *mem[NTASK]; /* GUARD | TBUF | GUARD */
 	idm_buf *buf[NTASK];
 	idm_task *task[NTASK];
 	uint32_t len[NTASK];
@@ -384,7 +411,7 @@ static uint32_t irnd(struct fi *f)
 static void i_connected(idm_conn *c, int status, void *arg)
 {
 	struct fi *f = arg;
-	uint8_t login[48] = {0};
+	uint8_t login[48] = { 0 };
 
 	ck_assert_int_eq(status, 0);
 	f->connected = true;
@@ -392,7 +419,8 @@ static void i_connected(idm_conn *c, int status, void *arg)
 	login[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
 		   ISCSI_STAGE_FULL_FEATURE;
 	iscsi_put32(login + 16, 0x4c);
-	ck_assert_int_eq(idm_send_control(c, login, NULL, 0, NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(idm_send_control(c, login, NULL, 0, NULL, 0, NULL, 0),
+			 0);
 }
 
 static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
@@ -400,7 +428,8 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	struct fi *f = arg;
 
 	if (idm_pdu_opcode(pdu) == ISCSI_OP_LOGIN_RSP && !f->ffp) {
-		ck_assert_int_eq(idm_notice_key_values(c, ikv, sizeof(ikv) - 1), 0);
+		ck_assert_int_eq(idm_notice_key_values(c, ikv, sizeof(ikv) - 1),
+				 0);
 		ck_assert_int_eq(idm_enable_datamover(c, NULL, NULL, 0), 0);
 		f->ffp = true;
 	}
@@ -436,7 +465,8 @@ static void idrain(struct fi *f)
 			size_t need;
 			if (f->rxlen < 48)
 				break;
-			need = 48 + iscsi_bhs_ahs_len(f->rx) + iscsi_bhs_data_len(f->rx) +
+			need = 48 + iscsi_bhs_ahs_len(f->rx) +
+			       iscsi_bhs_data_len(f->rx) +
 			       iscsi_pad4(iscsi_bhs_data_len(f->rx));
 			if (need > sizeof(f->rx)) {
 				f->rxlen = 0;
@@ -474,14 +504,21 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 {
 	unsigned k = irnd(f) % NTASK;
 	uint32_t kind = irnd(f) % 10, dsl = 0;
-	static const uint8_t ops[] = {0x20, 0x21, 0x22, 0x24, 0x25, 0x26, 0x31, 0x32, 0x3f};
+	static const uint8_t ops[] = { 0x20, 0x21, 0x22, 0x24, 0x25,
+				       0x26, 0x31, 0x32, 0x3f };
 
 	memset(b, 0, 48);
 	iscsi_put32(b + 16, irnd(f) % 8 ? 0x10 + k : irnd(f));
 	switch (kind) {
-	case 0: case 1: case 2: case 3: /* Data-In, often right */
+	case 0:
+	case 1:
+	case 2:
+	case 3: /* Data-In, often right */
 		b[0] = ISCSI_OP_DATA_IN;
-		b[1] = (uint8_t)(irnd(f) % 4 ? 0 : 0x80 | (irnd(f) % 2) | (irnd(f) % 2 ? 0x40 : 0));
+		b[1] = (uint8_t)(irnd(f) % 4
+					 ? 0
+					 : 0x80 | (irnd(f) % 2) |
+						   (irnd(f) % 2 ? 0x40 : 0));
 		dsl = irnd(f) % 8 ? irnd(f) % 8193 : irnd(f) % 20000;
 		iscsi_put32(b + 36, irnd(f) % 4 ? datasn[k] : irnd(f) % 8);
 		iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
@@ -489,13 +526,16 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 		if (iscsi_get32(b + 36) == datasn[k])
 			datasn[k]++;
 		break;
-	case 4: case 5: /* R2T */
+	case 4:
+	case 5: /* R2T */
 		b[0] = ISCSI_OP_R2T;
 		b[1] = 0x80;
-		iscsi_put32(b + 20, irnd(f) % 8 ? 0x500 + irnd(f) % 16 : ISCSI_RESERVED_TAG);
+		iscsi_put32(b + 20, irnd(f) % 8 ? 0x500 + irnd(f) % 16
+						: ISCSI_RESERVED_TAG);
 		iscsi_put32(b + 36, irnd(f) % 3);
 		iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
-		iscsi_put32(b + 44, irnd(f) % 4 ? 1 + irnd(f) % 32768 : irnd(f));
+		iscsi_put32(b + 44,
+			    irnd(f) % 4 ? 1 + irnd(f) % 32768 : irnd(f));
 		if (irnd(f) % 16 == 0)
 			dsl = 4;
 		break;
@@ -505,7 +545,8 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 		dsl = irnd(f) % 3 ? 0 : irnd(f) % 300;
 		break;
 	default:
-		b[0] = irnd(f) % 2 ? ops[irnd(f) % sizeof(ops)] : (uint8_t)irnd(f);
+		b[0] = irnd(f) % 2 ? ops[irnd(f) % sizeof(ops)]
+				   : (uint8_t)irnd(f);
 		b[1] = (uint8_t)irnd(f);
 		for (int i = 8; i < 48; i++)
 			b[i] = (uint8_t)irnd(f);
@@ -515,7 +556,8 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 	}
 	iscsi_bhs_set_data_len(b, dsl);
 	{
-		size_t body = b[4] * 4u + (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
+		size_t body = b[4] * 4u +
+			      (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
 		if (body > 21024)
 			body = 21024;
 		for (size_t i = 0; i < body; i++)
@@ -526,11 +568,12 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 
 static void iround(struct fi *f, int port, uint32_t seed)
 {
-	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "tcp",
-				   .cbs = &icbs, .arg = f};
+	struct idm_conn_attr ca = {
+		.size = sizeof(ca), .provider = "tcp", .cbs = &icbs, .arg = f
+	};
 	static uint8_t pdu[48 + 21024 + 8];
-	uint8_t rsp[48] = {0};
-	uint32_t datasn[NTASK] = {0};
+	uint8_t rsp[48] = { 0 };
+	uint32_t datasn[NTASK] = { 0 };
 	char ps[16];
 	double end;
 	int n;
@@ -541,7 +584,8 @@ static void iround(struct fi *f, int port, uint32_t seed)
 	f->rxlen = 0;
 	f->fd = -1;
 	snprintf(ps, sizeof(ps), "%d", port);
-	ck_assert_int_eq(idm_conn_connect(f->ctx, "127.0.0.1", ps, &ca, &f->ini), 0);
+	ck_assert_int_eq(
+		idm_conn_connect(f->ctx, "127.0.0.1", ps, &ca, &f->ini), 0);
 	end = now_ms() + 3000;
 	while (f->fd < 0 && now_ms() < end) {
 		ck_assert_int_ge(idm_ctx_progress(f->ctx, 2), 0);
@@ -564,23 +608,30 @@ static void iround(struct fi *f, int port, uint32_t seed)
 	}
 	ck_assert_msg(f->ffp, "seed %u: no full feature phase", seed);
 	for (unsigned k = 0; k < NTASK; k++) {
-		uint8_t cmd[48] = {0};
+		uint8_t cmd[48] = { 0 };
 		bool write = irnd(f) & 1;
 
 		f->len[k] = 1 + irnd(f) % TBUF;
-		ck_assert_int_eq(idm_task_create(f->ini, 0x10 + k, &f->task[k]), 0);
+		ck_assert_int_eq(idm_task_create(f->ini, 0x10 + k, &f->task[k]),
+				 0);
 		if (write)
-			ck_assert_int_eq(idm_task_set_data(f->task[k], NULL, 0, 0, f->buf[k],
-							   GUARD, f->len[k]), 0);
+			ck_assert_int_eq(idm_task_set_data(f->task[k], NULL, 0,
+							   0, f->buf[k], GUARD,
+							   f->len[k]),
+					 0);
 		else
-			ck_assert_int_eq(idm_task_set_data(f->task[k], f->buf[k], GUARD,
-							   f->len[k], NULL, 0, 0), 0);
+			ck_assert_int_eq(
+				idm_task_set_data(f->task[k], f->buf[k], GUARD,
+						  f->len[k], NULL, 0, 0),
+				0);
 		cmd[0] = ISCSI_OP_SCSI_CMD;
-		cmd[1] = (uint8_t)(0x80 | (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ));
+		cmd[1] = (uint8_t)(0x80 |
+				   (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ));
 		iscsi_put32(cmd + 16, 0x10 + k);
 		iscsi_put32(cmd + 20, f->len[k]);
 		ck_assert_int_eq(idm_send_control(f->ini, cmd, NULL, 0, NULL, 0,
-						  f->task[k], 0), 0);
+						  f->task[k], 0),
+				 0);
 	}
 	n = 1 + (int)(irnd(f) % 25);
 	for (int i = 0; i < n && !f->terminated; i++)
@@ -591,15 +642,17 @@ static void iround(struct fi *f, int port, uint32_t seed)
 		ck_assert_int_ge(idm_ctx_progress(f->ctx, 2), 0);
 		idrain(f);
 	}
-	ck_assert_msg(f->terminated <= 1, "seed %u: %d terminate notifies", seed,
-		      f->terminated);
+	ck_assert_msg(f->terminated <= 1, "seed %u: %d terminate notifies",
+		      seed, f->terminated);
 	for (unsigned k = 0; k < NTASK; k++) {
 		for (int i = 0; i < GUARD; i++)
-			ck_assert_msg(f->mem[k][i] == 0xa5 &&
-					      f->mem[k][GUARD + TBUF + i] == 0xa5,
-				      "seed %u: write outside a read buffer", seed);
+			ck_assert_msg(
+				f->mem[k][i] == 0xa5 &&
+					f->mem[k][GUARD + TBUF + i] == 0xa5,
+				"seed %u: write outside a read buffer", seed);
 		ck_assert_msg(idm_task_data_received(f->task[k]) <= f->len[k],
-			      "seed %u: more placed than the buffer holds", seed);
+			      "seed %u: more placed than the buffer holds",
+			      seed);
 		idm_deallocate_task_resources(f->task[k]);
 	}
 	idm_conn_destroy(f->ini);
@@ -609,9 +662,10 @@ static void iround(struct fi *f, int port, uint32_t seed)
 START_TEST(fuzz_initiator)
 {
 	static struct fi f;
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
-	const char *env = getenv("TCP_FUZZ_SEED"), *nr = getenv("TCP_FUZZ_ROUNDS");
+	const char *env = getenv("TCP_FUZZ_SEED"),
+		   *nr = getenv("TCP_FUZZ_ROUNDS");
 	uint32_t base = env ? (uint32_t)strtoul(env, NULL, 0) : 20261123u;
 	int rounds = nr ? atoi(nr) : env ? 1 : ROUNDS;
 
@@ -626,8 +680,9 @@ START_TEST(fuzz_initiator)
 		f.mem[k] = malloc(TBUF + 2 * GUARD);
 		ck_assert_ptr_nonnull(f.mem[k]);
 		memset(f.mem[k], 0xa5, TBUF + 2 * GUARD);
-		ck_assert_int_eq(idm_buf_create(f.ctx, f.mem[k], TBUF + 2 * GUARD,
-						&f.buf[k]), 0);
+		ck_assert_int_eq(idm_buf_create(f.ctx, f.mem[k],
+						TBUF + 2 * GUARD, &f.buf[k]),
+				 0);
 	}
 	for (int r = 0; r < rounds; r++)
 		iround(&f, ntohs(sa.sin_port), base + (uint32_t)r);

@@ -4,7 +4,8 @@
  * ErrorRecoveryLevel=1 (A bit, SNACK, Data_ACK_Notify), unsolicited data
  * staged because Get_Data came late, Get_Data in several ranges,
  * immediate data only partly covered by the first Get_Data, several
- * Get_Data ranges at once, and connects that are refused or time out. An initiator and a target over 127.0.0.1 in one process.
+ * Get_Data ranges at once, and connects that are refused or time out. An
+ * initiator and a target over 127.0.0.1 in one process.
  */
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
@@ -34,7 +35,12 @@ struct pair {
 	/* target */
 	idm_task *ttask;
 	uint8_t cmd[48];
-	enum { GET_NONE, GET_IN_NOTIFY_ALL, GET_IN_NOTIFY_4K, GET_IN_NOTIFY_SPLIT } get_mode;
+	enum {
+		GET_NONE,
+		GET_IN_NOTIFY_ALL,
+		GET_IN_NOTIFY_4K,
+		GET_IN_NOTIFY_SPLIT
+	} get_mode;
 	bool put_ack;
 	uint8_t *tmem;
 	idm_buf *tbuf;
@@ -68,7 +74,7 @@ static void kv_add(struct pair *p, const char *s)
 
 static void t_get(struct pair *p, uint32_t off, uint32_t len)
 {
-	uint8_t r2t[48] = {0};
+	uint8_t r2t[48] = { 0 };
 	int r;
 
 	r2t[0] = ISCSI_OP_R2T;
@@ -82,7 +88,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 {
 	struct pair *p = arg;
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	uint8_t rsp[48] = {0};
+	uint8_t rsp[48] = { 0 };
 
 	switch (idm_pdu_opcode(pdu)) {
 	case ISCSI_OP_LOGIN_REQ:
@@ -100,7 +106,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		ck_assert_ptr_nonnull(p->ttask);
 		memcpy(p->cmd, bhs, 48);
 		if (bhs[1] & ISCSI_CMD_READ) {
-			uint8_t din[48] = {0};
+			uint8_t din[48] = { 0 };
 			int r;
 
 			din[0] = ISCSI_OP_DATA_IN;
@@ -116,7 +122,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		} else if (p->get_mode == GET_IN_NOTIFY_4K) {
 			t_get(p, 0, 4096);
 		} else if (p->get_mode == GET_IN_NOTIFY_SPLIT) {
-			uint8_t r2t[48] = {0};
+			uint8_t r2t[48] = { 0 };
 
 			/* three ranges at once, in reverse order */
 			t_get(p, 2 * (p->len / 3), p->len - 2 * (p->len / 3));
@@ -125,7 +131,8 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 			/* overlapping ranges are refused */
 			r2t[0] = ISCSI_OP_R2T;
 			iscsi_put32(r2t + 16, iscsi_bhs_itt(bhs));
-			ck_assert_int_eq(idm_get_data(p->ttask, r2t, p->tbuf, 0, 100, 10, 0),
+			ck_assert_int_eq(idm_get_data(p->ttask, r2t, p->tbuf, 0,
+						      100, 10, 0),
 					 -EINVAL);
 		}
 		break;
@@ -141,7 +148,8 @@ static void t_completion(idm_task *t, enum idm_data_dir dir, uint32_t off,
 
 	ck_assert_ptr_eq(t, p->ttask);
 	ck_assert_int_eq(status, 0);
-	ck_assert_int_eq(dir, (p->cmd[1] & ISCSI_CMD_READ) ? IDM_DATA_IN : IDM_DATA_OUT);
+	ck_assert_int_eq(dir, (p->cmd[1] & ISCSI_CMD_READ) ? IDM_DATA_IN
+							   : IDM_DATA_OUT);
 	p->completions++;
 	p->c_off = off;
 	p->c_len = len;
@@ -211,7 +219,8 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		p->responses++;
 		break;
 	default:
-		ck_abort_msg("initiator got opcode 0x%02x", idm_pdu_opcode(pdu));
+		ck_abort_msg("initiator got opcode 0x%02x",
+			     idm_pdu_opcode(pdu));
 	}
 }
 
@@ -234,9 +243,9 @@ static double now_ms(void)
 #define RUN_UNTIL(p, cond, ms)                                                 \
 	do {                                                                   \
 		double end_ = now_ms() + (ms);                                 \
-		while (!(cond) && now_ms() < end_)                            \
-			ck_assert_int_ge(idm_ctx_progress((p)->ctx, 10), 0);  \
-		ck_assert_msg((cond), "timed out waiting for " #cond);       \
+		while (!(cond) && now_ms() < end_)                             \
+			ck_assert_int_ge(idm_ctx_progress((p)->ctx, 10), 0);   \
+		ck_assert_msg((cond), "timed out waiting for " #cond);         \
 	} while (0)
 
 static void run_for(struct pair *p, int ms)
@@ -249,18 +258,24 @@ static void run_for(struct pair *p, int ms)
 
 static void pair_up(struct pair *p, uint32_t len)
 {
-	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = "tcp",
-				     .accept = t_accept, .arg = p};
-	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "tcp",
-				   .cbs = &i_cbs, .arg = p};
-	uint8_t login[48] = {0};
+	struct idm_portal_attr pa = { .size = sizeof(pa),
+				      .providers = "tcp",
+				      .accept = t_accept,
+				      .arg = p };
+	struct idm_conn_attr ca = {
+		.size = sizeof(ca), .provider = "tcp", .cbs = &i_cbs, .arg = p
+	};
+	uint8_t login[48] = { 0 };
 	char port[16];
 
 	p->len = len;
 	ck_assert_int_eq(idm_ctx_create(NULL, &p->ctx), 0);
-	ck_assert_int_eq(idm_portal_create(p->ctx, "127.0.0.1", "0", &pa, &p->portal), 0);
+	ck_assert_int_eq(
+		idm_portal_create(p->ctx, "127.0.0.1", "0", &pa, &p->portal),
+		0);
 	snprintf(port, sizeof(port), "%d", idm_portal_port(p->portal));
-	ck_assert_int_eq(idm_conn_connect(p->ctx, "127.0.0.1", port, &ca, &p->ini), 0);
+	ck_assert_int_eq(
+		idm_conn_connect(p->ctx, "127.0.0.1", port, &ca, &p->ini), 0);
 	RUN_UNTIL(p, p->connected, 5000);
 	ck_assert_int_eq(p->connect_status, 0);
 	login[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
@@ -268,8 +283,9 @@ static void pair_up(struct pair *p, uint32_t len)
 		   ISCSI_STAGE_FULL_FEATURE;
 	login[8] = 0x80;
 	iscsi_put32(login + 16, 0x4c);
-	ck_assert_int_eq(idm_send_control(p->ini, login, NULL, 0, p->kv, p->kvlen,
-					  NULL, 0), 0);
+	ck_assert_int_eq(idm_send_control(p->ini, login, NULL, 0, p->kv,
+					  p->kvlen, NULL, 0),
+			 0);
 	RUN_UNTIL(p, p->ini_ffp && p->tgt_ffp, 5000);
 
 	p->tmem = calloc(1, len);
@@ -298,13 +314,17 @@ static void pair_down(struct pair *p)
 
 static void i_cmd(struct pair *p, bool write)
 {
-	uint8_t cmd[48] = {0};
+	uint8_t cmd[48] = { 0 };
 
 	ck_assert_int_eq(idm_task_create(p->ini, 0x100, &p->itask), 0);
 	if (write)
-		ck_assert_int_eq(idm_task_set_data(p->itask, NULL, 0, 0, p->ibuf, 0, p->len), 0);
+		ck_assert_int_eq(idm_task_set_data(p->itask, NULL, 0, 0,
+						   p->ibuf, 0, p->len),
+				 0);
 	else
-		ck_assert_int_eq(idm_task_set_data(p->itask, p->ibuf, 0, p->len, NULL, 0, 0), 0);
+		ck_assert_int_eq(idm_task_set_data(p->itask, p->ibuf, 0, p->len,
+						   NULL, 0, 0),
+				 0);
 	cmd[0] = ISCSI_OP_SCSI_CMD;
 	cmd[1] = ISCSI_FLAG_FINAL | ISCSI_ATTR_SIMPLE |
 		 (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ);
@@ -312,24 +332,27 @@ static void i_cmd(struct pair *p, bool write)
 	iscsi_put32(cmd + 16, 0x100);
 	iscsi_put32(cmd + ISCSI_CMD_EDTL, p->len);
 	cmd[32] = write ? 0x2a : 0x28;
-	ck_assert_int_eq(idm_send_control(p->ini, cmd, NULL, 0, NULL, 0, p->itask, 0), 0);
+	ck_assert_int_eq(
+		idm_send_control(p->ini, cmd, NULL, 0, NULL, 0, p->itask, 0),
+		0);
 }
 
 static void t_rsp(struct pair *p)
 {
-	uint8_t rsp[48] = {0};
+	uint8_t rsp[48] = { 0 };
 
 	rsp[0] = ISCSI_OP_SCSI_RSP;
 	rsp[1] = ISCSI_FLAG_FINAL;
 	iscsi_put32(rsp + 16, iscsi_bhs_itt(p->cmd));
-	ck_assert_int_eq(idm_send_control(p->tgt, rsp, NULL, 0, NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(
+		idm_send_control(p->tgt, rsp, NULL, 0, NULL, 0, NULL, 0), 0);
 }
 
 /* ERL 1: the last Data-In carries A; the initiator's provider answers
  * with a DataACK SNACK and the target hears Data_ACK_Notify. */
 START_TEST(dataack)
 {
-	struct pair p = {0};
+	struct pair p = { 0 };
 	const uint32_t len = 100000;
 
 	kv_add(&p, "ErrorRecoveryLevel=1");
@@ -342,7 +365,8 @@ START_TEST(dataack)
 	pair_up(&p, len);
 	fill(p.tmem, len, 1);
 	i_cmd(&p, false);
-	RUN_UNTIL(&p, p.acks == 1 && p.responses == 1 && p.completions == 1, 5000);
+	RUN_UNTIL(&p, p.acks == 1 && p.responses == 1 && p.completions == 1,
+		  5000);
 	ck_assert(p.status_with_task);
 	ck_assert(!memcmp(p.imem, p.tmem, len));
 	ck_assert_uint_eq(idm_task_data_received(p.itask), len);
@@ -359,7 +383,7 @@ END_TEST
  * two Get_Data calls of half the range each. */
 START_TEST(late_get_data)
 {
-	struct pair p = {0};
+	struct pair p = { 0 };
 	const uint32_t len = 200000;
 
 	kv_add(&p, "ImmediateData=Yes");
@@ -399,7 +423,7 @@ END_TEST
  * staged and the second Get_Data gets it, then R2Ts for what is left. */
 START_TEST(partial_immediate)
 {
-	struct pair p = {0};
+	struct pair p = { 0 };
 	const uint32_t len = 50000;
 
 	kv_add(&p, "ImmediateData=Yes");
@@ -429,7 +453,7 @@ END_TEST
  * and the data lands where each asked for it. */
 START_TEST(concurrent_gets)
 {
-	struct pair p = {0};
+	struct pair p = { 0 };
 	const uint32_t len = 300001;
 
 	kv_add(&p, "ImmediateData=Yes");
@@ -455,10 +479,11 @@ END_TEST
 /* Nothing listens: connected() reports the failure with a reason. */
 START_TEST(connect_refused)
 {
-	struct pair p = {0};
-	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "tcp",
-				   .cbs = &i_cbs, .arg = &p};
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct pair p = { 0 };
+	struct idm_conn_attr ca = {
+		.size = sizeof(ca), .provider = "tcp", .cbs = &i_cbs, .arg = &p
+	};
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
 	char port[16];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -470,7 +495,8 @@ START_TEST(connect_refused)
 	close(fd); /* the port is free and nobody listens */
 	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
 	ck_assert_int_eq(idm_ctx_create(NULL, &p.ctx), 0);
-	ck_assert_int_eq(idm_conn_connect(p.ctx, "127.0.0.1", port, &ca, &p.ini), 0);
+	ck_assert_int_eq(
+		idm_conn_connect(p.ctx, "127.0.0.1", port, &ca, &p.ini), 0);
 	RUN_UNTIL(&p, p.connected, 5000);
 	ck_assert_int_lt(p.connect_status, 0);
 	ck_assert_str_ne(idm_conn_error(p.ini), "");
@@ -483,11 +509,13 @@ END_TEST
  * timeout fires and connected() says -ETIMEDOUT. */
 START_TEST(connect_timeout)
 {
-	struct pair p = {0};
-	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "tcp",
-				   .cbs = &i_cbs, .arg = &p,
-				   .connect_timeout_ms = 300};
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct pair p = { 0 };
+	struct idm_conn_attr ca = { .size = sizeof(ca),
+				    .provider = "tcp",
+				    .cbs = &i_cbs,
+				    .arg = &p,
+				    .connect_timeout_ms = 300 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
 	int lfd = socket(AF_INET, SOCK_STREAM, 0), fill_fd[4];
 	char port[16];
@@ -506,14 +534,17 @@ START_TEST(connect_timeout)
 	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
 	ck_assert_int_eq(idm_ctx_create(NULL, &p.ctx), 0);
 	t0 = now_ms();
-	ck_assert_int_eq(idm_conn_connect(p.ctx, "127.0.0.1", port, &ca, &p.ini), 0);
+	ck_assert_int_eq(
+		idm_conn_connect(p.ctx, "127.0.0.1", port, &ca, &p.ini), 0);
 	RUN_UNTIL(&p, p.connected, 5000);
 	if (p.connect_status == 0) {
 		/* this kernel accepted anyway: nothing to time out */
-		fprintf(stderr, "connect_timeout: the full accept queue took the SYN; not checked\n");
+		fprintf(stderr, "connect_timeout: the full accept queue took "
+				"the SYN; not checked\n");
 	} else {
 		ck_assert_int_eq(p.connect_status, -ETIMEDOUT);
-		ck_assert_msg(now_ms() - t0 >= 250, "timed out after %.0f ms", now_ms() - t0);
+		ck_assert_msg(now_ms() - t0 >= 250, "timed out after %.0f ms",
+			      now_ms() - t0);
 		ck_assert_str_ne(idm_conn_error(p.ini), "");
 	}
 	idm_conn_destroy(p.ini);

@@ -10,7 +10,7 @@
 
 START_TEST(lens_plain)
 {
-	uint8_t bhs[48] = {0};
+	uint8_t bhs[48] = { 0 };
 	struct tcp_pdu_lens l;
 
 	bhs[4] = 2; /* 8 bytes of AHS */
@@ -45,7 +45,7 @@ END_TEST
 
 START_TEST(lens_limits)
 {
-	uint8_t bhs[48] = {0};
+	uint8_t bhs[48] = { 0 };
 	struct tcp_pdu_lens l;
 
 	iscsi_bhs_set_data_len(bhs, 8193);
@@ -73,15 +73,18 @@ START_TEST(opcodes)
 	ck_assert(tcp_pdu_opcode_ok(false, ISCSI_OP_REJECT, false));
 	ck_assert(!tcp_pdu_opcode_ok(false, ISCSI_OP_DATA_IN, false));
 	/* full feature phase */
-	static const uint8_t ini_ops[] = {0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x10};
-	static const uint8_t tgt_ops[] = {0x20, 0x21, 0x22, 0x24, 0x25, 0x26,
-					  0x31, 0x32, 0x3f};
+	static const uint8_t ini_ops[] = { 0x00, 0x01, 0x02, 0x04,
+					   0x05, 0x06, 0x10 };
+	static const uint8_t tgt_ops[] = { 0x20, 0x21, 0x22, 0x24, 0x25,
+					   0x26, 0x31, 0x32, 0x3f };
 	for (unsigned op = 0; op < 64; op++) {
 		bool in_i = memchr(ini_ops, (int)op, sizeof(ini_ops)) != NULL;
 		bool in_t = memchr(tgt_ops, (int)op, sizeof(tgt_ops)) != NULL;
-		ck_assert_msg(tcp_pdu_opcode_ok(true, (uint8_t)op, true) == in_i,
+		ck_assert_msg(tcp_pdu_opcode_ok(true, (uint8_t)op, true) ==
+				      in_i,
 			      "target, opcode 0x%02x", op);
-		ck_assert_msg(tcp_pdu_opcode_ok(false, (uint8_t)op, true) == in_t,
+		ck_assert_msg(tcp_pdu_opcode_ok(false, (uint8_t)op, true) ==
+				      in_t,
 			      "initiator, opcode 0x%02x", op);
 	}
 	/* a Login Request in full feature phase is a protocol error here */
@@ -95,7 +98,8 @@ START_TEST(datain)
 
 	memset(tmpl, 0, sizeof(tmpl));
 	tmpl[0] = ISCSI_OP_DATA_IN;
-	tmpl[1] = ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS | ISCSI_DATAIN_UNDERFLOW;
+	tmpl[1] =
+		ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS | ISCSI_DATAIN_UNDERFLOW;
 	tmpl[3] = 0x02; /* CHECK CONDITION */
 	iscsi_put64(tmpl + 8, 0x0001000000000000ull);
 	iscsi_put32(tmpl + 16, 0x1234);
@@ -105,7 +109,8 @@ START_TEST(datain)
 	iscsi_put32(tmpl + 44, 512); /* residual */
 
 	/* a middle PDU: no status fields, no F */
-	tcp_pdu_datain(out, tmpl, 8192, ISCSI_RESERVED_TAG, 3, 24576, false, false, false);
+	tcp_pdu_datain(out, tmpl, 8192, ISCSI_RESERVED_TAG, 3, 24576, false,
+		       false, false);
 	ck_assert_uint_eq(out[0], ISCSI_OP_DATA_IN);
 	ck_assert_uint_eq(out[1], 0);
 	ck_assert_uint_eq(out[3], 0);
@@ -121,13 +126,15 @@ START_TEST(datain)
 	ck_assert_uint_eq(iscsi_get32(out + 44), 0);
 
 	/* end of a burst */
-	tcp_pdu_datain(out, tmpl, 100, ISCSI_RESERVED_TAG, 4, 0, true, false, false);
+	tcp_pdu_datain(out, tmpl, 100, ISCSI_RESERVED_TAG, 4, 0, true, false,
+		       false);
 	ck_assert_uint_eq(out[1], ISCSI_FLAG_FINAL);
 
 	/* the last one, with status and the A bit */
 	tcp_pdu_datain(out, tmpl, 100, 0x55, 5, 32768, true, true, true);
 	ck_assert_uint_eq(out[1], ISCSI_FLAG_FINAL | ISCSI_DATAIN_ACK |
-				  ISCSI_DATAIN_STATUS | ISCSI_DATAIN_UNDERFLOW);
+					  ISCSI_DATAIN_STATUS |
+					  ISCSI_DATAIN_UNDERFLOW);
 	ck_assert_uint_eq(out[3], 0x02);
 	ck_assert_uint_eq(iscsi_get32(out + 20), 0x55);
 	ck_assert_uint_eq(iscsi_get32(out + 24), 77);
@@ -137,7 +144,7 @@ END_TEST
 
 START_TEST(dataout_r2t_snack)
 {
-	uint8_t lun[8] = {0, 1, 0, 0, 0, 0, 0, 0}, out[48], tmpl[48];
+	uint8_t lun[8] = { 0, 1, 0, 0, 0, 0, 0, 0 }, out[48], tmpl[48];
 
 	tcp_pdu_dataout(out, lun, 0x10, 0x20, 9, 2, 4096, 1000, true);
 	ck_assert_uint_eq(out[0], ISCSI_OP_DATA_OUT);
@@ -177,10 +184,11 @@ END_TEST
 
 START_TEST(login_final)
 {
-	uint8_t b[48] = {0};
+	uint8_t b[48] = { 0 };
 
 	b[0] = ISCSI_OP_LOGIN_RSP;
-	b[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) | ISCSI_STAGE_FULL_FEATURE;
+	b[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
+	       ISCSI_STAGE_FULL_FEATURE;
 	ck_assert(tcp_pdu_login_final_ok(b));
 	b[36] = 2; /* initiator error */
 	ck_assert(!tcp_pdu_login_final_ok(b));

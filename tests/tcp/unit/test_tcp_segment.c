@@ -16,18 +16,21 @@ static uint32_t walk(uint32_t start, uint32_t end, uint32_t mbl, uint32_t dsl)
 	bool f;
 
 	while ((len = tcp_seg_next(pos, end, start, mbl, dsl, &f)) != 0) {
-		uint32_t be = mbl ? start + ((pos - start) / mbl + 1) * mbl : end;
+		uint32_t be =
+			mbl ? start + ((pos - start) / mbl + 1) * mbl : end;
 		if (be > end)
 			be = end;
 		if (len > dsl)
 			ck_abort_msg("PDU of %u > dsl %u", len, dsl);
 		if (pos + len > be)
-			ck_abort_msg("PDU [%u,+%u) crosses burst end %u", pos, len, be);
+			ck_abort_msg("PDU [%u,+%u) crosses burst end %u", pos,
+				     len, be);
 		if (f != (pos + len == be))
 			ck_abort_msg("F at %u+%u, burst end %u", pos, len, be);
 		burst += len;
 		if (mbl && burst > mbl)
-			ck_abort_msg("burst of %u > MaxBurstLength %u", burst, mbl);
+			ck_abort_msg("burst of %u > MaxBurstLength %u", burst,
+				     mbl);
 		if (f)
 			burst = 0;
 		pos += len;
@@ -42,8 +45,9 @@ static uint32_t walk(uint32_t start, uint32_t end, uint32_t mbl, uint32_t dsl)
 START_TEST(datain_example)
 {
 	/* 20000 bytes, MaxBurstLength 8192, MRDSL 3000 */
-	static const uint32_t lens[] = {3000, 3000, 2192, 3000, 3000, 2192, 3000, 616};
-	static const bool fs[] = {0, 0, 1, 0, 0, 1, 0, 1};
+	static const uint32_t lens[] = { 3000, 3000, 2192, 3000,
+					 3000, 2192, 3000, 616 };
+	static const bool fs[] = { 0, 0, 1, 0, 0, 1, 0, 1 };
 	uint32_t pos = 0, len;
 	bool f;
 
@@ -60,15 +64,19 @@ END_TEST
 
 START_TEST(datain_boundaries)
 {
-	static const uint32_t sizes[] = {1, 2, 511, 512, 513, 4095, 4096, 4097,
-					 8192, 65535, 65536, 65537, 262144,
-					 262145, 1000000, 4u << 20};
-	static const uint32_t dsls[] = {512, 1000, 4096, 8192, 65536, 262144};
-	static const uint32_t mbls[] = {0, 512, 4096, 65536, 262144, 1u << 24};
+	static const uint32_t sizes[] = { 1,	  2,	  511,	   512,
+					  513,	  4095,	  4096,	   4097,
+					  8192,	  65535,  65536,   65537,
+					  262144, 262145, 1000000, 4u << 20 };
+	static const uint32_t dsls[] = { 512, 1000, 4096, 8192, 65536, 262144 };
+	static const uint32_t mbls[] = {
+		0, 512, 4096, 65536, 262144, 1u << 24
+	};
 
 	for (unsigned a = 0; a < sizeof(sizes) / sizeof(*sizes); a++)
 		for (unsigned b = 0; b < sizeof(dsls) / sizeof(*dsls); b++)
-			for (unsigned c = 0; c < sizeof(mbls) / sizeof(*mbls); c++)
+			for (unsigned c = 0; c < sizeof(mbls) / sizeof(*mbls);
+			     c++)
 				walk(0, sizes[a], mbls[c], dsls[b]);
 }
 END_TEST
@@ -91,8 +99,9 @@ START_TEST(datasn_across_puts)
 	uint32_t first = tcp_seg_count(0, 100000, 65536, 8192);
 	uint32_t second = tcp_seg_count(0, 50000, 65536, 8192);
 
-	ck_assert_uint_eq(first, 8 + 5);  /* 65536 = 8 x 8192; 34464 = 4 x 8192 + 1696 */
-	ck_assert_uint_eq(second, 7);     /* 50000 = 6 x 8192 + 848 */
+	ck_assert_uint_eq(
+		first, 8 + 5); /* 65536 = 8 x 8192; 34464 = 4 x 8192 + 1696 */
+	ck_assert_uint_eq(second, 7); /* 50000 = 6 x 8192 + 848 */
 }
 END_TEST
 
@@ -130,7 +139,8 @@ static void r2t_plan(uint32_t off, uint32_t len, uint32_t unsol_end,
 			uint32_t l = tcp_r2t_len(next, end, mbl);
 			ck_assert_uint_gt(l, 0);
 			ck_assert_uint_le(l, mbl);
-			ck_assert_uint_ge(next, unsol_end); /* unsolicited skipped */
+			ck_assert_uint_ge(next,
+					  unsol_end); /* unsolicited skipped */
 			next += l;
 			covered += l;
 			outstanding++;
@@ -165,7 +175,7 @@ START_TEST(r2t_arith)
 	r2t_plan(0, 16u << 20, 65536, 65536, 65535);
 	r2t_plan(0, 65536, 65536, 262144, 1); /* all unsolicited: no R2T */
 	r2t_plan(0, 100, 100, 512, 2);
-	r2t_plan(4096, 8192, 65536, 512, 2);  /* range inside unsolicited */
+	r2t_plan(4096, 8192, 65536, 512, 2); /* range inside unsolicited */
 	r2t_plan(100000, 300000, 65536, 262144, 2);
 	r2t_plan(0, 1, 0, 512, 1);
 }
@@ -182,33 +192,37 @@ START_TEST(unsol_plan)
 {
 	static const struct unsol_case cases[] = {
 		/* ImmediateData=Yes, InitialR2T=Yes: immediate only */
-		{1, 1, 65536, 8192, 100000, 100000, 8192, 8192, 1},
-		{1, 1, 65536, 262144, 100000, 100000, 65536, 65536, 1},
-		{1, 1, 65536, 8192, 1000, 1000, 1000, 1000, 1},
+		{ 1, 1, 65536, 8192, 100000, 100000, 8192, 8192, 1 },
+		{ 1, 1, 65536, 262144, 100000, 100000, 65536, 65536, 1 },
+		{ 1, 1, 65536, 8192, 1000, 1000, 1000, 1000, 1 },
 		/* ImmediateData=No, InitialR2T=Yes: nothing unsolicited */
-		{0, 1, 65536, 8192, 100000, 100000, 0, 0, 1},
+		{ 0, 1, 65536, 8192, 100000, 100000, 0, 0, 1 },
 		/* ImmediateData=No, InitialR2T=No: Data-Out up to FBL */
-		{0, 0, 65536, 8192, 100000, 100000, 0, 65536, 0},
-		{0, 0, 65536, 8192, 1000, 1000, 0, 1000, 0},
+		{ 0, 0, 65536, 8192, 100000, 100000, 0, 65536, 0 },
+		{ 0, 0, 65536, 8192, 1000, 1000, 0, 1000, 0 },
 		/* both: immediate counts against FirstBurstLength */
-		{1, 0, 65536, 8192, 100000, 100000, 8192, 65536, 0},
-		{1, 0, 65536, 8192, 5000, 5000, 5000, 5000, 1},
-		{1, 0, 4096, 8192, 100000, 100000, 4096, 4096, 1},
+		{ 1, 0, 65536, 8192, 100000, 100000, 8192, 65536, 0 },
+		{ 1, 0, 65536, 8192, 5000, 5000, 5000, 5000, 1 },
+		{ 1, 0, 4096, 8192, 100000, 100000, 4096, 4096, 1 },
 		/* the buffer is shorter than EDTL: never read past it */
-		{1, 0, 65536, 8192, 100000, 3000, 3000, 3000, 1},
-		{0, 0, 65536, 8192, 100000, 20000, 0, 20000, 0},
+		{ 1, 0, 65536, 8192, 100000, 3000, 3000, 3000, 1 },
+		{ 0, 0, 65536, 8192, 100000, 20000, 0, 20000, 0 },
 		/* nothing to write */
-		{1, 0, 65536, 8192, 0, 0, 0, 0, 1},
+		{ 1, 0, 65536, 8192, 0, 0, 0, 0, 1 },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		const struct unsol_case *c = &cases[i];
 		struct tcp_unsol_plan p;
 
-		tcp_unsol_plan(c->imm, c->ir2t, c->fbl, c->dsl, c->edtl, c->out, &p);
-		ck_assert_msg(p.imm == c->want_imm, "case %u: imm %u", i, p.imm);
-		ck_assert_msg(p.unsol_end == c->want_end, "case %u: end %u", i, p.unsol_end);
-		ck_assert_msg(p.cmd_final == c->want_final, "case %u: F %d", i, p.cmd_final);
+		tcp_unsol_plan(c->imm, c->ir2t, c->fbl, c->dsl, c->edtl, c->out,
+			       &p);
+		ck_assert_msg(p.imm == c->want_imm, "case %u: imm %u", i,
+			      p.imm);
+		ck_assert_msg(p.unsol_end == c->want_end, "case %u: end %u", i,
+			      p.unsol_end);
+		ck_assert_msg(p.cmd_final == c->want_final, "case %u: F %d", i,
+			      p.cmd_final);
 	}
 }
 END_TEST
@@ -216,9 +230,11 @@ END_TEST
 /* What the target expects for each plan the initiator makes agrees. */
 START_TEST(unsol_roundtrip)
 {
-	static const uint32_t fbls[] = {512, 4096, 65536, 262144};
-	static const uint32_t dsls[] = {512, 8192, 262144};
-	static const uint32_t edtls[] = {1, 511, 4096, 65536, 65537, 1u << 20};
+	static const uint32_t fbls[] = { 512, 4096, 65536, 262144 };
+	static const uint32_t dsls[] = { 512, 8192, 262144 };
+	static const uint32_t edtls[] = {
+		1, 511, 4096, 65536, 65537, 1u << 20
+	};
 
 	for (int imm = 0; imm < 2; imm++)
 		for (int ir2t = 0; ir2t < 2; ir2t++)
@@ -229,16 +245,24 @@ START_TEST(unsol_roundtrip)
 						uint32_t end;
 						const char *why;
 
-						tcp_unsol_plan(imm, ir2t, fbls[a], dsls[b],
-							       edtls[e], edtls[e], &p);
+						tcp_unsol_plan(imm, ir2t,
+							       fbls[a], dsls[b],
+							       edtls[e],
+							       edtls[e], &p);
 						ck_assert_int_eq(
-							tcp_unsol_expect(imm, ir2t, fbls[a],
-									 edtls[e], p.imm,
-									 p.cmd_final, &end, &why),
+							tcp_unsol_expect(
+								imm, ir2t,
+								fbls[a],
+								edtls[e], p.imm,
+								p.cmd_final,
+								&end, &why),
 							0);
-						ck_assert_uint_eq(end, p.unsol_end);
-						ck_assert_uint_le(p.unsol_end, fbls[a]);
-						ck_assert_uint_le(p.imm, dsls[b]);
+						ck_assert_uint_eq(end,
+								  p.unsol_end);
+						ck_assert_uint_le(p.unsol_end,
+								  fbls[a]);
+						ck_assert_uint_le(p.imm,
+								  dsls[b]);
 					}
 }
 END_TEST
@@ -248,12 +272,24 @@ START_TEST(unsol_expect_errors)
 	uint32_t end;
 	const char *why;
 
-	ck_assert_int_eq(tcp_unsol_expect(false, true, 65536, 100, 10, true, &end, &why), -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, true, 512, 100000, 1024, true, &end, &why), -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, true, 65536, 100, 200, true, &end, &why), -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, true, 65536, 100000, 100, false, &end, &why), -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100, 100, false, &end, &why), -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100000, 100, false, &end, &why), 0);
+	ck_assert_int_eq(
+		tcp_unsol_expect(false, true, 65536, 100, 10, true, &end, &why),
+		-EPROTO);
+	ck_assert_int_eq(tcp_unsol_expect(true, true, 512, 100000, 1024, true,
+					  &end, &why),
+			 -EPROTO);
+	ck_assert_int_eq(
+		tcp_unsol_expect(true, true, 65536, 100, 200, true, &end, &why),
+		-EPROTO);
+	ck_assert_int_eq(tcp_unsol_expect(true, true, 65536, 100000, 100, false,
+					  &end, &why),
+			 -EPROTO);
+	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100, 100, false,
+					  &end, &why),
+			 -EPROTO);
+	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100000, 100,
+					  false, &end, &why),
+			 0);
 	ck_assert_uint_eq(end, 65536);
 }
 END_TEST

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Target Put_Data: queue the Data-In transfer of a range (the PDUs are cut
+ * lazily by tcp_tx.c), reserve its DataSNs so a following Put_Data of the
+ * task continues the numbering, report the completion once the last byte
+ * left, and with ERL >= 1 match the DataACK SNACK to raise Data_ACK_Notify.
+ */
+#include "tcp.h"
+#include "tcp_segment.h"
+
+#include <errno.h>
+#include <string.h>
+
+int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
+		 size_t buf_off, uint32_t offset, uint32_t length,
+		 uint32_t flags)
+{
+	struct tcp_task *tt = tcp_task(t);
+	struct tcp_conn *tc = tcp_conn(t->conn);
+	const struct idm_conn_params *p = &tc->conn->params;
+	uint32_t dsl = idmp_send_dsl(tc->conn);
+	struct tcp_txd *d;
+
+	if (tc->closed)
+		return -ENOTCONN;
+	if (tt->task != t)
+		return -EINVAL;
+	if (!length || buf_off > buf->len || length > buf->len - buf_off ||
+	    (uint64_t)offset + length > 0xffffffffu)
+		return -ERANGE;
+	if (!dsl)
+		dsl = TCP_LOGIN_DSL;
+	d = tcp_txd_get(tc);
+	if (!d)
+		return -ENOMEM;
+	d->kind = TXD_DATAIN;
+	d->task = t;
+	memcpy(d->tmpl, tmpl, ISCSI_BHS_LEN);
+	d->base = (const uint8_t *)buf->addr + buf_off;
+	d->start = d->pos = 0;
+	d->end = length;
+	d->wire_off = offset;
+	d->mbl = p->max_burst_length;
+	d->datasn = tt->datain_sn;
+	/* reserve the DataSNs now so a Put_Data queued behind continues */
+	tt->datain_sn += tcp_seg_count(0, length, d->mbl, dsl);
+	d->status = (tmpl[1] & ISCSI_DATAIN_STATUS) != 0;
+	if ((flags & IDM_PUT_ACK) && p->error_recovery_level >= 1) {
+		d->ack = true;
+		d->ttt = tcp_new_ttt(tc);
+		tt->ack_ttt = d->ttt;
+		tt->ack_wait = true;
+	}
+	tcp_tx_queue(tc, d);
+	return 0;
+}
+
+void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
+		     struct idm_task *t)
+{
+	uint32_t off = d->wire_off, len = d->end, sn = d->datasn - 1;
+
+	(void)tc;
+	idmp_data_completion(t, IDM_DATA_IN, off, len, sn, 0);
+}
+
+int tcp_tgt_snack(struct tcp_conn *tc)
+{
+	const uint8_t *bhs = tc->rhdr;
+	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	struct idm_task *t, *tmp;
+
+	if ((bhs[1] & 0x0f) != ISCSI_SNACK_DATA_ACK) {
+		tcp_rx_deliver(tc, NULL); /* status/data SNACK: the caller's */
+		return 0;
+	}
+	HASH_ITER (hh, tc->conn->tasks, t, tmp) {
+		struct tcp_task *tt = tcp_task(t);
+
+		if (tt->task == t && tt->ack_wait && tt->ack_ttt == ttt) {
+			tt->ack_wait = false;
+			idmp_data_ack(t,
+				      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET));
+			return 0;
+		}
+	}
+	/* RFC 7143 11.16: an invalid DataACK may be ignored or rejected */
+	idmp_warn(tc->ctx, "tcp: DataACK SNACK with unknown TTT 0x%08x ignored",
+		  ttt);
+	return 0;
+}
