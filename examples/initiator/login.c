@@ -396,6 +396,18 @@ static int notice_and_enable(struct ini_session *s)
 	struct ex_textbuf tb;
 	int rc = 0;
 
+	/* RFC 7143 6.2.2: an answer is optional when our offer alone fixes
+	 * the outcome (AND with No, OR with Yes); LIO leaves those out, and
+	 * the result is then our offer, not the default. */
+	for (int i = 0; i < s->noffers; i++) {
+		const struct ini_offer *of = &s->offers[i];
+		const struct ex_key *k = ex_key_find(of->key);
+
+		if (!of->answered && k &&
+		    ((k->type == EX_KT_BOOL_AND && !strcmp(of->val, "No")) ||
+		     (k->type == EX_KT_BOOL_OR && !strcmp(of->val, "Yes"))))
+			apply(s, of->key, of->val);
+	}
 	if (p->first_burst > p->max_burst)
 		p->first_burst = p->max_burst; /* RFC 7143 section 13.14 */
 	ex_textbuf_init(&tb, buf, sizeof(buf));

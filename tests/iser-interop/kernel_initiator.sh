@@ -1,10 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The Linux kernel's iSER initiator (open-iscsi + ib_iser) against
-# idm-target --provider iser: sendtargets discovery over iSER, login,
-# a 32 MiB O_DIRECT write and read-back of a random pattern on the raw
-# block device (no filesystem, no page cache), a second pass with 4 KiB
-# I/Os, then a clean logout (session gone, idm-target still running).
+# idm-target --provider iser:
+#  1. default keys: sendtargets discovery over iSER, login, a 32 MiB
+#     O_DIRECT write and read-back of a random pattern on the raw block
+#     device (no filesystem, no page cache), 1 MiB more in 4 KiB I/Os,
+#     then a clean logout (session and disk gone, idm-target running);
+#  2. a target that answers InitialR2T=Yes ImmediateData=No, so every
+#     written byte moves by RDMA Read from the kernel's Write STag:
+#     login, 8 MiB O_DIRECT write/read-back, logout.
 # Usage: kernel_initiator.sh PATH/TO/idm-target
 IDM_TEST_NAME=idm-iser-kernel
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -13,99 +17,121 @@ IDM_TARGET=${1:?usage: $0 idm-target}
 need_rdma
 need iscsiadm open-iscsi
 need iscsid open-iscsi
+need setsid util-linux
 need_module ib_iser
 need_module sd_mod
-
-IQN=iqn.2026-11.org.libidm:kernel-iser
-start_idm_target "$IQN" ram:64M
 
 # iscsid: the guest boots without it. A private one, stopped at the end.
 mkdir -p /run/lock/iscsi /var/lib/iscsi /etc/iscsi
 [ -s /etc/iscsi/initiatorname.iscsi ] ||
 	echo "InitiatorName=iqn.2026-11.org.libidm:kernel-ini" >/etc/iscsi/initiatorname.iscsi
 if ! pgrep -x iscsid >/dev/null; then
-	iscsid -f >"$TMP/iscsid.log" 2>&1 &
+	# Its own session: on SIGTERM iscsid signals its whole process
+	# group, which would otherwise include this script.
+	setsid iscsid -f >"$TMP/iscsid.log" 2>&1 &
 	ISCSID_PID=$!
 	CLEANUP_CMDS+=("stop_pid $ISCSID_PID")
+	CLEANUP_CMDS+=("timeout 10 iscsiadm -k 0")
 	sleep 1
 	kill -0 "$ISCSID_PID" 2>/dev/null || { cat "$TMP/iscsid.log"; fail "iscsid did not start"; }
 fi
-PORTAL=$IP:$PORT
-CLEANUP_CMDS+=("timeout 30 iscsiadm -m discoverydb -t st -p $PORTAL -I iser -o delete")
-CLEANUP_CMDS+=("timeout 30 iscsiadm -m node -T $IQN -p $PORTAL -o delete")
-CLEANUP_CMDS+=("timeout 60 iscsiadm -m node -T $IQN -p $PORTAL --logout")
 
-log "discovery (sendtargets over iSER) at $PORTAL"
-run_bounded 60 "$TMP/disc" iscsiadm -m discovery -t sendtargets -p "$PORTAL" -I iser ||
-	fail "discovery"
-grep -q "^$PORTAL,1 $IQN\$" "$TMP/disc" || fail "discovery did not report $IQN at $PORTAL"
-target_alive
+# login_disk IQN: discovery and login over iface iser at $IP:$PORT;
+# sets DEV (the new disk) and BLK (its sysfs directory).
+login_disk() {
+	local iqn=$1 portal=$IP:$PORT i
+	CLEANUP_CMDS+=("timeout 30 iscsiadm -m discoverydb -t st -p $portal -I iser -o delete")
+	CLEANUP_CMDS+=("timeout 30 iscsiadm -m node -T $iqn -p $portal -o delete")
+	CLEANUP_CMDS+=("timeout 60 iscsiadm -m node -T $iqn -p $portal --logout")
+	log "discovery (sendtargets over iSER) at $portal"
+	run_bounded 60 "$TMP/disc" iscsiadm -m discovery -t sendtargets -p "$portal" -I iser ||
+		fail "discovery"
+	grep -q "^$portal,1 $iqn\$" "$TMP/disc" || fail "discovery did not report $iqn at $portal"
+	target_alive
+	log "login over iface iser"
+	run_bounded 90 "$TMP/login" iscsiadm -m node -T "$iqn" -p "$portal" -I iser --login ||
+		fail "login"
+	iscsiadm -m session -P 1 >"$TMP/session" 2>&1
+	grep -E 'Target:|Iface Transport|iSCSI Connection State|iSCSI Session State' "$TMP/session" |
+		sed 's/^/   | /'
+	grep -q 'Iface Transport: iser' "$TMP/session" || fail "session does not use the iser transport"
+	grep -q 'iSCSI Session State: LOGGED_IN' "$TMP/session" || fail "session is not LOGGED_IN"
+	BLK=
+	for ((i = 0; i < 60; i++)); do
+		for BLK in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+			[ -e "$BLK" ] && break
+		done
+		[ -e "$BLK" ] && break
+		BLK=
+		sleep 0.5
+	done
+	[ -n "$BLK" ] || fail "no SCSI disk appeared after login"
+	DEV=/dev/${BLK##*/}
+	for ((i = 0; i < 50; i++)); do [ -b "$DEV" ] && break; sleep 0.1; done
+	[ -b "$DEV" ] || fail "$DEV is not a block device"
+	log "disk $DEV: $(($(cat "$BLK/size") * 512)) bytes," \
+		"vendor '$(cat "$BLK/device/vendor")' model '$(cat "$BLK/device/model")'"
+}
 
-log "login over iface iser"
-run_bounded 90 "$TMP/login" iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser --login ||
-	fail "login"
-iscsiadm -m session -P 1 >"$TMP/session" 2>&1
-grep -E 'Target:|Iface Transport|iSCSI Connection State|iSCSI Session State' "$TMP/session" | sed 's/^/   | /'
-grep -q 'Iface Transport: iser' "$TMP/session" || fail "session does not use the iser transport"
-grep -q 'iSCSI Session State: LOGGED_IN' "$TMP/session" || fail "session is not LOGGED_IN"
+# logout_disk IQN: clean logout; the session and the disk must go away.
+logout_disk() {
+	local iqn=$1 i
+	log "logout"
+	run_bounded 60 "$TMP/logout" iscsiadm -m node -T "$iqn" -p "$IP:$PORT" --logout ||
+		fail "logout"
+	grep -q 'successful' "$TMP/logout" || fail "logout not reported successful"
+	if iscsiadm -m session >"$TMP/sessions" 2>&1; then
+		cat "$TMP/sessions"
+		fail "a session is still there after logout"
+	fi
+	for ((i = 0; i < 50; i++)); do [ -b "$DEV" ] || break; sleep 0.1; done
+	[ -b "$DEV" ] && fail "$DEV still exists after logout"
+	target_alive
+}
 
-blk=
-for ((i = 0; i < 60; i++)); do
-	blk=$(ls -d /sys/class/iscsi_session/session*/device/target*/*/block/* 2>/dev/null | head -1)
-	[ -n "$blk" ] && break
-	sleep 0.5
-done
-[ -n "$blk" ] || fail "no SCSI disk appeared after login"
-DEV=/dev/${blk##*/}
-for ((i = 0; i < 50; i++)); do [ -b "$DEV" ] && break; sleep 0.1; done
-[ -b "$DEV" ] || fail "$DEV is not a block device"
-size=$(( $(cat "$blk/size") * 512 ))
-log "disk $DEV: $size bytes, vendor '$(cat "$blk/device/vendor")' model '$(cat "$blk/device/model")'"
-[ "$size" = $((64 << 20)) ] || fail "disk size $size, expected 64 MiB"
+# rw_verify MIB BS SEEK_MIB: O_DIRECT write of MIB MiB of random data in
+# BS-byte I/Os at SEEK_MIB, read back, compare. Every byte crosses the
+# iSER connection (no page cache in between).
+rw_verify() {
+	local mib=$1 bs=$2 seek=$3 n t tw tr
+	n=$(((mib << 20) / bs))
+	head -c $((mib << 20)) /dev/urandom >"$TMP/pat"
+	t=$(date +%s.%N)
+	timeout 120 dd if="$TMP/pat" of="$DEV" bs="$bs" seek=$(((seek << 20) / bs)) \
+		oflag=direct conv=fsync status=none || fail "O_DIRECT write to $DEV"
+	tw=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	t=$(date +%s.%N)
+	timeout 120 dd if="$DEV" of="$TMP/back" bs="$bs" skip=$(((seek << 20) / bs)) count="$n" \
+		iflag=direct status=none || fail "O_DIRECT read from $DEV"
+	tr=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	cmp "$TMP/pat" "$TMP/back" || fail "$mib MiB read back differs from what was written"
+	log "$mib MiB at $seek MiB in $bs-byte O_DIRECT I/Os verified: write $tw s, read $tr s"
+	target_alive
+}
 
-# 32 MiB of random pattern, written and read with O_DIRECT so every byte
-# crosses the iSER connection (no page cache in between).
-head -c $((32 << 20)) /dev/urandom >"$TMP/pat"
-log "32 MiB O_DIRECT write, 1 MiB I/Os"
-t=$(date +%s.%N)
-timeout 120 dd if="$TMP/pat" of="$DEV" bs=1M oflag=direct conv=fsync status=none ||
-	fail "O_DIRECT write to $DEV"
-tw=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-log "32 MiB O_DIRECT read-back, 1 MiB I/Os"
-t=$(date +%s.%N)
+log "pass 1: default keys"
+IQN=iqn.2026-11.org.libidm:kernel-iser
+start_idm_target "$IQN" ram:64M
+login_disk "$IQN"
+[ "$(($(cat "$BLK/size") * 512))" = $((64 << 20)) ] || fail "disk size is not 64 MiB"
+rw_verify 32 1048576 0
+cp "$TMP/pat" "$TMP/pat32"
+rw_verify 1 4096 40
+# the 4 KiB writes went past the first pattern: it must be intact
 timeout 120 dd if="$DEV" of="$TMP/back" bs=1M count=32 iflag=direct status=none ||
 	fail "O_DIRECT read from $DEV"
-tr=$(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-cmp "$TMP/pat" "$TMP/back" || fail "32 MiB read back differs from what was written"
-log "32 MiB verified: write $tw s, read $tr s"
-target_alive
+cmp "$TMP/pat32" "$TMP/back" || fail "first 32 MiB changed after the second write"
+logout_disk "$IQN"
+grep -E 'logout|session' "$TMP/target.log" | tail -n 3 | sed 's/^/   | /'
+stop_pid "$TGT_PID"
 
-# Small I/Os at an offset: many more commands, each with immediate data
-# (writes) or a single RDMA Write (reads); 1 MiB past the first pattern.
-log "1 MiB O_DIRECT write/read-back at offset 40 MiB, 4 KiB I/Os"
-head -c $((1 << 20)) /dev/urandom >"$TMP/pat4k"
-timeout 120 dd if="$TMP/pat4k" of="$DEV" bs=4k seek=$((40 << 8)) oflag=direct conv=fsync status=none ||
-	fail "4 KiB O_DIRECT writes"
-timeout 120 dd if="$DEV" of="$TMP/back4k" bs=4k skip=$((40 << 8)) count=256 iflag=direct status=none ||
-	fail "4 KiB O_DIRECT reads"
-cmp "$TMP/pat4k" "$TMP/back4k" || fail "4 KiB I/O read back differs"
-# The first pattern must be untouched by the second write.
-timeout 120 dd if="$DEV" of="$TMP/back" bs=1M count=32 iflag=direct status=none &&
-	cmp "$TMP/pat" "$TMP/back" || fail "first 32 MiB changed after the second write"
-log "4 KiB I/Os verified, first 32 MiB intact"
-target_alive
-
-log "logout"
-run_bounded 60 "$TMP/logout" iscsiadm -m node -T "$IQN" -p "$PORTAL" --logout || fail "logout"
-grep -q 'successful' "$TMP/logout" || fail "logout not reported successful"
-if iscsiadm -m session >"$TMP/sessions" 2>&1; then
-	cat "$TMP/sessions"
-	fail "a session is still there after logout"
-fi
-for ((i = 0; i < 50; i++)); do [ -b "$DEV" ] || break; sleep 0.1; done
-[ -b "$DEV" ] && fail "$DEV still exists after logout"
-target_alive
-sleep 0.5
-grep -iE 'logout|error' "$TMP/target.log" | tail -n 5 | sed 's/^/   | /'
-dmesg | grep -iE 'iser' | tail -n 5 | sed 's/^/   | dmesg: /'
+log "pass 2: InitialR2T=Yes ImmediateData=No (all write data by RDMA Read)"
+IQN=iqn.2026-11.org.libidm:kernel-iser-r2t
+start_idm_target "$IQN" ram:16M --key InitialR2T=Yes --key ImmediateData=No
+login_disk "$IQN"
+grep -q 'ImmediateData=No InitialR2T=Yes' "$TMP/target.log" ||
+	fail "idm-target did not negotiate InitialR2T=Yes ImmediateData=No"
+rw_verify 8 1048576 0
+logout_disk "$IQN"
+dmesg | grep -iE 'iser' | tail -n 4 | sed 's/^/   | dmesg: /'
 log "PASS"

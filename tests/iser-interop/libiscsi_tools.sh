@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # libiscsi's user-space iSER initiator (iser:// URLs of Debian's
-# libiscsi-bin) against idm-target --provider iser: iscsi-ls, iscsi-inq,
+# libiscsi-bin) against idm-target --provider iser: iscsi-inq,
 # iscsi-readcapacity16 must give the answers of the target's
 # configuration; iscsi-perf (random reads, then 64 KiB reads) must run
 # for its bounded time and report a rate.
@@ -11,7 +11,7 @@ IDM_TEST_NAME=idm-iser-libiscsi
 . "$(dirname "$0")/lib.sh"
 IDM_TARGET=${1:?usage: $0 idm-target}
 need_rdma
-for t in iscsi-ls iscsi-inq iscsi-readcapacity16 iscsi-perf; do
+for t in iscsi-inq iscsi-readcapacity16 iscsi-perf; do
 	need "$t" libiscsi-bin
 done
 
@@ -25,7 +25,7 @@ expect() {
 	local what=$1 pat=$2 secs=$3
 	shift 3
 	log "$what: $*"
-	if run_bounded "$secs" "$TMP/out" "$@" && tr '\r' '\n' <"$TMP/out" | grep -Eq -- "$pat"; then
+	if run_bounded "$secs" "$TMP/out" "${PEER[@]}" "$@" && tr '\r' '\n' <"$TMP/out" | grep -Eq -- "$pat"; then
 		echo "ok   $what"
 	else
 		echo "FAIL $what: wanted /$pat/"
@@ -34,9 +34,7 @@ expect() {
 	target_alive
 }
 
-expect "iscsi-ls lists the target" "Target:$IQN Portal:$IP:$PORT,1" 60 \
-	iscsi-ls "iser://$IP:$PORT"
-expect "iscsi-ls -s shows LUN 1" "Lun:1 +Type:DIRECT_ACCESS" 60 iscsi-ls -s "iser://$IP:$PORT"
+# (no iscsi-ls: libiscsi 1.19 takes only iscsi:// portal URLs there)
 expect "iscsi-inq standard page" "Vendor:LIBIDM" 60 iscsi-inq "$URL"
 expect "iscsi-inq VPD 0x83 target name" "Designator:\[$IQN\]" 60 iscsi-inq -e 1 -c 131 "$URL"
 expect "iscsi-readcapacity16 size" "^Total size:67108864$" 60 iscsi-readcapacity16 "$URL"

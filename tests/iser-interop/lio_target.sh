@@ -17,13 +17,21 @@ need_rdma
 IQN=iqn.2026-11.org.libidm:lio-isert
 LIO_PORT=${IDM_LIO_PORT:-3260}
 lio_start "$IQN" 64 "$LIO_PORT"
+FAIL_DIAG='echo "--- kernel log (iser, rxe, target):"; dmesg | grep -iE "isert|iser|rxe|iscsi|target|WARNING|RIP" | tail -n 30'
 URL=iser://$IP:$LIO_PORT
+
+# LIO answers TargetRecvDataSegmentLength with the initiator's offer (up
+# to 256 KiB) but ib_isert posts receive buffers for 8 KiB of data only
+# (ISER_RECV_DATA_SEG_LEN): a larger immediate-data Send fails LIO's
+# receive ("local QP operation error") and it drops the connection. The
+# kernel's ib_iser never sends more than 8 KiB, so offer that too.
+LIO_DSL=--max-recv-dsl=8k
 
 # run_ini SECS ARGS...: idm-initiator bounded; output in $TMP/out.
 run_ini() {
 	local secs=$1
 	shift
-	run_bounded "$secs" "$TMP/out" "$INI" "$@"
+	run_bounded "$secs" "$TMP/out" "$INI" "$LIO_DSL" "$@"
 }
 expect_out() { grep -q -- "$1" "$TMP/out" || fail "idm-initiator output lacks '$1'"; }
 
