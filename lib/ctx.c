@@ -242,21 +242,21 @@ static int run_deferred(struct idm_ctx *ctx)
 	return n;
 }
 
-/* One pass; the lock is taken by the caller only around dispatch so the
- * progress thread does not hold it while sleeping. */
-static int progress_once(struct idm_ctx *ctx, int timeout_ms, bool locked)
+/*
+ * One pass. The lock is held only around dispatch, never while sleeping in
+ * epoll_wait, so other threads can call into the context meanwhile.
+ * Deferred work always kicks the eventfd, so a pass never sleeps on it.
+ */
+static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
 	int n, handled = 0;
 
-	if (locked && ctx->defer_head)
-		timeout_ms = 0;
 	n = epoll_wait(ctx->epfd, evs, IDMP_EVENTS_PER_PASS, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 
-	if (!locked)
-		idmp_ctx_lock(ctx);
+	idmp_ctx_lock(ctx);
 	in_pass = true;
 	pass_events = evs;
 	pass_n = n;
@@ -272,28 +272,19 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms, bool locked)
 	pass_n = 0;
 	handled += run_deferred(ctx);
 	in_pass = false;
-	if (!locked)
-		idmp_ctx_unlock(ctx);
+	idmp_ctx_unlock(ctx);
 	return handled;
 }
 
 IDM_API int idm_ctx_progress(idm_ctx *ctx, int timeout_ms)
 {
-	int ret;
-
 	if (!ctx)
 		return -EINVAL;
 	if (ctx->thread_running)
 		return -EBUSY;
-	idmp_ctx_lock(ctx);
-	if (in_pass) {
-		/* called from a callback */
-		idmp_ctx_unlock(ctx);
-		return -EDEADLK;
-	}
-	ret = progress_once(ctx, timeout_ms, true);
-	idmp_ctx_unlock(ctx);
-	return ret;
+	if (in_pass)
+		return -EDEADLK; /* called from a callback */
+	return progress_once(ctx, timeout_ms);
 }
 
 static void *progress_thread(void *arg)
@@ -301,7 +292,7 @@ static void *progress_thread(void *arg)
 	struct idm_ctx *ctx = arg;
 
 	while (!ctx->thread_stop)
-		progress_once(ctx, 100, false);
+		progress_once(ctx, 100);
 	return NULL;
 }
 
