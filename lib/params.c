@@ -148,6 +148,8 @@ int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
 		      const char *kv, size_t len, char *err, size_t errlen)
 {
 	struct idm_conn_params tmp = *p;
+	uint32_t mrdsl = 0;
+	bool have_mrdsl = false;
 	const char *end = kv + len;
 	char errbuf[128];
 
@@ -195,19 +197,26 @@ int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
 
 		if (!strcmp(key, "MaxRecvDataSegmentLength") && role) {
 			/* Declarative and directional: the value the peer
-			 * declared, i.e. what this side may send. */
-			uint32_t *f = role == IDM_ROLE_TARGET
-					      ? &tmp.initiator_recv_dsl
-					      : &tmp.target_recv_dsl;
-			r = parse_u32(val, DSL_MIN, DSL_MAX, f);
+			 * declared, i.e. what this side may send. Applied
+			 * after the loop: under iSER it is ignored (RFC 7145
+			 * 6.2) and RDMAExtensions may come later in the list. */
+			r = parse_u32(val, DSL_MIN, DSL_MAX, &mrdsl);
 			if (r < 0)
 				snprintf(err, errlen, "%s=%s: not in %u..%u", key,
 					 val, DSL_MIN, DSL_MAX);
+			else
+				have_mrdsl = true;
 		} else {
 			r = apply(&tmp, key, val, err, errlen);
 		}
 		if (r < 0)
 			return r;
+	}
+	if (have_mrdsl && !tmp.rdma_extensions) {
+		if (role == IDM_ROLE_TARGET)
+			tmp.initiator_recv_dsl = mrdsl;
+		else
+			tmp.target_recv_dsl = mrdsl;
 	}
 	if (tmp.first_burst_length > tmp.max_burst_length) {
 		/* RFC 7143 13.14: FirstBurstLength MUST NOT exceed MaxBurstLength */

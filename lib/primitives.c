@@ -251,7 +251,12 @@ IDM_API int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
 		return -ENOTCONN;
 	}
 	old = c->params;
-	r = idmp_params_parse(&c->params, c->role, kv, len, NULL, 0);
+	/* RDMA providers ignore MaxRecvDataSegmentLength (RFC 7145 6.2): the
+	 * iSER keys carry the receive sizes. */
+	r = idmp_params_parse(&c->params,
+			      (c->ops->caps & IDM_CAP_RDMA) ? (enum idm_role)0
+							    : c->role,
+			      kv, len, NULL, 0);
 	if (r == 0 && c->ops->notice_key_values) {
 		r = c->ops->notice_key_values(c);
 		if (r < 0)
