@@ -327,6 +327,31 @@ static int open_fds(void)
 	return n;
 }
 
+/*
+ * The same tests run over any provider: IDM_TEST_PROVIDER (default "tcp")
+ * and IDM_TEST_HOST (default 127.0.0.1; for RDMA providers the address of
+ * the RDMA netdev, IDM_RDMA_IP, since soft-RoCE does not work on loopback).
+ */
+const char *h_provider(void)
+{
+	const char *p = getenv("IDM_TEST_PROVIDER");
+	return p && *p ? p : "tcp";
+}
+
+const char *h_host(void)
+{
+	const char *h = getenv("IDM_TEST_HOST");
+
+	if (h && *h)
+		return h;
+	if (strcmp(h_provider(), "tcp")) {
+		h = getenv("IDM_RDMA_IP");
+		if (h && *h)
+			return h;
+	}
+	return "127.0.0.1";
+}
+
 int h_init(struct h *h, uint32_t slot_cap, size_t n_slots)
 {
 	struct idm_ctx_attr ca = {
@@ -336,7 +361,7 @@ int h_init(struct h *h, uint32_t slot_cap, size_t n_slots)
 	};
 	struct idm_portal_attr pa = {
 		.size = sizeof(pa),
-		.providers = "tcp",
+		.providers = h_provider(),
 		.accept = h_target_accept,
 	};
 	int rc;
@@ -356,10 +381,10 @@ int h_init(struct h *h, uint32_t slot_cap, size_t n_slots)
 		h_set_err(h, "idm_ctx_create: %s", idm_strerror(rc));
 		return rc;
 	}
-	rc = idm_portal_create(h->ctx, "127.0.0.1", "0", &pa, &h->portal);
+	rc = idm_portal_create(h->ctx, h_host(), "0", &pa, &h->portal);
 	if (rc < 0) {
-		h_set_err(h, "idm_portal_create(tcp, 127.0.0.1:0): %s",
-			idm_strerror(rc));
+		h_set_err(h, "idm_portal_create(%s, %s:0): %s", h_provider(),
+			  h_host(), idm_strerror(rc));
 		return rc;
 	}
 	h->port = idm_portal_port(h->portal);
@@ -491,7 +516,7 @@ int h_connect_start(struct h *h, const struct h_params *p, int port,
 {
 	struct idm_conn_attr ca = {
 		.size = sizeof(ca),
-		.provider = "tcp",
+		.provider = h_provider(),
 		.cbs = &i_cbs,
 		.arg = h,
 		.connect_timeout_ms = timeout_ms,
@@ -501,7 +526,7 @@ int h_connect_start(struct h *h, const struct h_params *p, int port,
 
 	h->p = *p;
 	snprintf(ps, sizeof(ps), "%d", port);
-	rc = idm_conn_connect(h->ctx, "127.0.0.1", ps, &ca, &h->i.conn);
+	rc = idm_conn_connect(h->ctx, h_host(), ps, &ca, &h->i.conn);
 	if (rc < 0)
 		h_set_err(h, "idm_conn_connect: %s", idm_strerror(rc));
 	return rc;

@@ -258,6 +258,9 @@ void h_unexpected(struct h_side *s, const char *fmt, ...)
  * hang even with CK_FORK=no, and a check that 127.0.0.1 works. Returns
  * false (after saying why) when the test must be skipped (exit 77). */
 bool h_main_prologue(const char *prog, unsigned alarm_s);
+/* Provider and address under test (IDM_TEST_PROVIDER, IDM_TEST_HOST). */
+const char *h_provider(void);
+const char *h_host(void);
 
 /* Log line to stderr, prefixed with the test name. */
 void h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
