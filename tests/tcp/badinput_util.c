@@ -128,14 +128,20 @@ static enum bi_outcome failed_checks(struct h *h, struct h_raw *r,
 	rc = h_raw_wait_closed(h, r, 2000);
 	ck_assert_msg(rc == 0, "%s: socket still open after the notify", what);
 	h_progress_for(h, 100);
-	ck_assert_msg(s->terminate_count == 1, "%s: %d terminate notifies",
-		      what, s->terminate_count);
-	ck_assert_msg(s->cb_after_terminate == 0,
-		      "%s: %d callbacks after terminate", what,
-		      s->cb_after_terminate);
+	bi_assert_failed_once(s, what);
 	ck_assert_msg(h_check_guards(h) == 0, "%s: %s", what, h->err);
 	h_log("%s: connection failed once, reason: %s", what, s->error);
 	return BI_FAILED;
+}
+
+void bi_assert_failed_once(const struct h_side *s, const char *what)
+{
+	ck_assert_msg(s->terminate_count == 1, "%s: %d terminate notifies",
+		      what, s->terminate_count);
+	ck_assert_msg(s->error[0], "%s: no error text", what);
+	ck_assert_msg(s->cb_after_terminate == 0,
+		      "%s: %d callbacks after terminate", what,
+		      s->cb_after_terminate);
 }
 
 enum bi_outcome bi_target_outcome(struct h *h, struct h_raw *r,

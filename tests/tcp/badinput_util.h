@@ -31,6 +31,10 @@ enum bi_outcome bi_target_outcome(struct h *h, struct h_raw *r,
 enum bi_outcome bi_initiator_outcome(struct h *h, struct h_raw *r,
 				     bool allow_drop, const char *what);
 
+/* The side failed exactly once: one connection_terminate_notify, a
+ * reason in idm_conn_error(), no callback after it. */
+void bi_assert_failed_once(const struct h_side *s, const char *what);
+
 /* Raw initiator: send a SCSI WRITE/READ of len at disk slot 0. */
 void bi_send_cmd(struct h *h, struct h_raw *r, bool write, uint32_t itt,
 		 uint32_t len);

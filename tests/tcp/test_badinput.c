@@ -348,10 +348,7 @@ START_TEST(truncated_bhs_then_close)
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	ck_assert_msg(h.t.terminate_count == 1, "%d terminate notifies",
-		      h.t.terminate_count);
-	ck_assert_msg(h.t.error[0], "no error text");
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
+	bi_assert_failed_once(&h.t, __func__);
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	h_log("20 bytes of a BHS then close: one terminate notify, reason: %s",
 	      h.t.error);
@@ -377,10 +374,7 @@ START_TEST(truncated_data_then_close)
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	ck_assert_msg(h.t.terminate_count == 1, "%d terminate notifies",
-		      h.t.terminate_count);
-	ck_assert_msg(h.t.error[0], "no error text");
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
+	bi_assert_failed_once(&h.t, __func__);
 	h_log("NOP-Out with 100 of 1000 data bytes then close: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
@@ -408,10 +402,7 @@ START_TEST(vanish_mid_dataout)
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	ck_assert_msg(h.t.terminate_count == 1, "%d terminate notifies",
-		      h.t.terminate_count);
-	ck_assert_msg(h.t.error[0], "no error text");
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
+	bi_assert_failed_once(&h.t, __func__);
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
 		      "Get_Data reported success for half the data");
 	ck_assert_int_eq(h_check_guards(&h), 0);
@@ -440,10 +431,7 @@ START_TEST(vanish_mid_datain)
 		bi_recv_op(&h, &r, ISCSI_OP_DATA_IN, bhs);
 	h_raw_close(&r);
 	h_progress_for(&h, 800);
-	ck_assert_msg(h.t.terminate_count == 1, "%d terminate notifies",
-		      h.t.terminate_count);
-	ck_assert_msg(h.t.error[0], "no error text");
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
+	bi_assert_failed_once(&h.t, __func__);
 	h_log("initiator gone during a 1 MiB Put_Data: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
@@ -704,10 +692,7 @@ START_TEST(close_before_login)
 	ck_assert_int_eq(h_raw_connect(&h, &r), 0);
 	h_raw_close(&r);
 	h_progress_for(&h, 300);
-	ck_assert_msg(h.t.terminate_count == 1, "%d terminate notifies",
-		      h.t.terminate_count);
-	ck_assert_msg(h.t.error[0], "no error text");
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
+	bi_assert_failed_once(&h.t, __func__);
 	h_log("connect then close before any PDU: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
