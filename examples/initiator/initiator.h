@@ -23,6 +23,13 @@
 #define INI_MAX_NAME 224	 /* iSCSI names are at most 223 bytes */
 #define INI_TEXT_MAX (64 * 1024) /* most login/text data we accept */
 #define INI_CTL_BUF  65536	 /* INQUIRY / REPORT LUNS / READ CAP buffer */
+#define INI_VERIFY_IO_MAX 16	 /* sizes in one --verify-io list */
+/* Default receive limits. Ours: 256 KiB. What we offer an iSER target:
+ * 8 KiB, because LIO's ib_isert answers TargetRecvDataSegmentLength with
+ * any offer but receives at most 8 KiB of data per Send
+ * (ISER_RECV_DATA_SEG_LEN) and drops the connection on more. */
+#define INI_DSL_DEFAULT	      262144
+#define INI_ISER_TRDSL_DEFAULT 8192
 
 /* ------------------------------------------------------------------ */
 /* Command line                                                        */
@@ -45,14 +52,21 @@ struct ini_opts {
 	int data_digest;
 	uint32_t first_burst;
 	uint32_t max_burst;
-	uint32_t max_recv_dsl;
+	uint32_t max_recv_dsl; /* 0: default (ini_opts_local_dsl) */
 	uint32_t max_outstanding_r2t;
+	/* iSER only (RFC 7145 section 6); 0 / INI_DEFAULT: not given */
+	uint32_t initiator_rdsl; /* InitiatorRecvDataSegmentLength */
+	uint32_t target_rdsl;	 /* TargetRecvDataSegmentLength */
+	int tagged_solicited;	 /* TaggedBufferForSolicitedDataOnly */
+	int iser_hello;		 /* iSERHelloRequired */
 
 	/* what to do */
 	bool no_discovery;    /* skip the SendTargets session */
 	bool quiet;	      /* skip the target/LUN listing */
 	uint64_t verify_size; /* bytes to write and read back; 0: none */
-	uint32_t verify_io;   /* I/O size of the verify pass */
+	uint32_t verify_io;   /* largest I/O size of the verify pass */
+	uint32_t verify_ios[INI_VERIFY_IO_MAX]; /* I/O sizes, used in turn */
+	int nverify_io;
 	uint64_t seed;	      /* pattern seed; 0: from the clock */
 	bool use16;	      /* READ/WRITE(16) even for small LBAs */
 
@@ -68,6 +82,11 @@ struct ini_opts {
 };
 
 int ini_opts_parse(struct ini_opts *o, int argc, char **argv);
+/* The receive limits we offer: MaxRecvDataSegmentLength on TCP (and in
+ * discovery), InitiatorRecvDataSegmentLength on iSER; and the
+ * TargetRecvDataSegmentLength we offer on iSER. */
+uint32_t ini_opts_local_dsl(const struct ini_opts *o, bool iser);
+uint32_t ini_opts_target_dsl(const struct ini_opts *o);
 void ini_usage(FILE *f, const char *prog);
 
 /* ------------------------------------------------------------------ */
@@ -80,6 +99,7 @@ struct ini_params {
 	bool immediate_data, initial_r2t;
 	bool data_pdu_in_order, data_seq_in_order;
 	bool rdma; /* RDMAExtensions=Yes (iSER) */
+	bool tagged_solicited, iser_hello; /* our iSER declarations */
 	uint32_t max_burst, first_burst, max_outstanding_r2t, erl;
 	uint32_t local_dsl;  /* what we declared we receive */
 	uint32_t remote_dsl; /* what the target declared */

@@ -78,7 +78,7 @@ static bool is_iser(const struct ini_session *s)
 static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
 {
 	const struct ini_opts *o = s->o;
-	uint32_t dsl = o->max_recv_dsl;
+	uint32_t dsl = ini_opts_local_dsl(o, false);
 	int rc = 0;
 
 	if (s->discovery) {
@@ -96,8 +96,23 @@ static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
 		 * request; digests are implied None; the two RDSL keys replace
 		 * MaxRecvDataSegmentLength. */
 		rc |= offer(s, tb, "RDMAExtensions", "Yes");
-		rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength", dsl);
-		rc |= offer_num(s, tb, "TargetRecvDataSegmentLength", dsl);
+		rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength",
+				ini_opts_local_dsl(o, true));
+		rc |= offer_num(s, tb, "TargetRecvDataSegmentLength",
+				ini_opts_target_dsl(o));
+		/* Declarations (6.8, 6.9), only when asked for: the default
+		 * No needs no words. They are ours, whatever the answer. */
+		if (o->tagged_solicited != INI_DEFAULT) {
+			rc |= offer(s, tb, "TaggedBufferForSolicitedDataOnly",
+				    tri_offer(o->tagged_solicited, "No"));
+			s->params.tagged_solicited =
+				o->tagged_solicited == INI_YES;
+		}
+		if (o->iser_hello != INI_DEFAULT) {
+			rc |= offer(s, tb, "iSERHelloRequired",
+				    tri_offer(o->iser_hello, "No"));
+			s->params.iser_hello = o->iser_hello == INI_YES;
+		}
 	} else {
 		rc |= offer(s, tb, "HeaderDigest",
 			    digest_offer(o->header_digest));
@@ -151,7 +166,7 @@ int ini_login_start(struct ini_session *s)
 
 	if (s->state != INI_S_LOGIN)
 		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
-	params_default(&s->params, s->o->max_recv_dsl);
+	params_default(&s->params, ini_opts_local_dsl(s->o, false));
 	s->ctl.itt = ini_session_next_itt(s);
 	s->ctl.done = false;
 	s->login_done = false;
@@ -209,9 +224,12 @@ static const char *my_value(struct ini_session *s, const char *key, char *buf,
 		snprintf(buf, len, "%u", o->max_outstanding_r2t);
 		return buf;
 	}
-	if (!strcmp(key, "InitiatorRecvDataSegmentLength") ||
-	    !strcmp(key, "TargetRecvDataSegmentLength")) {
-		snprintf(buf, len, "%u", o->max_recv_dsl);
+	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
+		snprintf(buf, len, "%u", ini_opts_local_dsl(o, true));
+		return buf;
+	}
+	if (!strcmp(key, "TargetRecvDataSegmentLength")) {
+		snprintf(buf, len, "%u", ini_opts_target_dsl(o));
 		return buf;
 	}
 	if (!strcmp(key, "RDMAExtensions"))
@@ -435,8 +453,15 @@ static int notice_and_enable(struct ini_session *s)
 			  p->local_dsl);
 	rc |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u",
 			  p->remote_dsl);
-	if (p->rdma)
+	if (p->rdma) {
 		rc |= ex_text_add(&tb, "RDMAExtensions", "Yes");
+		/* our declarations: the provider sends the Hello on
+		 * Enable_Datamover when iSERHelloRequired=Yes */
+		rc |= ex_text_add(&tb, "TaggedBufferForSolicitedDataOnly", "%s",
+				  p->tagged_solicited ? "Yes" : "No");
+		rc |= ex_text_add(&tb, "iSERHelloRequired", "%s",
+				  p->iser_hello ? "Yes" : "No");
+	}
 	if (rc)
 		return -ENOSPC;
 	rc = idm_notice_key_values(s->conn, buf, tb.len);

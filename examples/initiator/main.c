@@ -29,13 +29,20 @@ static void print_session(const struct ini_session *s)
 	       s->tsih);
 	printf("Negotiated: HeaderDigest=%s DataDigest=%s ImmediateData=%s "
 	       "InitialR2T=%s FirstBurstLength=%u MaxBurstLength=%u "
-	       "MaxOutstandingR2T=%u MaxRecvDataSegmentLength=%u/%u%s\n",
+	       "MaxOutstandingR2T=%u MaxRecvDataSegmentLength=%u/%u",
 	       p->header_digest ? "CRC32C" : "None",
 	       p->data_digest ? "CRC32C" : "None",
 	       p->immediate_data ? "Yes" : "No", p->initial_r2t ? "Yes" : "No",
 	       p->first_burst, p->max_burst, p->max_outstanding_r2t,
-	       p->local_dsl, p->remote_dsl,
-	       p->rdma ? " RDMAExtensions=Yes" : "");
+	       p->local_dsl, p->remote_dsl);
+	if (p->rdma)
+		printf(" RDMAExtensions=Yes InitiatorRecvDataSegmentLength=%u "
+		       "TargetRecvDataSegmentLength=%u "
+		       "TaggedBufferForSolicitedDataOnly=%s iSERHelloRequired=%s",
+		       p->local_dsl, p->remote_dsl,
+		       p->tagged_solicited ? "Yes" : "No",
+		       p->iser_hello ? "Yes" : "No");
+	printf("\n");
 }
 
 /* The normal session: listing, then --verify. Returns 0 or -errno. */

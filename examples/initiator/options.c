@@ -55,18 +55,32 @@ void ini_usage(FILE *f, const char *prog)
 		"      --first-burst N       FirstBurstLength (bytes)\n"
 		"      --max-burst N         MaxBurstLength (bytes)\n"
 		"      --max-recv-dsl N      our MaxRecvDataSegmentLength "
-		"(bytes)\n"
+		"(default 256k);\n"
+		"                            on iSER both *RecvDataSegmentLength "
+		"offers\n"
 		"      --max-outstanding-r2t N\n"
 		"      --header-digest crc32c|none\n"
 		"      --data-digest crc32c|none\n"
+		"iSER only (RFC 7145 section 6):\n"
+		"      --initiator-recv-dsl N  InitiatorRecvDataSegmentLength "
+		"(default 256k)\n"
+		"      --target-recv-dsl N   TargetRecvDataSegmentLength "
+		"(default 8k)\n"
+		"      --tagged-buffer-solicited-only yes|no\n"
+		"                            declare "
+		"TaggedBufferForSolicitedDataOnly\n"
+		"      --iser-hello yes|no   declare iSERHelloRequired\n"
 		"\n"
 		"Verification:\n"
 		"      --verify SIZE         write SIZE bytes of a seeded "
 		"random pattern\n"
 		"                            from LBA 0, read them back and "
 		"compare\n"
-		"      --verify-io SIZE      I/O size of the verify pass "
-		"(default 256k)\n"
+		"      --verify-io SIZE[,SIZE...]\n"
+		"                            I/O size of the verify pass "
+		"(default 256k);\n"
+		"                            a list is used in turn, I/O after "
+		"I/O\n"
 		"      --seed N              pattern seed (default: from the "
 		"clock)\n"
 		"      --cdb16               use READ/WRITE(16) (default: 10 "
@@ -192,6 +206,10 @@ enum {
 	OPT_MAXR2T,
 	OPT_HDIG,
 	OPT_DDIG,
+	OPT_IRDSL,
+	OPT_TRDSL,
+	OPT_TAGGED,
+	OPT_HELLO,
 	OPT_VERIFY,
 	OPT_VERIFY_IO,
 	OPT_SEED,
@@ -222,6 +240,10 @@ static const struct option long_opts[] = {
 	{ "max-outstanding-r2t", required_argument, NULL, OPT_MAXR2T },
 	{ "header-digest", required_argument, NULL, OPT_HDIG },
 	{ "data-digest", required_argument, NULL, OPT_DDIG },
+	{ "initiator-recv-dsl", required_argument, NULL, OPT_IRDSL },
+	{ "target-recv-dsl", required_argument, NULL, OPT_TRDSL },
+	{ "tagged-buffer-solicited-only", required_argument, NULL, OPT_TAGGED },
+	{ "iser-hello", required_argument, NULL, OPT_HELLO },
 	{ "verify", required_argument, NULL, OPT_VERIFY },
 	{ "verify-io", required_argument, NULL, OPT_VERIFY_IO },
 	{ "seed", required_argument, NULL, OPT_SEED },
@@ -239,6 +261,49 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* "SIZE[,SIZE...]": the verify pass cycles through the sizes. */
+static int parse_io_list(const char *s, struct ini_opts *o)
+{
+	char buf[256];
+	char *tok, *save = NULL;
+	uint32_t max = 0;
+	int n = 0;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, strlen(s) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t v;
+
+		if (n == INI_VERIFY_IO_MAX || parse_u32(tok, 512, 16u << 20, &v))
+			return -EINVAL;
+		o->verify_ios[n++] = v;
+		if (v > max)
+			max = v;
+	}
+	if (!n)
+		return -EINVAL;
+	o->nverify_io = n;
+	o->verify_io = max;
+	return 0;
+}
+
+uint32_t ini_opts_local_dsl(const struct ini_opts *o, bool iser)
+{
+	if (iser && o->initiator_rdsl)
+		return o->initiator_rdsl;
+	return o->max_recv_dsl ? o->max_recv_dsl : INI_DSL_DEFAULT;
+}
+
+uint32_t ini_opts_target_dsl(const struct ini_opts *o)
+{
+	if (o->target_rdsl)
+		return o->target_rdsl;
+	/* an explicit --max-recv-dsl still sets both offers, as before */
+	return o->max_recv_dsl ? o->max_recv_dsl : INI_ISER_TRDSL_DEFAULT;
+}
+
 /* Returns 0, 1 for --help (caller exits 0), or -EINVAL (usage error). */
 int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 {
@@ -254,9 +319,11 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 	o->header_digest = o->data_digest = INI_DEFAULT;
 	o->first_burst = 262144;
 	o->max_burst = 1048576;
-	o->max_recv_dsl = 262144;
 	o->max_outstanding_r2t = 1;
+	o->tagged_solicited = o->iser_hello = INI_DEFAULT;
 	o->verify_io = 256 * 1024;
+	o->verify_ios[0] = o->verify_io;
+	o->nverify_io = 1;
 	o->bs = 4096;
 	o->qd = 16;
 	o->read_pct = 100;
@@ -323,6 +390,22 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 			if (parse_u32(optarg, 512, 16777215, &o->max_recv_dsl))
 				bad = "--max-recv-dsl";
 			break;
+		case OPT_IRDSL:
+			if (parse_u32(optarg, 512, 16777215, &o->initiator_rdsl))
+				bad = "--initiator-recv-dsl";
+			break;
+		case OPT_TRDSL:
+			if (parse_u32(optarg, 512, 16777215, &o->target_rdsl))
+				bad = "--target-recv-dsl";
+			break;
+		case OPT_TAGGED:
+			if (parse_yesno(optarg, &o->tagged_solicited))
+				bad = "--tagged-buffer-solicited-only";
+			break;
+		case OPT_HELLO:
+			if (parse_yesno(optarg, &o->iser_hello))
+				bad = "--iser-hello";
+			break;
 		case OPT_MAXR2T:
 			if (parse_u32(optarg, 1, 65535,
 				      &o->max_outstanding_r2t))
@@ -342,7 +425,7 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 				bad = "--verify";
 			break;
 		case OPT_VERIFY_IO:
-			if (parse_u32(optarg, 512, 16u << 20, &o->verify_io))
+			if (parse_io_list(optarg, o))
 				bad = "--verify-io";
 			break;
 		case OPT_SEED:

@@ -3,7 +3,9 @@
  * --verify SIZE: write SIZE bytes of a seeded pseudo-random pattern from
  * LBA 0, read them back and compare. The pattern is a pure function of
  * (seed, byte offset), so neither pass needs a copy of SIZE bytes: each
- * command slot has its own region of one registered buffer.
+ * command slot has its own region of one registered buffer. With a list
+ * of I/O sizes the pass takes them in turn, so one run crosses several
+ * burst and segment boundaries.
  */
 #include "initiator.h"
 
@@ -19,7 +21,9 @@ struct vpass {
 	const struct ini_lun_info *li;
 	idm_buf *buf;
 	uint8_t *base;
-	uint32_t io;
+	uint32_t io; /* the largest I/O: one slot's region */
+	uint32_t ios[INI_VERIFY_IO_MAX];
+	int nios, next_io;
 	uint64_t size;
 	uint64_t next;	    /* next byte offset to submit */
 	uint64_t completed; /* bytes completed */
@@ -115,6 +119,7 @@ static int vpass_run(struct vpass *v)
 	uint64_t timeout = (uint64_t)s->o->timeout_s * 1000000000ull;
 
 	v->next = v->completed = 0;
+	v->next_io = 0; /* both passes issue the same I/Os */
 	while (v->completed < v->size) {
 		struct ini_cmd *c;
 		int rc;
@@ -128,8 +133,9 @@ static int vpass_run(struct vpass *v)
 		/* keep every slot busy while there is work and window */
 		while (!v->err && v->next < v->size && ini_cmd_window_open(s) &&
 		       (c = ini_cmd_get(s))) {
-			uint32_t len = v->io;
+			uint32_t len = v->ios[v->next_io];
 
+			v->next_io = (v->next_io + 1) % v->nios;
 			if (v->size - v->next < len)
 				len = (uint32_t)(v->size - v->next);
 			c->lun = ini_lun_encode(v->li->lun);
@@ -178,10 +184,19 @@ int ini_verify(struct ini_session *s, const struct ini_lun_info *li)
 	uint64_t t0, t1, t2;
 	int rc;
 
-	v.io = o->verify_io - o->verify_io % li->block_size;
-	if (v.io == 0)
-		v.io = li->block_size;
+	/* whole blocks: sizes round down, but never below one block */
+	v.nios = o->nverify_io;
+	v.io = 0;
+	for (int i = 0; i < v.nios; i++) {
+		uint32_t io = o->verify_ios[i] - o->verify_ios[i] % li->block_size;
+
+		v.ios[i] = io ? io : li->block_size;
+		if (v.ios[i] > v.io)
+			v.io = v.ios[i];
+	}
 	v.size = o->verify_size - o->verify_size % li->block_size;
+	if (v.size == 0)
+		v.size = li->block_size;
 	if (v.size > cap) {
 		ex_warn("verify: %" PRIu64 " bytes asked, the LUN has %" PRIu64,
 			o->verify_size, cap);
@@ -217,11 +232,15 @@ int ini_verify(struct ini_session *s, const struct ini_lun_info *li)
 	}
 	printf("verify: wrote %.1f MiB in %.3f s (%.1f MB/s), read %.1f MiB in "
 	       "%.3f s "
-	       "(%.1f MB/s), I/O size %u, seed 0x%016" PRIx64 ": %s\n",
+	       "(%.1f MB/s), I/O size%s %u",
 	       (double)v.size / 1048576.0, (double)(t1 - t0) / 1e9,
 	       (double)v.size / 1048576.0 / ((double)(t1 - t0) / 1e9),
 	       (double)v.size / 1048576.0, (double)(t2 - t1) / 1e9,
-	       (double)v.size / 1048576.0 / ((double)(t2 - t1) / 1e9), v.io,
+	       (double)v.size / 1048576.0 / ((double)(t2 - t1) / 1e9),
+	       v.nios > 1 ? "s" : "", v.ios[0]);
+	for (int i = 1; i < v.nios; i++)
+		printf(",%u", v.ios[i]);
+	printf(" (%" PRIu64 " bytes), seed 0x%016" PRIx64 ": %s\n", v.size,
 	       v.seed, v.mismatch ? "MISMATCH" : "OK");
 	if (v.mismatch) {
 		ex_err("verify: data mismatch at byte %" PRIu64 " (LBA %" PRIu64

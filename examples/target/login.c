@@ -295,8 +295,17 @@ static int negotiate(struct tconn *c, struct login_state *ls, struct ex_kv *kv, 
 			continue;
 		}
 		if (k->type == EX_KT_NUM_DECL || k->type == EX_KT_BOOL_DECL) {
-			/* iSER declaratives (MaxOutstandingUnexpectedPDUs, ...): noted
-			 * by the provider through Notice_Key_Values */
+			/* iSER declaratives: no answer. The two booleans go to
+			 * the provider through Notice_Key_Values (build_kv);
+			 * MaxOutstandingUnexpectedPDUs and MaxAHSLength describe
+			 * the initiator's receive side, not ours. */
+			bool b;
+			if (k->type == EX_KT_BOOL_DECL && ex_parse_bool(val, &b) < 0)
+				return LS_INITIATOR_ERROR;
+			if (!strcmp(key, "TaggedBufferForSolicitedDataOnly"))
+				ls->p.tagged_solicited = b;
+			else if (!strcmp(key, "iSERHelloRequired"))
+				ls->p.iser_hello = b;
 			continue;
 		}
 		if (!strcmp(key, "SendTargets") || !strcmp(key, "TargetAddress") ||
@@ -370,8 +379,12 @@ static int build_kv(struct params *p)
 	r |= ex_text_add(&tb, "InitiatorRecvDataSegmentLength", "%u", p->ini_mrdsl);
 	r |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u", p->tgt_mrdsl);
 	r |= ex_text_add(&tb, "MaxRecvDataSegmentLength", "%u", p->ini_mrdsl);
-	if (p->rdma)
+	if (p->rdma) {
 		r |= ex_text_add(&tb, "RDMAExtensions", "Yes");
+		r |= ex_text_add(&tb, "TaggedBufferForSolicitedDataOnly", "%s",
+				 p->tagged_solicited ? "Yes" : "No");
+		r |= ex_text_add(&tb, "iSERHelloRequired", "%s", p->iser_hello ? "Yes" : "No");
+	}
 	p->kv_len = tb.len;
 	return r;
 }
@@ -489,11 +502,13 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	}
 	c->state = CS_FFP;
 	ex_info("%s: %s session tsih %u for %s (ImmediateData=%s InitialR2T=%s "
-		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s)",
+		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s%s%s%s)",
 		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
 		s->iname, s->p.immediate_data ? "Yes" : "No", s->p.initial_r2t ? "Yes" : "No",
 		s->p.max_burst, s->p.first_burst, s->p.ini_mrdsl, s->p.tgt_mrdsl,
-		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None");
+		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None",
+		s->p.rdma ? " iSER" : "", s->p.tagged_solicited ? " TaggedBufferForSolicitedDataOnly" : "",
+		s->p.iser_hello ? " iSERHelloRequired" : "");
 	login_free(c);
 }
 

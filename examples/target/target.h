@@ -59,6 +59,8 @@ struct params {
 	uint32_t tgt_mrdsl;   /* ours */
 	uint32_t max_conns, t2w, t2r;
 	bool rdma;            /* RDMAExtensions=Yes (iSER) */
+	bool tagged_solicited; /* the initiator's iSER declarations (RFC */
+	bool iser_hello;       /* 7145 6.8, 6.9), for the provider */
 	char kv[2048];        /* Notice_Key_Values text */
 	size_t kv_len;
 };

@@ -19,10 +19,22 @@
 #include "iser_keys.h"
 #include "iser_wire.h"
 
-#define ISER_SQ_DEPTH 512u
+#define ISER_SQ_DEPTH 512u   /* work requests on the send queue at once */
+/* Op slots: WRs on the send queue plus those waiting for room on it
+ * (ordered FIFO). Running out is the only -EAGAIN of the data path. */
+#define ISER_OPS (4u * ISER_SQ_DEPTH)
+/* Selective signalling: the last WR of every posted chain is signalled,
+ * and at least every ISER_SIGNAL_EVERY-th inside a long chain, so send
+ * queue room comes back steadily. Errors always complete. */
+#define ISER_SIGNAL_EVERY 32u
 #define ISER_TASK_DOPS 4   /* concurrent Put/Get_Data per task */
 #define ISER_MAX_DEVS 4
 #define ISER_CQ_BATCH 32
+/* Receiver-not-ready retries: 7 = until the peer posts a receive. RNR
+ * proves the peer alive; it is how unsolicited Data-Out beyond the posted
+ * receive buffers is paced (iser_keys.c). A peer that never reposts is
+ * caught by the liveness deadline (IDM_ISER_LIVENESS_MS). */
+#define ISER_RNR_RETRY 7
 
 /* ---- devices and memory ---------------------------------------------- */
 
@@ -45,6 +57,7 @@ struct iser_prov {
 	int keepalive_ms;   /* idle probe period, 0 off */
 	uint32_t rx_depth;
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
+	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 };
 
 /* buf->reg[prov->index]: the buffer's MR per PD */
@@ -69,7 +82,8 @@ struct iser_msg {
 	uint32_t size;
 	uint32_t lkey;
 	struct iser_msg *next; /* free list */
-	struct iser_pool *pool;
+	struct iser_pool *pool; /* NULL: a one-off message (own_mr) */
+	struct ibv_mr *own_mr;
 };
 
 /* A registered arena cut into equal messages. */
@@ -86,7 +100,11 @@ int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,
 		   uint32_t size);
 void iser_pool_fini(struct iser_pool *p);
 struct iser_msg *iser_pool_get(struct iser_pool *p);
+/* Back to its pool, or a one-off message freed. */
 void iser_pool_put(struct iser_msg *m);
+/* A registered message for a control PDU larger than the pooled send
+ * buffers (a big Text or NOP payload): rare, so registered per PDU. */
+struct iser_msg *iser_msg_oneoff(struct ibv_pd *pd, uint32_t size);
 
 /* ---- work request slots -------------------------------------------------- */
 
@@ -99,22 +117,38 @@ enum iser_op_kind {
 	ISER_OP_BIND,     /* memory window bind */
 	ISER_OP_LINV,     /* local invalidate of an STag */
 	ISER_OP_PROBE,    /* keepalive zero-length Write */
+	ISER_OP_DRAIN,    /* teardown marker: its flush ends the drain */
 };
 
 struct iser_dop; /* a Put/Get_Data in progress, inside the task */
 
+/* One work request from the time it is built until its completion was
+ * reaped: waiting (ic->sq_wait, not yet posted), then posted (ic->posted,
+ * in send queue order, so one signalled completion also retires the
+ * unsignalled WRs posted before it). */
 struct iser_op {
 	enum iser_op_kind kind;
+	bool posted;
 	struct idm_task *task; /* NULL once the task was freed */
 	struct iser_dop *dop;
 	struct iser_msg *msg;
 	uint32_t len;          /* bytes this WR moves */
 	struct ibv_mw *mw;     /* LINV: window to recycle on completion */
-	struct iser_op *next_free;
-	/* Get_Data RDMA Read not yet posted (ORD limit) */
+	struct ibv_mw *bind_mw; /* BIND: window being bound */
+	struct iser_op *next;  /* free list, wait FIFO or posted FIFO */
 	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-	struct iser_op *next_wait;
+	struct ibv_sge sge[2];
+};
+
+/* A Send that found no free message buffer (or, for a SCSI Command, too
+ * few op slots): kept, in order, until Send completions give some back.
+ * Allocated only on that slow path. */
+struct iser_pend {
+	struct iser_pend *next;
+	struct idm_task *task; /* SCSI Command (initiator); NULL: control */
+	uint32_t len;          /* control: message bytes; command: AHS bytes */
+	uint32_t inv;          /* control: rkey to invalidate with the Send */
+	uint8_t bytes[];       /* control: the message; command: BHS + AHS */
 };
 
 /* ---- tasks --------------------------------------------------------------- */
@@ -150,6 +184,7 @@ struct iser_task {
 	uint8_t *dout_base;
 	bool dout_queued;
 	struct idm_task *dout_link;
+	struct iser_pend *cmd_pend; /* command still waiting for a buffer */
 	uint32_t rsp_len;
 	/* target: the initiator's buffers, from the command's iSER header */
 	bool rsv, wsv;
@@ -215,16 +250,24 @@ struct iser_conn {
 
 	/* messages */
 	struct iser_pool rx_login, tx_login, rx_ffp, tx_ffp;
-	bool ffp_rsrc;      /* rx_ffp/tx_ffp allocated and rx posted */
+	bool hello_wait;    /* initiator: Hello sent, HelloReply not yet */
+	bool ffp_alloc;     /* rx_ffp/tx_ffp allocated (Allocate_Conn...) */
+	bool ffp_rsrc;      /* ... and the receives posted (Enable_Datamover) */
 	uint32_t rx_posted; /* receives on the RQ */
 	struct iser_sizes ffp;
 
 	/* send queue */
 	struct iser_op *ops;
 	struct iser_op *op_free;
-	uint32_t sq_used;
-	uint32_t reads_out;
-	struct iser_op *wait_head, *wait_tail;
+	uint32_t ops_used;     /* slots taken: waiting + posted */
+	uint32_t sq_posted;    /* WRs posted and not yet reaped */
+	uint32_t since_signal; /* unsignalled WRs since the last signalled */
+	uint32_t reads_out;    /* RDMA Reads posted (ORD limit, 8.2) */
+	struct iser_op *sq_wait, *sq_wait_tail; /* built, not yet posted */
+	struct iser_op *posted, *posted_tail;   /* on the SQ, post order */
+	int plugged;           /* > 0: collect WRs, post them as one chain */
+	struct iser_pend *pend, *pend_tail;     /* Sends waiting for buffers */
+	uint64_t stat_wrs, stat_signalled;      /* WRs posted / signalled */
 	struct idm_task *dout_head, *dout_tail; /* tasks owing Data-Out */
 	struct ibv_mw **mw_free;
 	uint32_t n_mw_free, n_mw;
@@ -236,6 +279,9 @@ struct iser_conn {
 	/* connect timeout (initiator) */
 	int timeout_ms;
 	bool in_dispatch;
+
+	/* liveness deadline: ms the outstanding probe has waited so far */
+	int probe_wait_ms;
 };
 
 static inline struct iser_conn *iser_conn(struct idm_conn *c)
@@ -262,6 +308,8 @@ void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
 int iser_qp_create(struct iser_conn *ic);
 void iser_qp_destroy(struct iser_conn *ic);
 void iser_conn_mem_free(struct iser_conn *ic);
+int iser_rsrc_ffp_alloc(struct iser_conn *ic);
+bool iser_rsrc_ffp_free(struct iser_conn *ic);
 int iser_rsrc_ffp(struct iser_conn *ic);
 void iser_drain(struct iser_conn *ic);
 
@@ -273,7 +321,29 @@ void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t);
 uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op);
 int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out);
 void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw);
+/* Queue the op named by wr->wr_id (wr is copied) and post it, or with the
+ * queue plugged, at unplug. 0, or -ENOTCONN when the QP is gone. */
 int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr);
+void iser_plug(struct iser_conn *ic);
+void iser_unplug(struct iser_conn *ic);
+/* Post waiting WRs as far as send queue room and ORD allow. */
+void iser_sq_kick(struct iser_conn *ic);
+/* Drop the unposted WRs of a task being freed (never touch its buffers). */
+void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t);
+/* Reap one send completion and the unsignalled WRs posted before it;
+ * on_done is called for each with its status. */
+void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
+		  void (*on_done)(struct iser_conn *, struct iser_op *,
+				  const struct ibv_wc *));
+/* Backlog of Sends without a buffer (iser_pend). */
+/* Room for a control message of len bytes at the end of the backlog
+ * (the caller encodes it there), or NULL without memory. */
+uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv);
+int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
+		  size_t ahs_len, struct idm_task *t);
+void iser_pend_run(struct iser_conn *ic);
+void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t);
+void iser_pend_free_all(struct iser_conn *ic);
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
 struct iser_msg *iser_tx_get(struct iser_conn *ic);
 int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
@@ -283,7 +353,6 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send);
 void iser_scq_watch(struct idmp_watch *w, uint32_t revents);
 void iser_rcq_watch(struct idmp_watch *w, uint32_t revents);
 void iser_timer_watch(struct idmp_watch *w, uint32_t revents);
-void iser_post_waiting_reads(struct iser_conn *ic);
 
 /* iser_recv.c: received messages */
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc);
@@ -291,6 +360,9 @@ void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
 
 /* iser_initiator.c */
 int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
+		      const void *ahs, size_t ahs_len, struct idm_task *t);
+/* A SCSI Command from the backlog: buffers are there now. */
+int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 		      const void *ahs, size_t ahs_len, struct idm_task *t);
 void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
 		  uint32_t len, const struct ibv_wc *wc);

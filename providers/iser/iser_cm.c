@@ -31,8 +31,9 @@ static int neg_errno(int fallback)
 	return errno > 0 ? -errno : -fallback;
 }
 
-/* Finite retries: 7 means "retry forever" for RNR (and on rxe for
- * transport retries too), which turns a dead peer into a hang. */
+/* The local ACK timeout. Transport retries stay finite (IDM_ISER_RETRY
+ * <= 6; 7 means "forever" on rxe), RNR ones do not (ISER_RNR_RETRY): the
+ * keepalive probe's liveness deadline bounds both (iser_timer_watch). */
 static void set_timeouts(struct iser_conn *ic)
 {
 	uint8_t t = (uint8_t)ic->ip->ack_timeout;
@@ -59,8 +60,35 @@ static void release_tasks(struct iser_conn *ic)
 	}
 }
 
+/* What must not outlive the end of a connection even while its QP still
+ * exists: the event sources (no callback after it) and the memory windows
+ * (every one is back on the free list once the tasks are released). A
+ * type-2 window that is still bound holds a reference on its QP in rxe:
+ * destroying the QP first made rxe_destroy_qp wait 50 s for it (then
+ * warn at rxe_pool.c __rxe_cleanup), whenever a peer vanished with a
+ * command's windows bound. And the caller may destroy its buffers right
+ * after the notification: an MR with windows bound cannot be
+ * deregistered. */
+static void quiesce(struct iser_conn *ic)
+{
+	uint32_t i;
+
+	idmp_watch_del(ic->ctx, &ic->timer_w);
+	idmp_watch_del(ic->ctx, &ic->scq_w);
+	idmp_watch_del(ic->ctx, &ic->rcq_w);
+	for (i = 0; i < ic->n_mw_free; i++)
+		ibv_dealloc_mw(ic->mw_free[i]);
+	ic->n_mw_free = ic->n_mw = 0;
+}
+
 /* Close the transport and take back every WR, buffer and task. After
- * this no completion or callback of the connection happens. */
+ * this no completion or callback of the connection happens and the
+ * device touches none of its memory (the QP is in the error state with
+ * every WR flushed, no window is left).
+ *
+ * The QP itself is destroyed later, in conn_destroy(): destroying a QP
+ * may block in the kernel, and the Connection_Terminate_Notify that
+ * follows a teardown must not wait for that. */
 static void teardown(struct iser_conn *ic)
 {
 	enum iser_state was = ic->state;
@@ -74,7 +102,7 @@ static void teardown(struct iser_conn *ic)
 		rdma_disconnect(ic->id);
 	iser_drain(ic);
 	release_tasks(ic);
-	iser_qp_destroy(ic);
+	quiesce(ic);
 }
 
 void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
@@ -116,6 +144,7 @@ void iser_conn_terminate(struct idm_conn *c)
 static void conn_destroy(struct iser_conn *ic)
 {
 	teardown(ic);
+	iser_qp_destroy(ic);
 	if (ic->cm_w.added)
 		idmp_watch_del(ic->ctx, &ic->cm_w);
 	if (ic->id)
@@ -191,7 +220,7 @@ static void route_resolved(struct iser_conn *ic)
 						   ? 255 : ic->dev->max_rd_atom);
 	cp.initiator_depth = 1;
 	cp.retry_count = (uint8_t)ic->ip->retry_count;
-	cp.rnr_retry_count = (uint8_t)ic->ip->retry_count;
+	cp.rnr_retry_count = ISER_RNR_RETRY;
 	ic->ird = cp.responder_resources;
 	if (rdma_connect(ic->id, &cp)) {
 		r = neg_errno(EIO);
@@ -399,7 +428,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	cp.initiator_depth = (uint8_t)ic->ord;
 	cp.responder_resources = (uint8_t)ic->ird;
 	cp.retry_count = (uint8_t)ip->retry_count;
-	cp.rnr_retry_count = (uint8_t)ip->retry_count;
+	cp.rnr_retry_count = ISER_RNR_RETRY;
 	if (rdma_accept(id, &cp)) {
 		r = neg_errno(EIO);
 		iser_conn_fail(ic, r, "rdma_accept: %s", strerror(-r));

@@ -44,11 +44,11 @@ static int stag_advertise(struct iser_conn *ic, struct idm_task *t, int idx,
 		return -EAGAIN;
 	}
 	iser_op_task(op, t);
+	op->bind_mw = mw;
 	rkey = ibv_inc_rkey(mw->rkey);
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
 	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = rkey;
 	wr.bind_mw.bind_info.mr = mr;
@@ -62,7 +62,8 @@ static int stag_advertise(struct iser_conn *ic, struct idm_task *t, int idx,
 		iser_mw_put(ic, mw);
 		return r;
 	}
-	mw->rkey = rkey; /* type 2: the key we bound is the current one */
+	/* mw->rkey becomes the bound key once the bind is posted
+	 * (iser_sq_kick): the device names the window by its current key */
 	it->mw[idx] = mw;
 	it->stag[idx] = rkey;
 	it->stag_valid[idx] = true;
@@ -88,7 +89,8 @@ static int dout_push(struct iser_conn *ic, struct idm_task *t)
 		uint8_t *bhs;
 		int r;
 
-		if (ic->sq_used + 4 > ISER_SQ_DEPTH || !(m = iser_tx_get(ic)))
+		/* leave op slots for commands' binds and invalidations */
+		if (ISER_OPS - ic->ops_used < 8 || !(m = iser_tx_get(ic)))
 			return 1; /* later */
 		iser_hdr_encode(m->mem, &h);
 		bhs = m->mem + ISER_HDR_LEN;
@@ -176,7 +178,49 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	return r;
 }
 
+/* Check the command against its buffers and register them (once per
+ * buffer, cached) before anything goes out or is queued. */
+static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
+		     struct idm_task *t)
+{
+	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len) {
+		if (t->in_off > t->in_buf->len ||
+		    t->in_len > t->in_buf->len - t->in_off)
+			return -ERANGE;
+		if (!iser_buf_mr(ic->ip, ic->dev, t->in_buf))
+			return -ENOMEM;
+	}
+	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
+		if (t->out_off > t->out_buf->len ||
+		    t->out_len > t->out_buf->len - t->out_off)
+			return -ERANGE;
+		if (!iser_buf_mr(ic->ip, ic->dev, t->out_buf))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
+		      const void *ahs, size_t ahs_len, struct idm_task *t)
+{
+	struct iser_pool *tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+	int r;
+
+	memset(iser_task(t), 0, sizeof(struct iser_task));
+	r = cmd_check(ic, bhs, t);
+	if (r < 0)
+		return r;
+	if (ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len > tx->size)
+		return -EMSGSIZE;
+	/* Behind commands already waiting, or when the message pool or the
+	 * op slots ran short: keep it, in order, until Sends complete. */
+	if (ic->pend || ic->hello_wait || !tx->n_free ||
+	    ISER_OPS - ic->ops_used < 5)
+		return iser_pend_cmd(ic, bhs, ahs, ahs_len, t);
+	return iser_ini_cmd_post(ic, bhs, ahs, ahs_len, t);
+}
+
+int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 		      const void *ahs, size_t ahs_len, struct idm_task *t)
 {
 	struct idm_conn *c = ic->conn;
@@ -184,42 +228,23 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
-	uint32_t out_len = 0, imm = 0, unsol = 0, n_sends;
+	uint32_t out_len = 0, imm = 0, unsol = 0;
 	uint8_t *out_base = NULL, *cmdbhs;
 	struct ibv_sge sge;
 	struct iser_msg *m;
 	int r;
 
-	memset(it, 0, sizeof(*it));
-	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len) {
-		if (t->in_off > t->in_buf->len ||
-		    t->in_len > t->in_buf->len - t->in_off)
-			return -ERANGE;
+	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len)
 		in_mr = iser_buf_mr(ic->ip, ic->dev, t->in_buf);
-		if (!in_mr)
-			return -ENOMEM;
-	}
 	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		if (t->out_off > t->out_buf->len ||
-		    t->out_len > t->out_buf->len - t->out_off)
-			return -ERANGE;
 		out_mr = iser_buf_mr(ic->ip, ic->dev, t->out_buf);
-		if (!out_mr)
-			return -ENOMEM;
 		out_len = t->out_len < edtl ? t->out_len : edtl;
 		out_base = (uint8_t *)t->out_buf->addr + t->out_off;
 		iser_unsolicited(&c->params, out_len, idmp_send_dsl(c), &imm,
 				 &unsol);
 	}
-	/* Everything needed must be there before anything is posted. */
-	n_sends = 1;
-	if (ISER_SQ_DEPTH - ic->sq_used < n_sends + 4 ||
-	    (ic->ffp_rsrc ? ic->tx_ffp.n_free : ic->tx_login.n_free) < n_sends)
-		return -EAGAIN;
-	if (ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len >
-	    (ic->ffp_rsrc ? ic->tx_ffp.size : ic->tx_login.size))
-		return -EMSGSIZE;
-
+	/* binds, the command Send and its Data-Outs leave as one chain */
+	iser_plug(ic);
 	if (in_mr) {
 		uint8_t *a = (uint8_t *)t->in_buf->addr + t->in_off;
 
@@ -270,17 +295,19 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 		if (r < 0) {
 			/* part of the command is on the wire: the
 			 * connection cannot continue */
+			iser_unplug(ic);
 			iser_conn_fail(ic, r, "cannot send unsolicited Data-Out");
 			return 0;
 		}
 	}
+	iser_unplug(ic);
 	return 0;
 
 fail:
 	/* windows already bound were never advertised: recycle them */
-	if (ic->state == ISER_UP) {
+	if (ic->state == ISER_UP)
 		iser_ini_task_release(ic, t);
-	}
+	iser_unplug(ic);
 	return r;
 }
 
@@ -311,7 +338,6 @@ static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx)
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
 	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.invalidate_rkey = it->stag[idx];
 	r = iser_post(ic, &wr);
 	if (r < 0) {
@@ -415,6 +441,9 @@ void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
 	struct iser_task *it = iser_task(t);
 	int i;
 
+	/* what never reached the send queue must not touch the buffers */
+	iser_pend_drop_task(ic, t);
+	iser_sq_purge_task(ic, t);
 	for (i = 0; i < 2; i++) {
 		if (!it->mw[i])
 			continue;
@@ -429,7 +458,6 @@ void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
 				memset(&wr, 0, sizeof(wr));
 				wr.wr_id = iser_op_wr_id(ic, op);
 				wr.opcode = IBV_WR_LOCAL_INV;
-				wr.send_flags = IBV_SEND_SIGNALED;
 				wr.invalidate_rkey = it->stag[i];
 				if (iser_post(ic, &wr) == 0) {
 					it->mw[i] = NULL;

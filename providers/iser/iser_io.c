@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Posting work requests and reaping completions. Each CQ is drained in
- * batches (poll, re-arm, poll again so no completion is missed between the
- * last poll and the arm). Every send-queue WR is signalled: a task may only
- * complete after its Send completed (the "don't suppress send completions"
- * lesson of Linux iser), and a failed WR must always be reported.
+ * Messages, receive buffers and completions. Each CQ is drained in batches
+ * (poll, re-arm, poll again so no completion is missed between the last
+ * poll and the arm). Send completions are selective (iser_sq.c): one
+ * completion retires every WR posted before it, and a task still completes
+ * only after its own Send did (the "don't suppress send completions"
+ * lesson of Linux iser holds: the Send that ends a chain is signalled).
  */
 #include "iser.h"
 
@@ -15,43 +16,6 @@
 #include <unistd.h>
 
 #define CQ_ACK_BATCH 64u
-
-struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
-{
-	struct iser_op *op = ic->op_free;
-
-	if (!op)
-		return NULL;
-	ic->op_free = op->next_free;
-	memset(op, 0, sizeof(*op));
-	op->kind = kind;
-	ic->sq_used++;
-	return op;
-}
-
-void iser_op_task(struct iser_op *op, struct idm_task *t)
-{
-	op->task = t;
-	if (t)
-		iser_task(t)->ops_out++;
-}
-
-/* The task is being freed while WRs naming it are outstanding: their
- * completions must not touch it (the slot may be reused at once). */
-void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t)
-{
-	uint32_t i;
-
-	if (!ic->ops || iser_task(t)->ops_out == 0)
-		return;
-	for (i = 0; i < ISER_SQ_DEPTH; i++) {
-		if (ic->ops[i].kind != ISER_OP_FREE && ic->ops[i].task == t) {
-			ic->ops[i].task = NULL;
-			ic->ops[i].dop = NULL;
-		}
-	}
-	iser_task(t)->ops_out = 0;
-}
 
 int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out)
 {
@@ -77,35 +41,6 @@ void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw)
 {
 	if (mw)
 		ic->mw_free[ic->n_mw_free++] = mw;
-}
-
-void iser_op_put(struct iser_conn *ic, struct iser_op *op)
-{
-	if (op->task && iser_task(op->task)->ops_out)
-		iser_task(op->task)->ops_out--;
-	op->kind = ISER_OP_FREE;
-	op->task = NULL;
-	op->dop = NULL;
-	op->msg = NULL;
-	op->next_free = ic->op_free;
-	ic->op_free = op;
-	ic->sq_used--;
-}
-
-uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op)
-{
-	return (uint64_t)(op - ic->ops) + 1;
-}
-
-int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad = NULL;
-	int r;
-
-	if (ic->state != ISER_UP || !ic->qp)
-		return -ENOTCONN;
-	r = ibv_post_send(ic->qp, wr, &bad);
-	return r ? -r : 0;
 }
 
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
@@ -158,7 +93,6 @@ int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
 	wr.num_sge = 1 + (n_extra ? 1 : 0);
 	wr.opcode = inv_rkey ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
 	wr.invalidate_rkey = inv_rkey;
-	wr.send_flags = IBV_SEND_SIGNALED;
 	r = iser_post(ic, &wr);
 	if (r < 0) {
 		iser_pool_put(m);
@@ -168,29 +102,6 @@ int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
 	if (task)
 		iser_task(task)->sends_pending++;
 	return 0;
-}
-
-/* Post the RDMA Reads held back by the ORD limit (section 8.2). */
-void iser_post_waiting_reads(struct iser_conn *ic)
-{
-	while (ic->wait_head && ic->reads_out < ic->ord && ic->state == ISER_UP) {
-		struct iser_op *op = ic->wait_head;
-		int r;
-
-		ic->wait_head = op->next_wait;
-		if (!ic->wait_head)
-			ic->wait_tail = NULL;
-		op->wr.wr_id = iser_op_wr_id(ic, op);
-		op->wr.sg_list = op->wr.num_sge ? &op->sge : NULL;
-		op->wr.next = NULL;
-		r = iser_post(ic, &op->wr);
-		if (r < 0) {
-			iser_op_put(ic, op);
-			iser_conn_fail(ic, r, "posting an RDMA Read failed");
-			return;
-		}
-		ic->reads_out++;
-	}
 }
 
 static const char *op_name(enum iser_op_kind k)
@@ -203,23 +114,20 @@ static const char *op_name(enum iser_op_kind k)
 	case ISER_OP_BIND: return "memory window bind";
 	case ISER_OP_LINV: return "local invalidate";
 	case ISER_OP_PROBE: return "keepalive probe";
+	case ISER_OP_DRAIN: return "drain marker";
 	default: return "?";
 	}
 }
 
-static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
+/* One send-queue WR is done (signalled or retired by a later one). */
+static void op_done(struct iser_conn *ic, struct iser_op *op,
+		    const struct ibv_wc *wc)
 {
-	struct iser_op *op;
 	struct idm_task *t;
 	struct iser_dop *dop;
 	enum iser_op_kind kind;
 	uint32_t len;
 
-	if (wc->wr_id == 0 || wc->wr_id > ISER_SQ_DEPTH)
-		return;
-	op = &ic->ops[wc->wr_id - 1];
-	if (op->kind == ISER_OP_FREE)
-		return;
 	/* Give the slot (and its message / window) back before anything
 	 * that may call the caller: a callback that ends the connection
 	 * drains the QP, which waits for every slot to come back. */
@@ -231,8 +139,6 @@ static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
 		iser_pool_put(op->msg);
 	iser_mw_put(ic, op->mw);
 	iser_op_put(ic, op);
-	if (kind == ISER_OP_READ || kind == ISER_OP_ACK_READ)
-		ic->reads_out--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
 								      : -EIO,
@@ -243,30 +149,19 @@ static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
 	ic->activity = true;
 	switch (kind) {
 	case ISER_OP_SEND:
-		if (ic->conn->role == IDM_ROLE_INITIATOR) {
-			if (t) {
-				iser_task(t)->sends_pending--;
-				iser_ini_try_complete(ic, t);
-			}
-			if (ic->dout_head && ic->state == ISER_UP)
-				iser_ini_dout_resume(ic);
+		if (ic->conn->role == IDM_ROLE_INITIATOR && t) {
+			iser_task(t)->sends_pending--;
+			iser_ini_try_complete(ic, t);
 		}
 		break;
 	case ISER_OP_WRITE:
-		if (t && dop)
-			iser_dop_progress(ic, dop, len, 0);
-		break;
 	case ISER_OP_READ:
 		if (t && dop)
 			iser_dop_progress(ic, dop, len, 0);
-		if (ic->state == ISER_UP)
-			iser_post_waiting_reads(ic);
 		break;
 	case ISER_OP_ACK_READ:
 		if (t)
 			idmp_data_ack(t, iser_task(t)->datasn);
-		if (ic->state == ISER_UP)
-			iser_post_waiting_reads(ic);
 		break;
 	case ISER_OP_LINV:
 		if (t) {
@@ -280,6 +175,24 @@ static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
 	default:
 		break;
 	}
+}
+
+static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	iser_sq_reap(ic, wc, op_done);
+}
+
+/* Send queue room, op slots and messages came back: move what waited. */
+static void sq_refill(struct iser_conn *ic)
+{
+	if (ic->state != ISER_UP)
+		return;
+	iser_plug(ic);
+	if (ic->dout_head)
+		iser_ini_dout_resume(ic);
+	if (ic->pend && ic->state == ISER_UP)
+		iser_pend_run(ic);
+	iser_unplug(ic);
 }
 
 static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
@@ -326,6 +239,9 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
 		iser_conn_fail(ic, -EIO, "cannot arm the completion queue");
 		return;
 	}
+	/* WRs that the handlers post (responses, RDMA for the commands
+	 * just received) leave as one chain per batch of completions. */
+	iser_plug(ic);
 	do {
 		/* The batch lives in the connection so that a teardown
 		 * started by one completion (iser_drain) also takes back
@@ -342,12 +258,18 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
 				recv_done(ic, &wc[ic->batch_pos]);
 		}
 		ic->batch_n = 0;
+		if (is_send)
+			sq_refill(ic);
+		/* post what this batch produced before polling the next */
+		iser_unplug(ic);
+		iser_plug(ic);
 		/* A busy receive CQ must not starve the send CQ: while
 		 * commands keep arriving, the Sends of their responses only
 		 * complete (and give their messages back) here. */
 		if (!is_send && n > 0 && ic->state == ISER_UP)
 			iser_cq_poll(ic, true);
 	} while (n > 0 && ic->state == ISER_UP);
+	iser_unplug(ic);
 	if (n < 0 && ic->state == ISER_UP)
 		iser_conn_fail(ic, -EIO, "polling the completion queue failed");
 }
@@ -378,11 +300,19 @@ void iser_rcq_watch(struct idmp_watch *w, uint32_t revents)
 /*
  * Dead peer detection. RC retries end a connection only when something is
  * being sent; an idle connection to a vanished host would never notice.
- * So when nothing completed for a whole period, post a zero-length RDMA
- * Write (no STag is checked for zero length): an ACK proves the peer's
- * HCA is there, and if it is gone the retries (retry_count x ACK timeout)
- * fail the WR and so the connection. Detection takes at most
- * 2 x keepalive + (retry_count + 1) x ACK timeout.
+ * So when nothing completed for a whole period, post a signalled
+ * zero-length RDMA Write (no STag is checked for zero length): an ACK
+ * proves the peer's QP is there, and if it is gone the retries
+ * ((retry_count + 1) x ACK timeout) fail the WR and so the connection.
+ * Retries are not trusted to end (7 means forever, a device may stretch
+ * the timeout, a completion may be lost), so the probe also has a
+ * deadline: still not completed after liveness_ms (counted in keepalive
+ * ticks), the connection fails. The probe completes only after every WR
+ * posted before it, so it bounds those too. Any completion proves the
+ * peer alive and restarts the count. Detection takes at most
+ * 2 x keepalive + min((retry_count + 1) x ACK timeout, liveness rounded
+ * up to a keepalive tick); a peer whose process died sends a DREQ and is
+ * seen at once.
  */
 void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 {
@@ -391,13 +321,23 @@ void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 	struct ibv_send_wr wr;
 	struct iser_op *op;
 	uint64_t ticks;
+	int live = ic->ip->liveness_ms;
 
 	(void)revents;
 	if (read(ic->timer_fd, &ticks, sizeof(ticks)) < 0 ||
 	    ic->state != ISER_UP)
 		return;
-	if (ic->activity || ic->probe_out) {
+	if (ic->activity) {
 		ic->activity = false;
+		ic->probe_wait_ms = 0;
+		return;
+	}
+	if (ic->probe_out) {
+		ic->probe_wait_ms += ic->ip->keepalive_ms;
+		if (live > 0 && ic->probe_wait_ms >= live)
+			iser_conn_fail(ic, -ETIMEDOUT,
+				       "peer silent: keepalive probe not "
+				       "completed after %d ms", ic->probe_wait_ms);
 		return;
 	}
 	op = iser_op_get(ic, ISER_OP_PROBE);
@@ -413,4 +353,5 @@ void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 		return;
 	}
 	ic->probe_out = true;
+	ic->probe_wait_ms = 0;
 }

@@ -74,10 +74,32 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 	 * one we send by what the peer declared. Both come as one value. */
 	s->rx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
 			    ahs_room(p->max_ahs_length) + rx_dsl);
+	/* Send buffers carry control PDUs only (data goes by RDMA or, for
+	 * immediate and unsolicited data, straight from the caller's
+	 * buffer): a peer's large RecvDataSegmentLength must not pin
+	 * 128 x 256 KiB per connection. Larger Text/NOP payloads get a
+	 * one-off buffer (iser_msg_oneoff). */
+	if (tx_dsl > ISER_TX_POOL_DSL)
+		tx_dsl = ISER_TX_POOL_DSL;
 	s->tx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
 			    ahs_room(p->max_ahs_length) + tx_dsl);
 	if (!rx_depth)
 		rx_depth = ISER_RX_DEPTH_DEFAULT;
+	if (role == IDM_ROLE_TARGET && !p->initial_r2t) {
+		/* Unsolicited Data-Out is not flow controlled by iSER (8.1):
+		 * a command may bring ceil(FirstBurstLength / TargetRecvDSL)
+		 * Sends of it. Provision for ISER_CMD_WINDOW such commands
+		 * (the caller's CmdSN window is not known here); beyond that
+		 * the RC receiver-not-ready retry paces the initiator. */
+		uint32_t dsl = p->target_recv_dsl ? p->target_recv_dsl : 1u;
+		uint32_t per_cmd = 1u + (p->first_burst_length + dsl - 1u) / dsl;
+		uint64_t want = (uint64_t)per_cmd * ISER_CMD_WINDOW + 16u;
+
+		if (want > ISER_RX_CAP)
+			want = ISER_RX_CAP;
+		if (want > rx_depth)
+			rx_depth = (uint32_t)want;
+	}
 	/* 8.1: the declared MaxOutstandingUnexpectedPDUs plus the expected
 	 * responses; never fewer than the default. */
 	if (p->max_outstanding_unexpected_pdus &&

@@ -12,6 +12,12 @@
 /* Login-phase PDUs carry at most 8192 data bytes (RFC 7143 default
  * MaxRecvDataSegmentLength, which governs the login phase). */
 #define ISER_LOGIN_DSL 8192u
+/* Commands with unsolicited Data-Out a target provisions receive buffers
+ * for, and the most receive buffers of one connection. */
+#define ISER_CMD_WINDOW 8u
+#define ISER_RX_CAP 1016u
+/* Data bytes a pooled send buffer holds (bigger control PDUs are rare). */
+#define ISER_TX_POOL_DSL 8192u
 /* AHS we accept when the peer declared "no limit" (MaxAHSLength=0). */
 #define ISER_AHS_CAP 1024u
 

@@ -149,10 +149,35 @@ struct iser_msg *iser_pool_get(struct iser_pool *p)
 	return m;
 }
 
+struct iser_msg *iser_msg_oneoff(struct ibv_pd *pd, uint32_t size)
+{
+	struct iser_msg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->mem = malloc(size);
+	if (m->mem)
+		m->own_mr = ibv_reg_mr(pd, m->mem, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!m->own_mr) {
+		free(m->mem);
+		free(m);
+		return NULL;
+	}
+	m->size = size;
+	m->lkey = m->own_mr->lkey;
+	return m;
+}
+
 void iser_pool_put(struct iser_msg *m)
 {
 	struct iser_pool *p = m->pool;
 
+	if (!p) {
+		ibv_dereg_mr(m->own_mr);
+		free(m->mem);
+		free(m);
+		return;
+	}
 	m->next = p->free;
 	p->free = m;
 	p->n_free++;

@@ -6,8 +6,11 @@
  *
  * Options (environment, read once when the provider loads):
  *   IDM_ISER_ACK_TIMEOUT  local ACK timeout exponent, 4.096 us << n (14)
- *   IDM_ISER_RETRY        transport and RNR retries, 0..6 (6)
- *   IDM_ISER_KEEPALIVE_MS idle probe period, 0 disables (2000)
+ *   IDM_ISER_RETRY        transport retries, 0..6 (6); RNR ones never end
+ *   IDM_ISER_KEEPALIVE_MS idle probe period, 0 disables (2000) and with it
+ *                         the liveness deadline
+ *   IDM_ISER_LIVENESS_MS  a keepalive probe not completed after this long
+ *                         fails the connection, 0 disables (6000)
  *   IDM_ISER_RX_DEPTH     receive buffers in full feature phase (64)
  *   IDM_ISER_STAG         "mw" (default) or "mr" (plain MR rkeys)
  */
@@ -44,6 +47,10 @@ static int iser_init(struct idmp_provider *prov)
 	ip->ack_timeout = env_int("IDM_ISER_ACK_TIMEOUT", 14, 1, 31);
 	ip->retry_count = env_int("IDM_ISER_RETRY", 6, 0, 6);
 	ip->keepalive_ms = env_int("IDM_ISER_KEEPALIVE_MS", 2000, 0, 3600000);
+	/* A backstop for transport retries that do not end (retry counts
+	 * of 7, huge ACK timeouts, lost completions): far above what a
+	 * WR ahead of the probe needs even in a TCG guest. */
+	ip->liveness_ms = env_int("IDM_ISER_LIVENESS_MS", 6000, 0, 3600000);
 	ip->rx_depth = (uint32_t)env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
 	prov->priv = ip;
@@ -85,18 +92,33 @@ static int expect_login_pdu(struct iser_conn *ic)
 	return iser_post_recv(ic, m);
 }
 
+static void encode_control(uint8_t *dst, const uint8_t *bhs, const void *ahs,
+			   size_t ahs_len, const void *data, size_t data_len)
+{
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+	uint8_t *p = dst + ISER_HDR_LEN;
+
+	iser_hdr_encode(dst, &h);
+	memcpy(p, bhs, ISCSI_BHS_LEN);
+	p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	iscsi_bhs_set_data_len(p, (uint32_t)data_len);
+	if (ahs_len)
+		memcpy(p + ISCSI_BHS_LEN, ahs, ahs_len);
+	if (data_len)
+		memcpy(p + ISCSI_BHS_LEN + ahs_len, data, data_len);
+}
+
 int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		      size_t ahs_len, const void *data, size_t data_len,
 		      struct idm_task *t)
 {
 	struct iser_conn *ic = iser_conn(c);
-	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	uint8_t op = iscsi_bhs_opcode(bhs);
 	uint32_t inv = 0;
 	struct iser_task *it = NULL;
+	struct iser_pool *tx;
 	struct iser_msg *m;
 	size_t len = ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len + data_len;
-	uint8_t *p;
 	int r;
 
 	if (!ic || ic->state != ISER_UP)
@@ -115,13 +137,13 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		if (r < 0)
 			return r;
 	}
-	m = iser_tx_get(ic);
-	if (!m)
-		return -EAGAIN;
-	if (len > m->size) {
-		iser_pool_put(m);
+	tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+	/* what the peer can receive: its declared RecvDataSegmentLength
+	 * (login: 8192) and the AHS room of its buffers */
+	if (data_len > (c->state == IDMP_CONN_LOGIN ? ISER_LOGIN_DSL
+						    : idmp_send_dsl(c)) ||
+	    ahs_len > ISER_AHS_CAP)
 		return -EMSGSIZE;
-	}
 	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP) {
 		struct idm_task *task = t ? t : idmp_task_find(c, iscsi_bhs_itt(bhs));
 
@@ -133,16 +155,27 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 				inv = it->rsv ? it->r_stag : it->w_stag;
 		}
 	}
-	iser_hdr_encode(m->mem, &h);
-	p = m->mem + ISER_HDR_LEN;
-	memcpy(p, bhs, ISCSI_BHS_LEN);
-	p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	iscsi_bhs_set_data_len(p, (uint32_t)data_len);
-	if (ahs_len)
-		memcpy(p + ISCSI_BHS_LEN, ahs, ahs_len);
-	if (data_len)
-		memcpy(p + ISCSI_BHS_LEN + ahs_len, data, data_len);
-	r = iser_send_msg(ic, m, (uint32_t)len, NULL, 0, NULL, inv);
+	/* No message buffer free, or PDUs already waiting for one: keep
+	 * this one in order behind them (iser_pend.c) rather than fail. */
+	if (!ic->pend && !ic->hello_wait && len > tx->size) {
+		/* larger than the pooled buffers: a one-off message */
+		m = iser_msg_oneoff(ic->dev->pd, (uint32_t)len);
+		if (!m)
+			return -ENOMEM;
+	} else {
+		m = ic->pend || ic->hello_wait ? NULL : iser_tx_get(ic);
+	}
+	if (!m) {
+		uint8_t *q = iser_pend_control(ic, (uint32_t)len, inv);
+
+		if (!q)
+			return -ENOMEM;
+		encode_control(q, bhs, ahs, ahs_len, data, data_len);
+		r = 0;
+	} else {
+		encode_control(m->mem, bhs, ahs, ahs_len, data, data_len);
+		r = iser_send_msg(ic, m, (uint32_t)len, NULL, 0, NULL, inv);
+	}
 	if (r == 0 && it)
 		it->rsv = it->wsv = false;
 	return r;
@@ -176,7 +209,12 @@ static int iser_enable_datamover(struct idm_conn *c, const uint8_t *rsp,
 		if (!m)
 			return -EAGAIN;
 		iser_hello_encode(m->mem, &hello);
-		return iser_send_msg(ic, m, ISER_HDR_LEN, NULL, 0, NULL, 0);
+		r = iser_send_msg(ic, m, ISER_HDR_LEN, NULL, 0, NULL, 0);
+		/* 5.1.1: nothing else goes out before the HelloReply;
+		 * PDUs meanwhile wait in the backlog (iser_pend.c) */
+		if (r == 0)
+			ic->hello_wait = true;
+		return r;
 	}
 	return 0;
 }
@@ -188,7 +226,16 @@ static int iser_alloc_rsrc(struct idm_conn *c)
 	if (!ic)
 		return -ENOTCONN;
 	iser_keys_force(&c->params);
-	return iser_rsrc_ffp(ic);
+	return iser_rsrc_ffp_alloc(ic);
+}
+
+static void iser_free_rsrc(struct idm_conn *c)
+{
+	struct iser_conn *ic = iser_conn(c);
+
+	if (ic && !iser_rsrc_ffp_free(ic))
+		idmp_dbg(c->ctx, "iser: full feature phase receives are posted; "
+			 "they are released with the connection");
 }
 
 static int iser_notice_keys(struct idm_conn *c)
@@ -237,6 +284,7 @@ static const struct idmp_provider_ops iser_ops = {
 	.conn_terminate = iser_conn_terminate,
 	.task_free = iser_task_free,
 	.alloc_conn_rsrc = iser_alloc_rsrc,
+	.free_conn_rsrc = iser_free_rsrc,
 	.notice_key_values = iser_notice_keys,
 	.conn_free = iser_conn_free,
 	.buf_release = iser_buf_release,

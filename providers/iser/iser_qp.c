@@ -19,7 +19,11 @@
 #include <unistd.h>
 
 #define ISER_RQ_DEPTH 1024u
-#define ISER_RX_MAX (ISER_RQ_DEPTH - 8u)
+#define ISER_RX_MAX ISER_RX_CAP
+/* RNR NAK timer we ask senders to wait (IB encoding 12 = 0.64 ms). The
+ * default 0 means 655 ms: one burst of unsolicited Data-Out beyond the
+ * posted receives would stall the connection for seconds. */
+#define ISER_MIN_RNR_TIMER 12
 
 static int set_nonblock(int fd)
 {
@@ -60,7 +64,7 @@ int iser_qp_create(struct iser_conn *ic)
 	ic->dev = iser_dev_get(ip, ic->id->verbs);
 	if (!ic->dev)
 		return -ENODEV;
-	r = cq_setup(ic, &ic->scc, &ic->scq, ISER_SQ_DEPTH, &ic->scq_w,
+	r = cq_setup(ic, &ic->scc, &ic->scq, ISER_SQ_DEPTH + 1, &ic->scq_w,
 		     iser_scq_watch);
 	if (r < 0)
 		return r;
@@ -73,7 +77,7 @@ int iser_qp_create(struct iser_conn *ic)
 	qa.send_cq = ic->scq;
 	qa.recv_cq = ic->rcq;
 	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = ISER_SQ_DEPTH;
+	qa.cap.max_send_wr = ISER_SQ_DEPTH + 1; /* + the drain marker */
 	qa.cap.max_recv_wr = ISER_RQ_DEPTH;
 	qa.cap.max_send_sge = 2; /* message + caller data (immediate data) */
 	qa.cap.max_recv_sge = 1;
@@ -81,11 +85,11 @@ int iser_qp_create(struct iser_conn *ic)
 		return errno ? -errno : -EIO;
 	ic->qp = ic->id->qp;
 
-	ic->ops = calloc(ISER_SQ_DEPTH, sizeof(*ic->ops));
+	ic->ops = calloc(ISER_OPS, sizeof(*ic->ops));
 	if (!ic->ops)
 		return -ENOMEM;
-	for (i = ISER_SQ_DEPTH; i-- > 0;) {
-		ic->ops[i].next_free = ic->op_free;
+	for (i = ISER_OPS; i-- > 0;) {
+		ic->ops[i].next = ic->op_free;
 		ic->op_free = &ic->ops[i];
 	}
 
@@ -119,13 +123,15 @@ int iser_qp_create(struct iser_conn *ic)
 	return 0;
 }
 
-int iser_rsrc_ffp(struct iser_conn *ic)
+/* Allocate_Connection_Resources: the full feature phase pools, sized
+ * from the negotiated keys and registered, but nothing posted yet, so that
+ * Deallocate_Connection_Resources can still give them back. */
+int iser_rsrc_ffp_alloc(struct iser_conn *ic)
 {
 	struct idm_conn *c = ic->conn;
-	struct iser_msg *m;
 	int r;
 
-	if (ic->ffp_rsrc)
+	if (ic->ffp_alloc)
 		return 0;
 	if (!ic->qp || ic->state == ISER_DOWN)
 		return -ENOTCONN;
@@ -142,36 +148,127 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 		iser_pool_fini(&ic->rx_ffp);
 		return r;
 	}
+	ic->ffp_alloc = true;
+	return 0;
+}
+
+/* Deallocate_Connection_Resources: possible until the receives are
+ * posted (a live QP cannot hand posted receives back; after that the
+ * pools go with the connection). Returns false if they stay. */
+bool iser_rsrc_ffp_free(struct iser_conn *ic)
+{
+	if (!ic->ffp_alloc)
+		return true;
+	if (ic->ffp_rsrc)
+		return false;
+	iser_pool_fini(&ic->rx_ffp);
+	iser_pool_fini(&ic->tx_ffp);
+	ic->ffp_alloc = false;
+	return true;
+}
+
+/* Enable_Datamover: post the full feature phase receive buffers (before
+ * the last login PDU, so the peer's first full feature PDU finds one). */
+int iser_rsrc_ffp(struct iser_conn *ic)
+{
+	struct iser_msg *m;
+	int r;
+
+	if (ic->ffp_rsrc)
+		return 0;
+	r = iser_rsrc_ffp_alloc(ic);
+	if (r < 0)
+		return r;
 	while ((m = iser_pool_get(&ic->rx_ffp))) {
 		r = iser_post_recv(ic, m);
 		if (r < 0)
 			return r; /* the QP is broken; teardown reclaims */
 	}
 	ic->ffp_rsrc = true;
+	idmp_dbg(ic->ctx, "iser: full feature phase: %u receive buffers of %u "
+		 "bytes, %u send buffers of %u", ic->ffp.rx_depth,
+		 ic->ffp.rx_msg, ic->ffp.tx_depth, ic->ffp.tx_msg);
+	{
+		struct ibv_qp_attr a = {.min_rnr_timer = ISER_MIN_RNR_TIMER};
+
+		/* RTS to RTS: allowed, and not every device does it */
+		if (ibv_modify_qp(ic->qp, &a, IBV_QP_MIN_RNR_TIMER))
+			idmp_dbg(ic->ctx, "iser: cannot shorten the RNR timer");
+	}
 	return 0;
 }
 
-/* A completion seen during teardown: only give its resources back. */
-static void drain_wc(struct iser_conn *ic, const struct ibv_wc *wc, bool send)
+/* A send-queue WR retired during teardown: only give its resources back. */
+static void drain_op(struct iser_conn *ic, struct iser_op *op,
+		     const struct ibv_wc *wc)
 {
-	struct iser_op *op;
-
-	if (!send) {
-		iser_pool_put((struct iser_msg *)(uintptr_t)wc->wr_id);
-		ic->rx_posted--;
-		return;
-	}
-	if (wc->wr_id == 0 || wc->wr_id > ISER_SQ_DEPTH)
-		return;
-	op = &ic->ops[wc->wr_id - 1];
-	if (op->kind == ISER_OP_FREE)
-		return;
-	if (op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ)
-		ic->reads_out--;
+	(void)wc;
 	if (op->msg)
 		iser_pool_put(op->msg);
 	iser_mw_put(ic, op->mw);
 	iser_op_put(ic, op);
+}
+
+static void drain_recv(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+
+	iser_pool_put((struct iser_msg *)(uintptr_t)wc->wr_id);
+	ic->rx_posted--;
+}
+
+/* Retire posted WRs up to the one a completion names (selective
+ * signalling: the unsignalled ones before it are done too). */
+static void drain_send_wc(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	struct iser_op *x, *op;
+
+	if (wc->wr_id == 0 || wc->wr_id > ISER_OPS)
+		return;
+	x = &ic->ops[wc->wr_id - 1];
+	if (x->kind == ISER_OP_FREE || !x->posted)
+		return;
+	while ((op = ic->posted) != NULL) {
+		ic->posted = op->next;
+		if (!ic->posted)
+			ic->posted_tail = NULL;
+		op->posted = false;
+		ic->sq_posted--;
+		if (op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ)
+			ic->reads_out--;
+		drain_op(ic, op, wc);
+		if (op == x)
+			break;
+	}
+}
+
+/* A signalled WR posted to the QP in the error state: it is flushed after
+ * everything posted before it, so its completion proves that the device
+ * is done with every earlier WR, signalled or not (ib_drain_sq does the
+ * same). Returns false if it could not be posted. */
+static bool post_drain_marker(struct iser_conn *ic)
+{
+	struct iser_op *op = iser_op_get(ic, ISER_OP_DRAIN);
+	struct ibv_send_wr wr, *bad;
+
+	if (!op)
+		return false;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(ic->qp, &wr, &bad)) {
+		iser_op_put(ic, op);
+		return false;
+	}
+	op->posted = true;
+	op->next = NULL;
+	if (ic->posted_tail)
+		ic->posted_tail->next = op;
+	else
+		ic->posted = op;
+	ic->posted_tail = op;
+	ic->sq_posted++;
+	return true;
 }
 
 /* Complete every outstanding work request (as flush errors) so that no
@@ -181,46 +278,73 @@ void iser_drain(struct iser_conn *ic)
 {
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
 	struct timespec t0, now;
+	bool marker;
 
 	if (!ic->qp)
 		return;
+	idmp_dbg(ic->ctx, "iser: %llu work requests posted, %llu send "
+		 "completions (selective signalling)",
+		 (unsigned long long)ic->stat_wrs,
+		 (unsigned long long)ic->stat_signalled);
 	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
-	/* Reads held back by the ORD limit were never posted. */
-	while (ic->wait_head) {
-		struct iser_op *op = ic->wait_head;
+	/* WRs still waiting for send queue room were never posted. */
+	while (ic->sq_wait) {
+		struct iser_op *op = ic->sq_wait;
 
-		ic->wait_head = op->next_wait;
-		iser_op_put(ic, op);
+		ic->sq_wait = op->next;
+		/* a window of an unposted bind stays the task's: its
+		 * release gives it back */
+		drain_op(ic, op, NULL);
 	}
-	ic->wait_tail = NULL;
-	/* completions already polled but not handled yet (the handler of
-	 * batch_pos started this teardown and keeps its own) */
-	while (ic->batch_n && ++ic->batch_pos < ic->batch_n)
-		drain_wc(ic, &ic->batch[ic->batch_pos], ic->batch_send);
+	ic->sq_wait_tail = NULL;
+	iser_pend_free_all(ic);
+	/* receive completions already polled but not handled yet (the
+	 * handler of batch_pos started this teardown and keeps its own);
+	 * send ones are still on the posted list and retire below */
+	while (ic->batch_n && ++ic->batch_pos < ic->batch_n) {
+		if (!ic->batch_send)
+			drain_recv(ic, &ic->batch[ic->batch_pos]);
+	}
 	ic->batch_n = 0;
+	marker = ic->posted ? post_drain_marker(ic) : true;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct ibv_wc wc[16];
-		int n, i;
+		int n, m, i;
 
 		n = ibv_poll_cq(ic->scq, 16, wc);
 		for (i = 0; i < n; i++)
-			drain_wc(ic, &wc[i], true);
-		n = ibv_poll_cq(ic->rcq, 16, wc);
-		for (i = 0; i < n; i++)
-			drain_wc(ic, &wc[i], false);
-		if (ic->sq_used == 0 && ic->rx_posted == 0)
+			drain_send_wc(ic, &wc[i]);
+		m = ibv_poll_cq(ic->rcq, 16, wc);
+		for (i = 0; i < m; i++)
+			drain_recv(ic, &wc[i]);
+		if (!ic->posted && ic->rx_posted == 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - t0.tv_sec > 3) {
-			idmp_warn(ic->ctx,
-				  "iser: drain incomplete (%u sends, %u receives)",
-				  ic->sq_used, ic->rx_posted);
+		if (now.tv_sec - t0.tv_sec > 3 || (!marker && n <= 0 && m <= 0 &&
+		    now.tv_sec - t0.tv_sec >= 1)) {
+			/* Without a marker, unsignalled WRs that had
+			 * completed before the error leave no trace: once
+			 * nothing more comes they are done. */
+			if (marker)
+				idmp_warn(ic->ctx, "iser: drain incomplete "
+					  "(%u sends, %u receives)",
+					  ic->sq_posted, ic->rx_posted);
+			while (ic->posted) {
+				struct iser_op *op = ic->posted;
+
+				ic->posted = op->next;
+				op->posted = false;
+				ic->sq_posted--;
+				drain_op(ic, op, NULL);
+			}
+			ic->posted_tail = NULL;
 			break;
 		}
-		if (n == 0)
+		if (n <= 0 && m <= 0)
 			usleep(100);
 	}
+	ic->reads_out = 0;
 }
 
 void iser_qp_destroy(struct iser_conn *ic)
@@ -237,14 +361,16 @@ void iser_qp_destroy(struct iser_conn *ic)
 		idmp_watch_del(ctx, &ic->scq_w);
 	if (ic->rcq_w.added)
 		idmp_watch_del(ctx, &ic->rcq_w);
-	if (ic->qp)
-		rdma_destroy_qp(ic->id);
-	ic->qp = NULL;
+	/* a bound type-2 window holds a reference on its QP (rxe): dealloc
+	 * first, or rxe_destroy_qp waits 50 s for it */
 	for (i = 0; i < ic->n_mw_free; i++)
 		ibv_dealloc_mw(ic->mw_free[i]);
 	free(ic->mw_free);
 	ic->mw_free = NULL;
 	ic->n_mw_free = ic->n_mw = 0;
+	if (ic->qp)
+		rdma_destroy_qp(ic->id);
+	ic->qp = NULL;
 	if (ic->scq) {
 		ibv_ack_cq_events(ic->scq, ic->scq_unacked);
 		ibv_destroy_cq(ic->scq);
@@ -259,7 +385,6 @@ void iser_qp_destroy(struct iser_conn *ic)
 	if (ic->rcc)
 		ibv_destroy_comp_channel(ic->rcc);
 	ic->scc = ic->rcc = NULL;
-	ic->wait_head = ic->wait_tail = NULL;
 	ic->dout_head = ic->dout_tail = NULL;
 }
 
@@ -273,6 +398,7 @@ void iser_conn_mem_free(struct iser_conn *ic)
 	iser_pool_fini(&ic->rx_ffp);
 	iser_pool_fini(&ic->tx_ffp);
 	ic->ffp_rsrc = false;
+	ic->ffp_alloc = false;
 	free(ic->ops);
 	ic->ops = NULL;
 	ic->op_free = NULL;

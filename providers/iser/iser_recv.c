@@ -41,7 +41,7 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 	}
 	iser_rx_done(ic, m);
 	if (ic->conn->role == IDM_ROLE_INITIATOR) {
-		if (h.opcode != ISER_OP_HELLO_REPLY || !ic->conn->params.iser_hello_required) {
+		if (h.opcode != ISER_OP_HELLO_REPLY || !ic->hello_wait) {
 			iser_conn_fail(ic, -EPROTO, "unexpected iSER Hello message");
 			return;
 		}
@@ -50,7 +50,10 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 				       "target rejected the iSER Hello");
 			return;
 		}
-		/* 5.1.3: the initiator MAY lower its IRD; the QP keeps it. */
+		/* 5.1.3: the initiator MAY lower its IRD; the QP keeps it.
+		 * What the caller sent meanwhile may go now. */
+		ic->hello_wait = false;
+		iser_pend_run(ic);
 		return;
 	}
 	if (h.opcode != ISER_OP_HELLO) {

@@ -56,6 +56,8 @@ int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	return 0;
 }
 
+static void dop_finish(struct iser_conn *ic, struct iser_dop *d);
+
 static int stage(struct iser_task *it, uint32_t off, const uint8_t *src,
 		 uint32_t n)
 {
@@ -122,8 +124,9 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	struct idm_task *t = idmp_task_find(ic->conn, iscsi_bhs_itt(bhs));
 	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
 	uint32_t covered = 0;
+	struct iser_dop *done[ISER_TASK_DOPS];
 	struct iser_task *it;
-	int i;
+	int i, n_done = 0, r = 0;
 
 	if (iscsi_get32(bhs + ISCSI_BHS_TTT) != ISCSI_RESERVED_TAG)
 		return -EPROTO; /* solicited Data-Out never exists on iSER */
@@ -134,6 +137,10 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	    dlen > it->unsol_len - off || off != it->placed)
 		return -EPROTO; /* outside the unsolicited burst, or out of order */
 	it->placed += dlen;
+	/* Place into every Get_Data range waiting for these bytes first,
+	 * stage what none of them wanted, and only then tell the caller:
+	 * a Get_Data it issues from Data_Completion_Notify (the next range
+	 * of a split transfer) must find the rest of this PDU staged. */
 	for (i = 0; i < ISER_TASK_DOPS; i++) {
 		struct iser_dop *d = &it->dops[i];
 		uint32_t a, b;
@@ -147,13 +154,16 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 			continue;
 		memcpy(d->dst + (a - d->offset), data + (a - off), b - a);
 		covered += b - a;
-		iser_dop_progress(ic, d, b - a, 0);
-		if (ic->state != ISER_UP || !t->active)
-			return 0;
+		d->remaining = b - a > d->remaining ? 0 : d->remaining - (b - a);
+		if (d->remaining == 0)
+			done[n_done++] = d;
 	}
 	if (covered < dlen)
-		return stage(it, off, data, dlen);
-	return 0;
+		r = stage(it, off, data, dlen);
+	for (i = 0; i < n_done && ic->state == ISER_UP && t->active; i++)
+		if (done[i]->used && done[i]->remaining == 0)
+			dop_finish(ic, done[i]);
+	return r;
 }
 
 static void dop_finish(struct iser_conn *ic, struct iser_dop *d)
@@ -221,29 +231,6 @@ static struct iser_dop *dop_new(struct idm_task *t, enum idm_data_dir dir,
 	return NULL;
 }
 
-/* Post an RDMA Read now or, at the ORD limit, queue it (8.2). */
-static int post_read(struct iser_conn *ic, struct iser_op *op)
-{
-	int r;
-
-	if (ic->reads_out < ic->ord && !ic->wait_head) {
-		op->wr.wr_id = iser_op_wr_id(ic, op);
-		op->wr.sg_list = op->wr.num_sge ? &op->sge : NULL;
-		r = iser_post(ic, &op->wr);
-		if (r < 0)
-			return r;
-		ic->reads_out++;
-		return 0;
-	}
-	op->next_wait = NULL;
-	if (ic->wait_tail)
-		ic->wait_tail->next_wait = op;
-	else
-		ic->wait_head = op;
-	ic->wait_tail = op;
-	return 0;
-}
-
 static int send_status(struct iser_conn *ic, struct idm_task *t,
 		       const uint8_t *datain)
 {
@@ -285,8 +272,8 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -EINVAL; /* the initiator advertised no read buffer */
 	if (!it->wsv && (uint64_t)offset + length > it->edtl)
 		return -ERANGE;
-	if (ISER_SQ_DEPTH - ic->sq_used < 3)
-		return -EAGAIN;
+	if (ISER_OPS - ic->ops_used < 3)
+		return -EAGAIN; /* thousands of WRs already waiting */
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
 		return -ENOMEM;
@@ -304,13 +291,16 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
 	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = it->r_va + offset;
 	wr.wr.rdma.rkey = it->r_stag;
+	/* the Write, its DataACK Read and the SCSI Response: one chain,
+	 * only the last WR signalled (iser_sq.c) */
+	iser_plug(ic);
 	r = iser_post(ic, &wr);
 	if (r < 0) {
+		iser_unplug(ic);
 		iser_op_put(ic, op);
 		d->used = false;
 		it->datasn--;
@@ -322,13 +312,14 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		aop = iser_op_get(ic, ISER_OP_ACK_READ);
 		iser_op_task(aop, t);
 		memset(&aop->wr, 0, sizeof(aop->wr));
+		aop->wr.wr_id = iser_op_wr_id(ic, aop);
 		aop->wr.opcode = IBV_WR_RDMA_READ;
-		aop->wr.send_flags = IBV_SEND_SIGNALED;
 		aop->wr.wr.rdma.remote_addr = it->r_va;
 		aop->wr.wr.rdma.rkey = it->r_stag;
-		r = post_read(ic, aop);
+		r = iser_post(ic, &aop->wr);
 		if (r < 0) {
 			iser_op_put(ic, aop);
+			iser_unplug(ic);
 			iser_conn_fail(ic, r, "cannot post the DataACK read");
 			return 0;
 		}
@@ -337,10 +328,14 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	}
 	if (status) {
 		r = send_status(ic, t, tmpl);
-		if (r < 0)
+		if (r < 0) {
+			iser_unplug(ic);
 			iser_conn_fail(ic, r, "cannot send the SCSI Response: %s",
 				       strerror(-r));
+			return 0;
+		}
 	}
+	iser_unplug(ic);
 	return 0;
 }
 
@@ -372,8 +367,8 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 			iser_conn_fail(ic, -EPROTO, "Get_Data with RDMA Read depth 0");
 			return -ENOTCONN;
 		}
-		if (ISER_SQ_DEPTH - ic->sq_used < 1)
-			return -EAGAIN;
+		if (ISER_OPS - ic->ops_used < 1)
+			return -EAGAIN; /* thousands of WRs already waiting */
 	}
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
@@ -396,16 +391,19 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		iser_op_task(op, t);
 		op->dop = d;
 		op->len = end - s;
-		op->sge.addr = (uintptr_t)(dst + (s - offset));
-		op->sge.length = end - s;
-		op->sge.lkey = mr->lkey;
+		op->sge[0].addr = (uintptr_t)(dst + (s - offset));
+		op->sge[0].length = end - s;
+		op->sge[0].lkey = mr->lkey;
 		memset(&op->wr, 0, sizeof(op->wr));
+		op->wr.wr_id = iser_op_wr_id(ic, op);
 		op->wr.opcode = IBV_WR_RDMA_READ;
-		op->wr.send_flags = IBV_SEND_SIGNALED;
 		op->wr.num_sge = 1;
+		op->wr.sg_list = &op->sge[0];
 		op->wr.wr.rdma.remote_addr = it->w_va + (s - it->unsol_len);
 		op->wr.wr.rdma.rkey = it->w_stag;
-		r = post_read(ic, op);
+		/* at most ORD Reads outstanding (8.2): the send queue
+		 * holds the rest back in order */
+		r = iser_post(ic, &op->wr);
 		if (r < 0) {
 			iser_op_put(ic, op);
 			d->used = false;
@@ -421,23 +419,11 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 void iser_tgt_task_release(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
-	struct iser_op **pp = &ic->wait_head, *prev = NULL;
 	int i;
 
-	/* Reads still waiting for ORD credit never go out. */
-	while (*pp) {
-		struct iser_op *op = *pp;
-
-		if (op->task == t) {
-			*pp = op->next_wait;
-			if (ic->wait_tail == op)
-				ic->wait_tail = prev;
-			iser_op_put(ic, op);
-			continue;
-		}
-		prev = op;
-		pp = &op->next_wait;
-	}
+	/* RDMA not yet posted never goes out: the caller may reuse the
+	 * buffers as soon as the task is gone. */
+	iser_sq_purge_task(ic, t);
 	for (i = 0; i < ISER_TASK_DOPS; i++) {
 		idmp_defer_cancel(ic->ctx, &it->dops[i].done);
 		it->dops[i].used = false;

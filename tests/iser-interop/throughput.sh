@@ -88,10 +88,11 @@ target_alive
 
 LIO_IQN=iqn.2026-11.org.libidm:bw-lio
 lio_start "$LIO_IQN" 256 "${IDM_LIO_PORT:-3260}"
-# 8 KiB: the most LIO's isert can receive in one Send (see lio_target.sh)
+# (idm-initiator's default TargetRecvDataSegmentLength on iSER, 8 KiB, is
+# the most LIO's isert can receive in one Send: see lio_target.sh)
 log "idm-initiator -> LIO: reads, then writes"
-lr=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 100 --max-recv-dsl 8k)
-lw=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 0 --max-recv-dsl 8k \
+lr=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 100)
+lw=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 0 \
 	--initial-r2t yes --immediate-data no)
 
 {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void set_err(struct pair *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -65,12 +66,13 @@ static void kv_add(struct pair *p, const char *fmt, ...)
 		p->kv_len += (size_t)n + 1;
 }
 
-static void build_kv(struct pair *p)
+static void build_kv(struct pair *p, bool rdma)
 {
 	const struct p_keys *k = &p->k;
 
 	p->kv_len = 0;
-	kv_add(p, "RDMAExtensions=Yes");
+	if (rdma)
+		kv_add(p, "RDMAExtensions=Yes");
 	kv_add(p, "HeaderDigest=None");
 	kv_add(p, "DataDigest=None");
 	kv_add(p, "ImmediateData=%s", k->immediate_data ? "Yes" : "No");
@@ -158,6 +160,8 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 		set_err(p, "target: %s_Data(%u): %s",
 			bhs[ISCSI_CMD_CDB] == P_CDB_READ ? "Put" : "Get", len,
 			idm_strerror(r));
+	else if (p->cmd_fd > 0 && write(p->cmd_fd, "c", 1) != 1)
+		set_err(p, "target: cannot report the command");
 }
 
 static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
@@ -248,6 +252,8 @@ static void i_connected(idm_conn *c, int status, void *arg)
 	p->connect_status = status;
 	if (status < 0)
 		return;
+	/* "auto" decided only now; the target side reads the same keys */
+	build_kv(p, !strcmp(idm_conn_provider(c), "iser"));
 	/* early allocation (RFC 7145 5.1.1): before the final request */
 	r = idm_notice_key_values(c, p->kv, p->kv_len);
 	if (r == 0)
@@ -364,7 +370,13 @@ static uint8_t *guarded(size_t cap)
 
 int p_init(struct pair *p, const char *ip, uint32_t cap)
 {
-	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = "iser",
+	return p_init_with(p, ip, cap, "iser");
+}
+
+int p_init_with(struct pair *p, const char *ip, uint32_t cap,
+		const char *providers)
+{
+	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = providers,
 				     .accept = t_accept};
 	int r;
 
@@ -394,7 +406,8 @@ int p_init(struct pair *p, const char *ip, uint32_t cap)
 	}
 	r = idm_portal_create(p->ctx, ip, "0", &pa, &p->portal);
 	if (r < 0) {
-		set_err(p, "idm_portal_create(iser, %s): %s", ip, idm_strerror(r));
+		set_err(p, "idm_portal_create(%s, %s): %s", providers, ip,
+			idm_strerror(r));
 		return -1;
 	}
 	return 0;
@@ -429,18 +442,21 @@ int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
 {
 	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "iser",
 				   .cbs = &i_cbs};
+	const char *want = p->expect_provider ? p->expect_provider : "iser";
 	char port[16];
 	int r;
 
+	if (p->ini_provider)
+		ca.provider = p->ini_provider;
 	p->k = *k;
-	build_kv(p);
+	build_kv(p, strcmp(ca.provider, "tcp") != 0);
 	ca.arg = p;
 	snprintf(port, sizeof(port), "%d",
 		 p->remote_port ? p->remote_port : idm_portal_port(p->portal));
 	r = idm_conn_connect(p->ctx, p->ip, port, &ca, &p->ic);
 	if (r < 0) {
-		set_err(p, "idm_conn_connect(iser %s:%s): %s", p->ip, port,
-			idm_strerror(r));
+		set_err(p, "idm_conn_connect(%s %s:%s): %s", ca.provider, p->ip,
+			port, idm_strerror(r));
 		return -1;
 	}
 	if (p_progress_until(p, both_ffp, timeout_ms) < 0)
@@ -450,10 +466,10 @@ int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
 			idm_conn_error(p->ic));
 		return -1;
 	}
-	if (strcmp(idm_conn_provider(p->ic), "iser") ||
-	    (p->tc && strcmp(idm_conn_provider(p->tc), "iser"))) {
-		set_err(p, "not iser: %s/%s", idm_conn_provider(p->ic),
-			idm_conn_provider(p->tc));
+	if (strcmp(idm_conn_provider(p->ic), want) ||
+	    (p->tc && strcmp(idm_conn_provider(p->tc), want))) {
+		set_err(p, "not %s: %s/%s", want, idm_conn_provider(p->ic),
+			p->tc ? idm_conn_provider(p->tc) : "-");
 		return -1;
 	}
 	return 0;

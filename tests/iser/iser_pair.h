@@ -3,7 +3,8 @@
  * A libidm initiator and a libidm target talking iSER in one process,
  * built on the public API only: the smallest iSCSI layer that logs in,
  * notices the keys, and runs READ/WRITE commands against a RAM disk with
- * guard bytes around every buffer. Used by the iSER conformance tests.
+ * guard bytes around every buffer. Used by the iSER conformance tests;
+ * over TCP too, for the "auto" provider fallback.
  */
 #ifndef TESTS_ISER_PAIR_H
 #define TESTS_ISER_PAIR_H
@@ -67,10 +68,21 @@ struct pair {
 	int cb_after_end;
 	/* connect to another process's target instead of our own */
 	int remote_port;
+	/* set between p_init and p_login: the initiator's provider ("auto"
+	 * to test the fallback) and the one both sides must end up on;
+	 * NULL means "iser" */
+	const char *ini_provider;
+	const char *expect_provider;
+	/* > 0: the target writes one byte here once a command's RDMA is
+	 * under way (another process waits for it to kill this one) */
+	int cmd_fd;
 };
 
 void p_keys_default(struct p_keys *k);
 int p_init(struct pair *p, const char *ip, uint32_t cap);
+/* The same with the target portal on other providers ("tcp", "tcp,iser"). */
+int p_init_with(struct pair *p, const char *ip, uint32_t cap,
+		const char *providers);
 void p_fini(struct pair *p);
 int p_login(struct pair *p, const struct p_keys *k, int timeout_ms);
 /* One command, waited for: 0 or -1 with p->err. */

@@ -197,7 +197,10 @@ START_TEST(sizes)
 	ck_assert_uint_ge(s.rx_msg, 28 + 48 + 256 + 262144);
 	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 8192); /* never below login */
 	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0);
-	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 256 + 262144);
+	/* pooled send buffers stop at 8 KiB of data whatever the peer
+	 * declared; larger control PDUs get a one-off buffer */
+	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 256 + 8192);
+	ck_assert_uint_lt(s.tx_msg, 28 + 48 + 1024 + 8192 + 64);
 	ck_assert_uint_lt(s.rx_msg, 28 + 48 + 1024 + 8192 + 64);
 	/* unlimited AHS is capped, declared credits raise the depth */
 	p.max_ahs_length = 0;
@@ -205,6 +208,19 @@ START_TEST(sizes)
 	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
 	ck_assert_uint_ge(s.rx_depth, 216);
 	ck_assert_uint_ge(s.rx_msg, 28 + 48 + ISER_AHS_CAP + 262144);
+	/* InitialR2T=No: receives for 8 commands' unsolicited Data-Out,
+	 * counted in TargetRecvDataSegmentLength units, capped */
+	idmp_params_default(&p);
+	p.initial_r2t = false;
+	p.first_burst_length = 65536;
+	p.target_recv_dsl = 8192;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	ck_assert_uint_eq(s.rx_depth, (1 + 8) * 8 + 16);
+	p.target_recv_dsl = 512;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	ck_assert_uint_eq(s.rx_depth, ISER_RX_CAP);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0);
+	ck_assert_uint_eq(s.rx_depth, 64);
 }
 END_TEST
 

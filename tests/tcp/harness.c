@@ -18,11 +18,20 @@
 #include <time.h>
 #include <unistd.h>
 
+uint32_t h_sum32(const uint8_t *b, size_t n)
+{
+	uint32_t s = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		s = (s ^ b[i]) * 16777619u;
+	return s;
+}
+
 void h_log(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("  [tcp] ", stderr);
+	fprintf(stderr, "  [%s] ", h_provider());
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -178,9 +187,16 @@ static void i_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 	case ISCSI_OP_DATA_IN:
 		h_io_response(h, pdu);
 		break;
-	case ISCSI_OP_NOP_IN:
+	case ISCSI_OP_NOP_IN: {
+		size_t n = 0;
+		const uint8_t *d = idm_pdu_data(pdu, &n);
+
 		h->exp_statsn = iscsi_get32(idm_pdu_bhs(pdu) + ISCSI_BHS_CMDSN) + 1;
+		h->i.nop_in_len = d ? n : 0;
+		h->i.nop_in_sum = d ? h_sum32(d, n) : 0;
+		h->i.nop_in_count++;
 		break;
+	}
 	default:
 		h_unexpected(&h->i, "PDU opcode 0x%02x", idm_pdu_opcode(pdu));
 		break;

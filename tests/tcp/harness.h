@@ -72,6 +72,9 @@ struct h_side {
 	int ack_count;             /* data_ack_notify calls (target) */
 	uint32_t ack_datasn;       /* ... and the last DataSN reported */
 	size_t ahs_len;            /* AHS of the last NOP-Out (target) */
+	int nop_in_count;          /* NOP-Ins received (initiator) */
+	size_t nop_in_len;         /* ... data bytes of the last one */
+	uint32_t nop_in_sum;       /* ... and their checksum (h_sum32) */
 	uint8_t ahs[64];
 };
 
@@ -206,6 +209,8 @@ int h_start_thread(struct h *h);
 
 /* Progress until cond(h) holds or the timeout passes; 0 or -ETIMEDOUT. */
 int h_progress_until(struct h *h, bool (*cond)(struct h *h), int timeout_ms);
+/* A simple checksum of a buffer (NOP ping data). */
+uint32_t h_sum32(const uint8_t *b, size_t n);
 /* Progress for ms milliseconds. */
 void h_progress_for(struct h *h, int ms);
 

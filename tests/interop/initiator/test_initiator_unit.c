@@ -180,11 +180,41 @@ START_TEST(opts_rejects)
 		{ "--no-discovery", "iscsi://h", NULL }, /* needs a target */
 		{ "iscsi://h", "iscsi://h2", NULL },	 /* two URLs */
 		{ "--provider", "rdma", "iscsi://h", NULL },
+		{ "--iser-hello", "maybe", "iscsi://h", NULL },
+		{ "--target-recv-dsl", "100", "iscsi://h", NULL },
+		{ "--verify-io", "512,x", "iscsi://h", NULL },
 	};
 	struct ini_opts o;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(parse(&o, bad[i]) < 0, "case %zu accepted", i);
+}
+END_TEST
+
+START_TEST(opts_iser_keys)
+{
+	static const char *const args[] = { "--initiator-recv-dsl", "512",
+					    "--tagged-buffer-solicited-only",
+					    "yes", "--iser-hello", "no",
+					    "--verify-io", "512,4608,1m",
+					    "iser://h/iqn.x:t", NULL };
+	static const char *const dsl[] = { "--max-recv-dsl", "64k",
+					   "iser://h", NULL };
+	struct ini_opts o;
+
+	ck_assert_int_eq(parse(&o, args), 0);
+	ck_assert_uint_eq(ini_opts_local_dsl(&o, true), 512);
+	ck_assert_uint_eq(ini_opts_local_dsl(&o, false), 262144);
+	ck_assert_uint_eq(ini_opts_target_dsl(&o), 8192); /* iSER default */
+	ck_assert_int_eq(o.tagged_solicited, INI_YES);
+	ck_assert_int_eq(o.iser_hello, INI_NO);
+	ck_assert_int_eq(o.nverify_io, 3);
+	ck_assert_uint_eq(o.verify_ios[1], 4608);
+	ck_assert_uint_eq(o.verify_io, 1048576); /* the largest */
+	/* an explicit --max-recv-dsl still sets both iSER offers */
+	ck_assert_int_eq(parse(&o, dsl), 0);
+	ck_assert_uint_eq(ini_opts_local_dsl(&o, true), 65536);
+	ck_assert_uint_eq(ini_opts_target_dsl(&o), 65536);
 }
 END_TEST
 
@@ -210,6 +240,7 @@ int main(void)
 	tcase_add_test(tc, hist_tail);
 	tcase_add_test(tc, opts_defaults_and_url);
 	tcase_add_test(tc, opts_iser_scheme_and_flags);
+	tcase_add_test(tc, opts_iser_keys);
 	tcase_add_test(tc, opts_rejects);
 	tcase_add_test(tc, opts_help);
 	suite_add_tcase(su, tc);

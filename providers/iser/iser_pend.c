@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The Send backlog. Message buffers are a fixed, pre-registered pool; when
+ * a burst of commands, Data-Outs or responses finds it empty, Send_Control
+ * keeps the PDU here, in order, instead of failing with -EAGAIN, and Send
+ * completions drain it. A control PDU is kept as its finished message (the
+ * caller's buffers may be gone when it leaves); a SCSI Command as its BHS
+ * and AHS, because its STags are bound only when it really goes out. This
+ * is the slow path: the allocation happens only when the pool ran dry.
+ */
+#include "iser.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libidm/iscsi.h>
+
+static void pend_append(struct iser_conn *ic, struct iser_pend *p)
+{
+	p->next = NULL;
+	if (ic->pend_tail)
+		ic->pend_tail->next = p;
+	else
+		ic->pend = p;
+	ic->pend_tail = p;
+}
+
+uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
+{
+	struct iser_pend *p = malloc(sizeof(*p) + len);
+
+	if (!p)
+		return NULL;
+	p->task = NULL;
+	p->len = len;
+	p->inv = inv;
+	pend_append(ic, p);
+	return p->bytes;
+}
+
+int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
+		  size_t ahs_len, struct idm_task *t)
+{
+	struct iser_pend *p = malloc(sizeof(*p) + ISCSI_BHS_LEN + ahs_len);
+
+	if (!p)
+		return -ENOMEM;
+	p->task = t;
+	p->len = (uint32_t)ahs_len;
+	p->inv = 0;
+	memcpy(p->bytes, bhs, ISCSI_BHS_LEN);
+	if (ahs_len)
+		memcpy(p->bytes + ISCSI_BHS_LEN, ahs, ahs_len);
+	iser_task(t)->cmd_pend = p;
+	pend_append(ic, p);
+	return 0;
+}
+
+static uint32_t tx_size(struct iser_conn *ic)
+{
+	return (ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login)->size;
+}
+
+/* Room for a command: its message, two binds and its Send, and the two
+ * local invalidations its response may need. */
+static bool room_for(struct iser_conn *ic, const struct iser_pend *p)
+{
+	struct iser_pool *tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+
+	if (!tx->n_free)
+		return false;
+	return ISER_OPS - ic->ops_used >= (p->task ? 5u : 1u);
+}
+
+void iser_pend_run(struct iser_conn *ic)
+{
+	struct iser_pend *p;
+	int r;
+
+	iser_plug(ic);
+	while ((p = ic->pend) && ic->state == ISER_UP && !ic->hello_wait &&
+	       room_for(ic, p)) {
+		ic->pend = p->next;
+		if (!ic->pend)
+			ic->pend_tail = NULL;
+		if (p->task) {
+			iser_task(p->task)->cmd_pend = NULL;
+			r = iser_ini_cmd_post(ic, p->bytes, p->bytes + ISCSI_BHS_LEN,
+					      p->len, p->task);
+		} else {
+			struct iser_msg *m = p->len > tx_size(ic)
+				? iser_msg_oneoff(ic->dev->pd, p->len)
+				: iser_tx_get(ic);
+
+			if (!m) {
+				free(p);
+				r = -ENOMEM;
+				iser_conn_fail(ic, r, "no memory for a queued PDU");
+				break;
+			}
+			memcpy(m->mem, p->bytes, p->len);
+			r = iser_send_msg(ic, m, p->len, NULL, 0, NULL, p->inv);
+		}
+		free(p);
+		if (r < 0) {
+			iser_conn_fail(ic, r, "cannot send a queued PDU");
+			break;
+		}
+	}
+	iser_unplug(ic);
+}
+
+void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_pend **pp = &ic->pend, *prev = NULL, *p;
+
+	if (!iser_task(t)->cmd_pend)
+		return;
+	while ((p = *pp) != NULL) {
+		if (p->task == t) {
+			*pp = p->next;
+			if (ic->pend_tail == p)
+				ic->pend_tail = prev;
+			free(p);
+			break;
+		}
+		prev = p;
+		pp = &p->next;
+	}
+	iser_task(t)->cmd_pend = NULL;
+}
+
+void iser_pend_free_all(struct iser_conn *ic)
+{
+	while (ic->pend) {
+		struct iser_pend *p = ic->pend;
+
+		ic->pend = p->next;
+		if (p->task)
+			iser_task(p->task)->cmd_pend = NULL;
+		free(p);
+	}
+	ic->pend_tail = NULL;
+}

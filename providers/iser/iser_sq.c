@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The send queue of one connection. Every work request is an op slot that
+ * goes through two FIFOs: "waiting" (built, not posted: the send queue is
+ * full, the RDMA Read depth is used up, or the queue is plugged while a
+ * primitive builds a chain) and "posted" (on the SQ, in post order).
+ *
+ * Selective signalling: a chain handed to ibv_post_send has only its last
+ * WR signalled (and every ISER_SIGNAL_EVERY-th inside a long one). An RC
+ * send queue completes in order, so a signalled completion also retires
+ * every WR posted before it; a failed WR always completes, signalled or
+ * not, so errors are still seen. A task that waits for its Send (the
+ * initiator's command) is never stranded: its chain ends with a signalled
+ * WR. Memory window binds and local invalidations are always signalled
+ * (see iser_sq_kick).
+ */
+#include "iser.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
+{
+	struct iser_op *op = ic->op_free;
+
+	if (!op)
+		return NULL;
+	ic->op_free = op->next;
+	memset(op, 0, sizeof(*op));
+	op->kind = kind;
+	ic->ops_used++;
+	return op;
+}
+
+void iser_op_task(struct iser_op *op, struct idm_task *t)
+{
+	op->task = t;
+	if (t)
+		iser_task(t)->ops_out++;
+}
+
+void iser_op_put(struct iser_conn *ic, struct iser_op *op)
+{
+	if (op->task && iser_task(op->task)->ops_out)
+		iser_task(op->task)->ops_out--;
+	op->kind = ISER_OP_FREE;
+	op->posted = false;
+	op->task = NULL;
+	op->dop = NULL;
+	op->msg = NULL;
+	op->next = ic->op_free;
+	ic->op_free = op;
+	ic->ops_used--;
+}
+
+uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op)
+{
+	return (uint64_t)(op - ic->ops) + 1;
+}
+
+static struct iser_op *op_of(struct iser_conn *ic, uint64_t wr_id)
+{
+	if (!ic->ops || wr_id == 0 || wr_id > ISER_OPS)
+		return NULL;
+	return &ic->ops[wr_id - 1];
+}
+
+/* The task is being freed while WRs naming it are outstanding: their
+ * completions must not touch it (the slot may be reused at once). */
+void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t)
+{
+	uint32_t i;
+
+	if (!ic->ops || iser_task(t)->ops_out == 0)
+		return;
+	for (i = 0; i < ISER_OPS; i++) {
+		if (ic->ops[i].kind != ISER_OP_FREE && ic->ops[i].task == t) {
+			ic->ops[i].task = NULL;
+			ic->ops[i].dop = NULL;
+		}
+	}
+	iser_task(t)->ops_out = 0;
+}
+
+int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
+{
+	struct iser_op *op = op_of(ic, wr->wr_id);
+	int i;
+
+	if (ic->state != ISER_UP || !ic->qp || !op)
+		return -ENOTCONN;
+	if (wr != &op->wr)
+		op->wr = *wr;
+	for (i = 0; i < op->wr.num_sge && i < 2; i++)
+		op->sge[i] = wr->sg_list[i];
+	op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
+	op->wr.next = NULL;
+	op->next = NULL;
+	if (ic->sq_wait_tail)
+		ic->sq_wait_tail->next = op;
+	else
+		ic->sq_wait = op;
+	ic->sq_wait_tail = op;
+	if (!ic->plugged)
+		iser_sq_kick(ic);
+	return 0;
+}
+
+void iser_plug(struct iser_conn *ic)
+{
+	ic->plugged++;
+}
+
+void iser_unplug(struct iser_conn *ic)
+{
+	if (ic->plugged > 0 && --ic->plugged == 0)
+		iser_sq_kick(ic);
+}
+
+static bool is_read(const struct iser_op *op)
+{
+	return op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ;
+}
+
+/* ibv_post_send refused the chain from 'bad' on: those WRs never reached
+ * the SQ. Take them off the posted FIFO (they are its tail). */
+static void unpost_tail(struct iser_conn *ic, struct ibv_send_wr *bad)
+{
+	struct iser_op *first = op_of(ic, bad->wr_id), *p, *prev = NULL;
+
+	for (p = ic->posted; p && p != first; p = p->next)
+		prev = p;
+	if (!p)
+		return;
+	if (prev)
+		prev->next = NULL;
+	else
+		ic->posted = NULL;
+	ic->posted_tail = prev;
+	while (p) {
+		struct iser_op *n = p->next;
+
+		ic->sq_posted--;
+		if (is_read(p))
+			ic->reads_out--;
+		if (p->msg)
+			iser_pool_put(p->msg);
+		iser_mw_put(ic, p->mw);
+		iser_op_put(ic, p);
+		p = n;
+	}
+}
+
+void iser_sq_kick(struct iser_conn *ic)
+{
+	struct ibv_send_wr *first = NULL, **link = &first, *bad = NULL, *wr;
+	struct iser_op *op, *last = NULL;
+	uint32_t n = 0;
+	int r;
+
+	if (ic->state != ISER_UP || !ic->qp || ic->plugged)
+		return;
+	while ((op = ic->sq_wait) && ic->sq_posted + n < ISER_SQ_DEPTH) {
+		if (is_read(op)) {
+			if (ic->reads_out >= ic->ord)
+				break; /* head of line until a Read completes */
+			ic->reads_out++;
+		}
+		ic->sq_wait = op->next;
+		op->next = NULL;
+		op->posted = true;
+		op->wr.wr_id = iser_op_wr_id(ic, op);
+		op->wr.next = NULL;
+		op->wr.send_flags &= ~(unsigned int)IBV_SEND_SIGNALED;
+		if (op->kind == ISER_OP_BIND || op->kind == ISER_OP_LINV) {
+			/* Local operations stay signalled: rxe (Linux 6.1)
+			 * stalls the send queue behind an unsignalled one,
+			 * and window recycling wants their completion. */
+			op->wr.send_flags |= IBV_SEND_SIGNALED;
+		} else if (++ic->since_signal >= ISER_SIGNAL_EVERY) {
+			op->wr.send_flags |= IBV_SEND_SIGNALED;
+			ic->since_signal = 0;
+		}
+		*link = &op->wr;
+		link = &op->wr.next;
+		if (ic->posted_tail)
+			ic->posted_tail->next = op;
+		else
+			ic->posted = op;
+		ic->posted_tail = op;
+		last = op;
+		n++;
+	}
+	if (!ic->sq_wait)
+		ic->sq_wait_tail = NULL;
+	if (!n)
+		return;
+	if (!(last->wr.send_flags & IBV_SEND_SIGNALED)) {
+		last->wr.send_flags |= IBV_SEND_SIGNALED;
+		ic->since_signal = 0;
+	}
+	ic->sq_posted += n;
+	ic->stat_wrs += n;
+	r = ibv_post_send(ic->qp, first, &bad);
+	/* A type-2 window is named by its current rkey when a bind is
+	 * posted; from now on the bound key is the current one. */
+	for (wr = first; wr && wr != bad; wr = wr->next)
+		if (wr->opcode == IBV_WR_BIND_MW)
+			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+	if (r) {
+		if (bad)
+			unpost_tail(ic, bad);
+		iser_conn_fail(ic, -r, "ibv_post_send: %s", strerror(r));
+	}
+}
+
+void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
+		  void (*on_done)(struct iser_conn *, struct iser_op *,
+				  const struct ibv_wc *))
+{
+	struct iser_op *x = op_of(ic, wc->wr_id), *op;
+	struct ibv_wc ok;
+
+	if (!x || x->kind == ISER_OP_FREE || !x->posted)
+		return; /* not ours, or already retired */
+	ic->stat_signalled++; /* one completion reaped */
+	memset(&ok, 0, sizeof(ok));
+	ok.status = IBV_WC_SUCCESS;
+	while ((op = ic->posted) != NULL) {
+		bool last = op == x;
+
+		ic->posted = op->next;
+		if (!ic->posted)
+			ic->posted_tail = NULL;
+		op->next = NULL;
+		op->posted = false;
+		ic->sq_posted--;
+		if (is_read(op))
+			ic->reads_out--;
+		ok.wr_id = iser_op_wr_id(ic, op);
+		on_done(ic, op, last ? wc : &ok);
+		/* a callback may have torn the connection down: the drain
+		 * then took every remaining op back */
+		if (last || ic->state != ISER_UP)
+			break;
+	}
+}
+
+void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_op **pp = &ic->sq_wait, *prev = NULL, *op;
+	struct iser_task *it = iser_task(t);
+	int i;
+
+	while ((op = *pp) != NULL) {
+		if (op->task != t || op->kind == ISER_OP_LINV) {
+			/* an invalidation must still happen */
+			prev = op;
+			pp = &op->next;
+			continue;
+		}
+		*pp = op->next;
+		if (ic->sq_wait_tail == op)
+			ic->sq_wait_tail = prev;
+		if (op->kind == ISER_OP_BIND) {
+			/* never bound: the window is free again and must not
+			 * be invalidated later */
+			for (i = 0; i < 2; i++) {
+				if (it->mw[i] == op->bind_mw) {
+					it->mw[i] = NULL;
+					it->stag_valid[i] = false;
+				}
+			}
+			iser_mw_put(ic, op->bind_mw);
+		}
+		if (op->kind == ISER_OP_SEND && it->sends_pending)
+			it->sends_pending--;
+		if (op->msg)
+			iser_pool_put(op->msg);
+		iser_op_put(ic, op);
+	}
+}
