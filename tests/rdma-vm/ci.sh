@@ -1,13 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Run every meson test of suite 'rdma' in ONE soft-RoCE guest boot.
+# Run every meson test of suite 'rdma' in ONE soft-RoCE guest boot, and
+# optionally the iSER provider's own tests (suite 'iser') of an
+# AddressSanitizer/UBSan build in the same boot.
 #
-#   tests/rdma-vm/ci.sh [BUILD_DIR]      (default: build)
+#   tests/rdma-vm/ci.sh [BUILD_DIR [ASAN_BUILD_DIR]]   (default: build)
 #
-# Builds nothing: BUILD_DIR must already be built (on the host, where the
-# compiler is fast; the guest runs 15-30x slower under TCG). Results land in
-# BUILD_DIR/meson-logs/testlog-rdma.json (and .txt); the exit status is
-# meson's (or vm-run's 124/125 when the guest itself failed).
+# Builds nothing: the build dirs must already be built (on the host, where
+# the compiler is fast; the guest runs 15-30x slower under TCG). Results
+# land in BUILD_DIR/meson-logs/testlog-rdma.json and
+# ASAN_BUILD_DIR/meson-logs/testlog-rdma-asan.json (and .txt); the exit
+# status is the first failing meson's (or vm-run's 124/125 when the guest
+# itself failed).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd -P)
@@ -15,12 +19,34 @@ build=$(cd "${1:-build}" && pwd -P)
 [ -f "$build/build.ninja" ] || { echo "ci.sh: $build is not a meson build dir" >&2; exit 2; }
 mkdir -p "$build/meson-logs"
 rm -f "$build/meson-logs/testlog-rdma.json"
+asan=
+shares=(--share "$build")
+if [ -n "${2:-}" ]; then
+	asan=$(cd "$2" && pwd -P)
+	[ -f "$asan/build.ninja" ] || { echo "ci.sh: $asan is not a meson build dir" >&2; exit 2; }
+	mkdir -p "$asan/meson-logs"
+	rm -f "$asan/meson-logs/testlog-rdma-asan.json"
+	shares+=(--share "$asan")
+fi
+
+# What runs inside the guest: $1 the build, $2 the sanitizer build or "".
+# The sanitizer pass covers the provider's tests (suite 'iser': loopback,
+# conformance, faults, STag hygiene, fallback), not the interop scripts
+# whose peers are other people's programs.
+guest_script='rc=0
+meson test -C "$1" --suite rdma --no-rebuild --print-errorlogs \
+	--logbase testlog-rdma || rc=$?
+if [ -n "$2" ]; then
+	meson test -C "$2" --suite iser --no-suite unit --no-suite tcp \
+		--no-rebuild --print-errorlogs --timeout-multiplier 3 \
+		--logbase testlog-rdma-asan || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
+fi
+exit "$rc"'
 
 cd "$src"
 start=$(date +%s)
 rc=0
-"$here/vm-run" --share "$build" --timeout "${IDM_VM_TIMEOUT:-1500}" -- \
-	meson test -C "$build" --suite rdma --no-rebuild --print-errorlogs \
-	--logbase testlog-rdma || rc=$?
+"$here/vm-run" "${shares[@]}" --timeout "${IDM_VM_TIMEOUT:-2700}" -- \
+	bash -c "$guest_script" rdma-ci "$build" "$asan" || rc=$?
 echo "ci.sh: rdma suite finished with status $rc in $(( $(date +%s) - start )) s" >&2
 exit "$rc"
