@@ -289,6 +289,12 @@ static inline struct iser_conn *iser_conn(struct idm_conn *c)
 	return c->priv;
 }
 
+/* The send buffers of the current phase. */
+static inline struct iser_pool *iser_tx_pool(struct iser_conn *ic)
+{
+	return ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+}
+
 /* iser_cm.c */
 int iser_listen(struct idmp_listener *l, const struct sockaddr *sa,
 		socklen_t salen, int backlog);
@@ -316,6 +322,9 @@ void iser_drain(struct iser_conn *ic);
 /* iser_io.c: posting and completions */
 struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind);
 void iser_op_put(struct iser_conn *ic, struct iser_op *op);
+/* Give back what a finished (or never posted) op holds: its message, the
+ * window it invalidated, and the slot. */
+void iser_op_release(struct iser_conn *ic, struct iser_op *op);
 void iser_op_task(struct iser_op *op, struct idm_task *t);
 void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t);
 uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op);
@@ -335,6 +344,8 @@ void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t);
 void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
 		  void (*on_done)(struct iser_conn *, struct iser_op *,
 				  const struct ibv_wc *));
+/* Take the oldest posted WR off the send queue's books (NULL if none). */
+struct iser_op *iser_sq_pop(struct iser_conn *ic);
 /* Backlog of Sends without a buffer (iser_pend). */
 /* Room for a control message of len bytes at the end of the backlog
  * (the caller encodes it there), or NULL without memory. */
@@ -346,6 +357,9 @@ void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t);
 void iser_pend_free_all(struct iser_conn *ic);
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
 struct iser_msg *iser_tx_get(struct iser_conn *ic);
+/* A send message for len bytes: pooled, or one-off when larger than the
+ * pooled buffers. NULL when the pool is empty or memory ran out. */
+struct iser_msg *iser_tx_msg(struct iser_conn *ic, uint32_t len);
 int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
 		  struct ibv_sge *extra, int n_extra, struct idm_task *task,
 		  uint32_t inv_rkey);

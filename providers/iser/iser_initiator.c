@@ -203,7 +203,7 @@ static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 		      const void *ahs, size_t ahs_len, struct idm_task *t)
 {
-	struct iser_pool *tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+	struct iser_pool *tx = iser_tx_pool(ic);
 	int r;
 
 	memset(iser_task(t), 0, sizeof(struct iser_task));
@@ -323,7 +323,12 @@ static bool wc_invalidated(const struct ibv_wc *wc, const struct iser_task *it)
 		(it->stag_valid[1] && it->stag[1] == wc->invalidated_rkey));
 }
 
-static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx)
+/* Invalidate STag idx of t locally; the window is recycled when that
+ * completes. With track, the task waits for it (the response must not
+ * reach the caller before); without, the task is being freed and the
+ * completion must not name it. */
+static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx,
+			    bool track)
 {
 	struct iser_task *it = iser_task(t);
 	struct ibv_send_wr wr;
@@ -333,7 +338,7 @@ static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx)
 	op = iser_op_get(ic, ISER_OP_LINV);
 	if (!op)
 		return -EAGAIN;
-	iser_op_task(op, t);
+	iser_op_task(op, track ? t : NULL);
 	op->mw = it->mw[idx];
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
@@ -347,7 +352,7 @@ static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx)
 	}
 	it->mw[idx] = NULL;
 	it->stag_valid[idx] = false;
-	if (t)
+	if (track)
 		it->linv_pending++;
 	return 0;
 }
@@ -393,7 +398,7 @@ void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
 			it->stag_valid[i] = false; /* MR: nothing to revoke */
 			continue;
 		}
-		r = local_invalidate(ic, t, i);
+		r = local_invalidate(ic, t, i, true);
 		if (r < 0) {
 			iser_rx_done(ic, m);
 			iser_conn_fail(ic, r, "cannot invalidate STag %#x",
@@ -447,27 +452,10 @@ void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
 	for (i = 0; i < 2; i++) {
 		if (!it->mw[i])
 			continue;
-		if (it->stag_valid[i] && ic->state == ISER_UP) {
-			/* revoke the peer's access; the window is recycled
-			 * when the invalidation completes */
-			struct iser_op *op = iser_op_get(ic, ISER_OP_LINV);
-			struct ibv_send_wr wr;
-
-			if (op) {
-				op->mw = it->mw[i];
-				memset(&wr, 0, sizeof(wr));
-				wr.wr_id = iser_op_wr_id(ic, op);
-				wr.opcode = IBV_WR_LOCAL_INV;
-				wr.invalidate_rkey = it->stag[i];
-				if (iser_post(ic, &wr) == 0) {
-					it->mw[i] = NULL;
-					it->stag_valid[i] = false;
-					continue;
-				}
-				op->mw = NULL;
-				iser_op_put(ic, op);
-			}
-		}
+		/* revoke the peer's access while the QP still works */
+		if (it->stag_valid[i] && ic->state == ISER_UP &&
+		    local_invalidate(ic, t, i, false) == 0)
+			continue;
 		iser_mw_put(ic, it->mw[i]);
 		it->mw[i] = NULL;
 		it->stag_valid[i] = false;

@@ -63,7 +63,14 @@ int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
 
 struct iser_msg *iser_tx_get(struct iser_conn *ic)
 {
-	return iser_pool_get(ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login);
+	return iser_pool_get(iser_tx_pool(ic));
+}
+
+struct iser_msg *iser_tx_msg(struct iser_conn *ic, uint32_t len)
+{
+	if (len > iser_tx_pool(ic)->size)
+		return iser_msg_oneoff(ic->dev->pd, len);
+	return iser_tx_get(ic);
 }
 
 int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
@@ -135,10 +142,7 @@ static void op_done(struct iser_conn *ic, struct iser_op *op,
 	t = op->task;
 	dop = op->dop;
 	len = op->len;
-	if (op->msg)
-		iser_pool_put(op->msg);
-	iser_mw_put(ic, op->mw);
-	iser_op_put(ic, op);
+	iser_op_release(ic, op);
 	if (wc->status != IBV_WC_SUCCESS) {
 		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
 								      : -EIO,

@@ -57,16 +57,11 @@ int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	return 0;
 }
 
-static uint32_t tx_size(struct iser_conn *ic)
-{
-	return (ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login)->size;
-}
-
 /* Room for a command: its message, two binds and its Send, and the two
  * local invalidations its response may need. */
 static bool room_for(struct iser_conn *ic, const struct iser_pend *p)
 {
-	struct iser_pool *tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+	struct iser_pool *tx = iser_tx_pool(ic);
 
 	if (!tx->n_free)
 		return false;
@@ -89,9 +84,7 @@ void iser_pend_run(struct iser_conn *ic)
 			r = iser_ini_cmd_post(ic, p->bytes, p->bytes + ISCSI_BHS_LEN,
 					      p->len, p->task);
 		} else {
-			struct iser_msg *m = p->len > tx_size(ic)
-				? iser_msg_oneoff(ic->dev->pd, p->len)
-				: iser_tx_get(ic);
+			struct iser_msg *m = iser_tx_msg(ic, p->len);
 
 			if (!m) {
 				free(p);

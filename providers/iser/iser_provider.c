@@ -137,7 +137,7 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		if (r < 0)
 			return r;
 	}
-	tx = ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+	tx = iser_tx_pool(ic);
 	/* what the peer can receive: its declared RecvDataSegmentLength
 	 * (login: 8192) and the AHS room of its buffers */
 	if (data_len > (c->state == IDMP_CONN_LOGIN ? ISER_LOGIN_DSL
@@ -157,13 +157,11 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 	}
 	/* No message buffer free, or PDUs already waiting for one: keep
 	 * this one in order behind them (iser_pend.c) rather than fail. */
-	if (!ic->pend && !ic->hello_wait && len > tx->size) {
-		/* larger than the pooled buffers: a one-off message */
-		m = iser_msg_oneoff(ic->dev->pd, (uint32_t)len);
-		if (!m)
-			return -ENOMEM;
-	} else {
-		m = ic->pend || ic->hello_wait ? NULL : iser_tx_get(ic);
+	m = NULL;
+	if (!ic->pend && !ic->hello_wait) {
+		m = iser_tx_msg(ic, (uint32_t)len);
+		if (!m && len > tx->size)
+			return -ENOMEM; /* the one-off message */
 	}
 	if (!m) {
 		uint8_t *q = iser_pend_control(ic, (uint32_t)len, inv);

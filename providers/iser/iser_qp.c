@@ -203,42 +203,13 @@ static void drain_op(struct iser_conn *ic, struct iser_op *op,
 		     const struct ibv_wc *wc)
 {
 	(void)wc;
-	if (op->msg)
-		iser_pool_put(op->msg);
-	iser_mw_put(ic, op->mw);
-	iser_op_put(ic, op);
+	iser_op_release(ic, op);
 }
 
 static void drain_recv(struct iser_conn *ic, const struct ibv_wc *wc)
 {
-
 	iser_pool_put((struct iser_msg *)(uintptr_t)wc->wr_id);
 	ic->rx_posted--;
-}
-
-/* Retire posted WRs up to the one a completion names (selective
- * signalling: the unsignalled ones before it are done too). */
-static void drain_send_wc(struct iser_conn *ic, const struct ibv_wc *wc)
-{
-	struct iser_op *x, *op;
-
-	if (wc->wr_id == 0 || wc->wr_id > ISER_OPS)
-		return;
-	x = &ic->ops[wc->wr_id - 1];
-	if (x->kind == ISER_OP_FREE || !x->posted)
-		return;
-	while ((op = ic->posted) != NULL) {
-		ic->posted = op->next;
-		if (!ic->posted)
-			ic->posted_tail = NULL;
-		op->posted = false;
-		ic->sq_posted--;
-		if (op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ)
-			ic->reads_out--;
-		drain_op(ic, op, wc);
-		if (op == x)
-			break;
-	}
 }
 
 /* A signalled WR posted to the QP in the error state: it is flushed after
@@ -278,6 +249,7 @@ void iser_drain(struct iser_conn *ic)
 {
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
 	struct timespec t0, now;
+	struct iser_op *op;
 	bool marker;
 
 	if (!ic->qp)
@@ -288,13 +260,11 @@ void iser_drain(struct iser_conn *ic)
 		 (unsigned long long)ic->stat_signalled);
 	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
 	/* WRs still waiting for send queue room were never posted. */
-	while (ic->sq_wait) {
-		struct iser_op *op = ic->sq_wait;
-
+	while ((op = ic->sq_wait)) {
 		ic->sq_wait = op->next;
 		/* a window of an unposted bind stays the task's: its
 		 * release gives it back */
-		drain_op(ic, op, NULL);
+		iser_op_release(ic, op);
 	}
 	ic->sq_wait_tail = NULL;
 	iser_pend_free_all(ic);
@@ -314,7 +284,7 @@ void iser_drain(struct iser_conn *ic)
 
 		n = ibv_poll_cq(ic->scq, 16, wc);
 		for (i = 0; i < n; i++)
-			drain_send_wc(ic, &wc[i]);
+			iser_sq_reap(ic, &wc[i], drain_op);
 		m = ibv_poll_cq(ic->rcq, 16, wc);
 		for (i = 0; i < m; i++)
 			drain_recv(ic, &wc[i]);
@@ -330,15 +300,8 @@ void iser_drain(struct iser_conn *ic)
 				idmp_warn(ic->ctx, "iser: drain incomplete "
 					  "(%u sends, %u receives)",
 					  ic->sq_posted, ic->rx_posted);
-			while (ic->posted) {
-				struct iser_op *op = ic->posted;
-
-				ic->posted = op->next;
-				op->posted = false;
-				ic->sq_posted--;
-				drain_op(ic, op, NULL);
-			}
-			ic->posted_tail = NULL;
+			while ((op = iser_sq_pop(ic)))
+				iser_op_release(ic, op);
 			break;
 		}
 		if (n <= 0 && m <= 0)

@@ -53,6 +53,14 @@ void iser_op_put(struct iser_conn *ic, struct iser_op *op)
 	ic->ops_used--;
 }
 
+void iser_op_release(struct iser_conn *ic, struct iser_op *op)
+{
+	if (op->msg)
+		iser_pool_put(op->msg);
+	iser_mw_put(ic, op->mw);
+	iser_op_put(ic, op);
+}
+
 uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op)
 {
 	return (uint64_t)(op - ic->ops) + 1;
@@ -122,6 +130,16 @@ static bool is_read(const struct iser_op *op)
 	return op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ;
 }
 
+/* op leaves the send queue's books (completed, flushed or refused). */
+static void op_unposted(struct iser_conn *ic, struct iser_op *op)
+{
+	op->next = NULL;
+	op->posted = false;
+	ic->sq_posted--;
+	if (is_read(op))
+		ic->reads_out--;
+}
+
 /* ibv_post_send refused the chain from 'bad' on: those WRs never reached
  * the SQ. Take them off the posted FIFO (they are its tail). */
 static void unpost_tail(struct iser_conn *ic, struct ibv_send_wr *bad)
@@ -140,13 +158,8 @@ static void unpost_tail(struct iser_conn *ic, struct ibv_send_wr *bad)
 	while (p) {
 		struct iser_op *n = p->next;
 
-		ic->sq_posted--;
-		if (is_read(p))
-			ic->reads_out--;
-		if (p->msg)
-			iser_pool_put(p->msg);
-		iser_mw_put(ic, p->mw);
-		iser_op_put(ic, p);
+		op_unposted(ic, p);
+		iser_op_release(ic, p);
 		p = n;
 	}
 }
@@ -214,11 +227,25 @@ void iser_sq_kick(struct iser_conn *ic)
 	}
 }
 
+struct iser_op *iser_sq_pop(struct iser_conn *ic)
+{
+	struct iser_op *op = ic->posted;
+
+	if (!op)
+		return NULL;
+	ic->posted = op->next;
+	if (!ic->posted)
+		ic->posted_tail = NULL;
+	op_unposted(ic, op);
+	return op;
+}
+
 void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
 		  void (*on_done)(struct iser_conn *, struct iser_op *,
 				  const struct ibv_wc *))
 {
 	struct iser_op *x = op_of(ic, wc->wr_id), *op;
+	bool was_up = ic->state == ISER_UP;
 	struct ibv_wc ok;
 
 	if (!x || x->kind == ISER_OP_FREE || !x->posted)
@@ -226,22 +253,14 @@ void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
 	ic->stat_signalled++; /* one completion reaped */
 	memset(&ok, 0, sizeof(ok));
 	ok.status = IBV_WC_SUCCESS;
-	while ((op = ic->posted) != NULL) {
+	while ((op = iser_sq_pop(ic)) != NULL) {
 		bool last = op == x;
 
-		ic->posted = op->next;
-		if (!ic->posted)
-			ic->posted_tail = NULL;
-		op->next = NULL;
-		op->posted = false;
-		ic->sq_posted--;
-		if (is_read(op))
-			ic->reads_out--;
 		ok.wr_id = iser_op_wr_id(ic, op);
 		on_done(ic, op, last ? wc : &ok);
 		/* a callback may have torn the connection down: the drain
 		 * then took every remaining op back */
-		if (last || ic->state != ISER_UP)
+		if (last || (was_up && ic->state != ISER_UP))
 			break;
 	}
 }
@@ -275,8 +294,6 @@ void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t)
 		}
 		if (op->kind == ISER_OP_SEND && it->sends_pending)
 			it->sends_pending--;
-		if (op->msg)
-			iser_pool_put(op->msg);
-		iser_op_put(ic, op);
+		iser_op_release(ic, op);
 	}
 }
