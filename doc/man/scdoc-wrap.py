@@ -3,11 +3,13 @@
 """Run scdoc on an .scd file and write the man page.
 
 scdoc 1.11.2 (Debian bookworm) puts a paragraph macro (.P) right before
-and right after every section heading; mandoc -Tlint warns about each ("skipping paragraph macro"). Those
+and right after every section heading, and at the end of indented blocks; mandoc -Tlint warns about each ("skipping paragraph macro"). Those
 .P lines change nothing in the rendering, so they are dropped here: the
 lint test can then fail on every real warning.
 
-Usage: scdoc-wrap.py SCDOC INPUT.scd OUTPUT
+@VERSION@ in the source becomes the project version.
+
+Usage: scdoc-wrap.py SCDOC VERSION INPUT.scd OUTPUT
 """
 import subprocess
 import sys
@@ -16,6 +18,11 @@ HEAD = (".SH", ".SS", ".TH")
 
 
 def tidy(lines):
+    # ".P" then ".RE" (the end of an indented block) gives an empty
+    # paragraph inside the block: put the paragraph break after it.
+    for i in range(len(lines) - 1):
+        if lines[i].strip() == ".P" and lines[i + 1].strip() == ".RE":
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
     out = []
     for i, line in enumerate(lines):
         if line.strip() == ".P":
@@ -29,9 +36,10 @@ def tidy(lines):
 
 
 def main():
-    scdoc, src, dst = sys.argv[1:]
-    with open(src, "rb") as f:
-        r = subprocess.run([scdoc], stdin=f, capture_output=True, check=False)
+    scdoc, version, src, dst = sys.argv[1:]
+    with open(src, encoding="utf-8") as f:
+        text = f.read().replace("@VERSION@", version)
+    r = subprocess.run([scdoc], input=text.encode(), capture_output=True, check=False)
     if r.returncode != 0:
         sys.stderr.write(r.stderr.decode(errors="replace"))
         sys.exit(f"scdoc failed on {src}")
