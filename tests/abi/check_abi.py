@@ -47,7 +47,11 @@ def main():
               % ("abidw" if update else "abidiff"))
         return 77
     rc, out = run([readelf, "-S", "-W", lib])
-    if rc != 0 or ".debug_info" not in out:
+    if rc != 0:
+        print(out, end="")
+        print(f"FAIL: cannot read {lib}")
+        return 1
+    if ".debug_info" not in out:
         print(f"SKIP: {lib} has no debug information (a release build without -g): "
               "abidiff could only compare symbol names")
         return 77
