@@ -4,6 +4,10 @@
 program outside the tree with only `pkg-config --cflags --libs libidm`
 against that installed copy, and run it: it must report the project version
 load tcp and only providers installed in `pkg-config --variable=providerdir`.
+The installed idm-target and idm-initiator (when the examples are built)
+must run `--help` as installed, without LD_LIBRARY_PATH: their RUNPATH
+leads to the installed libidm (none for prefix /usr, where the check is
+skipped: the library is then found only once really installed there).
 
 Usage: check_install.py MESON PKG_CONFIG BUILD_ROOT SOURCE VERSION SANITIZE -- CC...
 """
@@ -90,8 +94,37 @@ def main():
         for p in paths:
             if not os.path.realpath(p).startswith(os.path.realpath(provdir) + "/"):
                 raise SystemExit(f"error: provider loaded from {p}, not from {provdir}")
+        check_programs(dest, prefix)
     print("ok: out-of-tree program built with pkg-config against the installed libidm")
     return 0
+
+
+def check_programs(dest, prefix):
+    """The installed programs start from the install tree as they are."""
+    progs = sorted(glob.glob(os.path.join(dest, "**", "bin", "idm-*"), recursive=True))
+    names = [os.path.basename(p) for p in progs]
+    if not progs:
+        print("programs: none installed (-Dexamples=false)")
+        return
+    for want in ("idm-initiator", "idm-target"):
+        if want not in names:
+            raise SystemExit(f"error: {want} is not installed (found {names})")
+    if prefix == "/usr":
+        print("programs: prefix /usr has no RUNPATH by design; --help check skipped")
+        return
+    env = dict(os.environ)
+    for var in ("LD_LIBRARY_PATH", "LD_PRELOAD", "IDM_PROVIDER_PATH"):
+        env.pop(var, None)
+    for p in progs:
+        if os.path.basename(p) not in ("idm-initiator", "idm-target"):
+            continue
+        r = subprocess.run([p, "--help"], env=env, capture_output=True, text=True,
+                           timeout=60, cwd="/")
+        if r.returncode != 0 or "Usage:" not in r.stdout:
+            sys.stdout.write(r.stdout + r.stderr)
+            raise SystemExit(f"error: installed {p} --help exited {r.returncode} "
+                             "without LD_LIBRARY_PATH")
+        print(f"ok: installed {os.path.relpath(p, dest)} --help runs without LD_LIBRARY_PATH")
 
 
 if __name__ == "__main__":
