@@ -24,7 +24,7 @@ static int check_range(struct scsi_cmd *sc, uint64_t lba, uint64_t n)
 
 static int write_protected(struct scsi_cmd *sc)
 {
-	if (sc->lun->swp) {
+	if (lun_write_protected(sc->lun)) {
 		scsi_sense(sc, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 1;
 	}
