@@ -388,7 +388,8 @@ int main(int argc, char **argv)
 	ex_log_set_target((enum ex_log_target)opt.log_target);
 	{
 		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
-		unsigned long long fbl = 262144, mbl = 1048576;
+		/* (only when both are given: the defaults adapt) */
+		unsigned long long fbl = 0, mbl = 0;
 		for (int i = 0; i < g_tgt.nkey_overrides; i++) {
 			const char *k = g_tgt.key_overrides[i];
 			if (!strncmp(k, "FirstBurstLength=", 17))
@@ -396,7 +397,7 @@ int main(int argc, char **argv)
 			else if (!strncmp(k, "MaxBurstLength=", 15))
 				mbl = strtoull(k + 15, NULL, 0);
 		}
-		if (fbl > mbl) {
+		if (fbl && mbl && fbl > mbl) {
 			ex_err("FirstBurstLength (%llu) must not exceed MaxBurstLength "
 			       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
 			goto out;

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# systemd-analyze verify of the idm-target unit, pointed at the idm-target
+# of the build tree and a config file of its own; then the sd_notify
+# protocol: idm-target sends READY=1 once listening, RELOADING=1 and
+# READY=1 around a SIGHUP reload, STOPPING=1 on SIGTERM.
+# usage: systemd_unit.sh UNIT IDM_TARGET
+UNIT=$1
+IDM_TARGET=$(realpath "$2")
+. "$(dirname "$0")/lib.sh"
+
+command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (Debian package systemd)"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+printf 'portal = 127.0.0.1:0\nlun = ram:1M\n' >"$TMP/idm-target.conf"
+sed -e "s|^ExecStart=[^ ]*|ExecStart=$IDM_TARGET|" \
+    -e "s|--config [^ ]*|--config $TMP/idm-target.conf|" "$UNIT" >"$TMP/idm-target.service"
+grep -q "^ExecStart=$IDM_TARGET --config $TMP/idm-target.conf$" "$TMP/idm-target.service" ||
+	{ fail "unexpected ExecStart in $UNIT"; finish; }
+if ! timeout 30 systemd-analyze verify "$TMP/idm-target.service" >"$TMP/out" 2>&1; then
+	fail "systemd-analyze verify failed"
+	cat "$TMP/out"
+elif [ -s "$TMP/out" ]; then
+	fail "systemd-analyze verify printed something"
+	cat "$TMP/out"
+else
+	echo "ok: systemd-analyze verify: no complaint"
+fi
+
+# the notify socket: a python3 datagram listener collects the messages
+python3 - "$TMP/notify.sock" "$TMP/notify.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+with open(sys.argv[2], "w") as log:
+    try:
+        while True:
+            m = s.recv(4096).decode()
+            log.write(m if m.endswith("\n") else m + "\n")
+            log.flush()
+            if "STOPPING=1" in m:
+                break
+    except socket.timeout:
+        pass
+PY
+LISTENER=$!
+PIDS="$PIDS $LISTENER"
+for _ in $(seq 50); do [ -S "$TMP/notify.sock" ] && break; sleep 0.1; done
+NOTIFY_SOCKET=$TMP/notify.sock start_target "$TMP/t.log" -c "$TMP/idm-target.conf"
+for _ in $(seq 50); do grep -q READY=1 "$TMP/notify.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "^READY=1$" "$TMP/notify.log" || fail "no READY=1"
+kill -HUP "$TARGET_PID"
+for _ in $(seq 50); do [ "$(grep -c READY=1 "$TMP/notify.log")" = 2 ] && break; sleep 0.1; done
+grep -q "^RELOADING=1$" "$TMP/notify.log" || fail "no RELOADING=1"
+grep -q "^MONOTONIC_USEC=[0-9]*$" "$TMP/notify.log" || fail "no MONOTONIC_USEC with RELOADING=1"
+[ "$(grep -c "^READY=1$" "$TMP/notify.log")" = 2 ] || fail "no READY=1 after the reload"
+stop_target || fail "idm-target exit status $?"
+wait "$LISTENER"
+grep -q "^STOPPING=1$" "$TMP/notify.log" || fail "no STOPPING=1"
+echo "notify messages: $(tr '\n' ' ' <"$TMP/notify.log")"
+finish
