@@ -42,6 +42,21 @@ void config_free(void)
 	}
 }
 
+void *config_mark(void)
+{
+	return values;
+}
+
+void config_release(void *mark)
+{
+	/* the list is newest first: free down to the mark */
+	while (values && values != mark) {
+		struct value *v = values;
+		values = v->next;
+		free(v);
+	}
+}
+
 static char *trim(char *s)
 {
 	char *e;

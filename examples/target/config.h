@@ -24,5 +24,9 @@ typedef int (*config_fn)(const char *name, char *value, const char *where, void 
 int config_load(const char *path, config_fn fn, void *arg);
 /** Free the values of every file loaded so far. */
 void config_free(void);
+/** The current end of the value list, for config_release(). */
+void *config_mark(void);
+/** Free the values loaded after `mark` (a SIGHUP reload's own copies). */
+void config_release(void *mark);
 
 #endif

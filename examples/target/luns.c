@@ -47,6 +47,7 @@ static bool same_spec(const struct lun *l, const char *spec)
 static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int nold,
 		 struct lun **out, int *nout, bool attach)
 {
+	bool reused[TGT_MAX_LUNS] = { false };
 	int cnt = 0;
 
 	if (n > TGT_MAX_LUNS) {
@@ -57,7 +58,7 @@ static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int n
 		const char *spec;
 		struct lun *l = NULL;
 		char why[512];
-		bool forced_ro;
+		bool forced_ro, new_lun = false;
 		int id, r;
 
 		if (split_spec(specs[i], next, &id, &spec) < 0)
@@ -74,6 +75,7 @@ static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int n
 				break;
 			}
 		if (!l) {
+			new_lun = true;
 			r = lun_open_ex(spec, id, bs, &l, &forced_ro, why, sizeof(why));
 			if (r < 0) {
 				ex_err("LUN %d: %s", id, why);
@@ -89,24 +91,18 @@ static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int n
 				ex_warn("LUN %d: %s is read-only for us: served write "
 					"protected", id, l->spec + 5);
 		}
+		reused[cnt] = !new_lun;
 		out[cnt++] = l;
 		next = id + 1;
 	}
 	*nout = cnt;
 	return 0;
 fail:
-	/* give reused LUNs back to `old`, close the new ones */
-	for (int j = 0; j < cnt; j++) {
-		bool reused = false;
-
-		for (int k = 0; k < nold && !reused; k++)
-			if (!old[k]) {
-				old[k] = out[j];
-				reused = true;
-			}
-		if (!reused)
+	/* close the LUNs opened here; reused ones belong to the caller,
+	 * whose list is unchanged */
+	for (int j = 0; j < cnt; j++)
+		if (!reused[j])
 			lun_close(out[j]);
-	}
 	return -1;
 }
 
@@ -136,8 +132,8 @@ int luns_reload(char *const *specs, int n, uint32_t bs)
 		return -1;
 	}
 	memcpy(old, g_tgt.luns, sizeof(old[0]) * (size_t)nold);
-	/* reused entries are taken out of `old`: on failure build() puts
-	 * them back, in other slots; that is fine, `old` is only a set */
+	/* build() takes the reused entries out of `old` (a copy): what is
+	 * left afterwards was removed */
 	if (build(specs, n, bs, old, nold, nl, &nnew, true) < 0) {
 		ex_err("reload failed: LUN list unchanged");
 		return -1;
@@ -172,7 +168,7 @@ static bool lun_in_use(const struct lun *l)
 {
 	for (struct tconn *c = g_tgt.conns; c; c = c->next)
 		for (struct ttask *t = c->tasks; t; t = t->cnext)
-			if (t->sc.lun == l)
+			if (t->state != TS_QUEUED && t->sc.lun == l) /* started */
 				return true;
 	return false;
 }

@@ -302,6 +302,7 @@ static int reload_setting(const char *name, char *value, const char *where, void
 static void reload(void)
 {
 	struct reload_specs rs = { .bs = opt.bs };
+	void *mark;
 
 	if (!opt.config) {
 		ex_warn("SIGHUP: no config file (-c) to reload");
@@ -312,6 +313,7 @@ static void reload(void)
 	/* the command line's LUNs stay; the file's are read again */
 	for (int i = 0; i < cfg_at; i++)
 		rs.luns[rs.n++] = opt.luns[i];
+	mark = config_mark();
 	if (config_load(opt.config, reload_setting, &rs) == 0) {
 		int after = opt.nluns - cfg_at - cfg_n;
 
@@ -323,6 +325,8 @@ static void reload(void)
 			luns_reload(rs.luns, rs.n, opt.bs);
 		}
 	}
+	/* the LUNs copied their specs: the file's strings can go */
+	config_release(mark);
 	notify_send("READY=1");
 }
 
