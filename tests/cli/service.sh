@@ -129,6 +129,26 @@ kill -HUP "$TARGET_PID"
 for _ in $(seq 50); do grep -q "reload failed" "$TMP/t.log" && break; sleep 0.1; done
 grep -q "reload failed: LUN list unchanged" "$TMP/t.log" || fail "SIGHUP with a bad LUN: not refused"
 expect_run "SIGHUP refused: LUN list unchanged" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/1"
+# LUN 1 (a file) and LUN 3 (RAM) removed under I/O: the commands in
+# flight complete, the next ones get an error, the target carries on
+sed -i '/^lun = 4=disk:\/x$/d; /^lun = 1=file:/d; /^lun = 3=ram:2M$/d' "$TMP/target.conf"
+echo "lun = 5=ram:1M" >>"$TMP/target.conf"
+for l in 1 3; do
+	timeout 30 "$IDM_INITIATOR" --no-discovery -q --bench --duration 3 --read-pct 50 \
+		"$URL/$l" >"$TMP/bench$l.out" 2>&1 &
+	eval "B$l=\$!"
+done
+sleep 1
+kill -HUP "$TARGET_PID"
+wait "$B1"; rc1=$?
+wait "$B3"; rc3=$?
+for l in 1 3; do
+	grep -Eq "^ errors: [1-9]" "$TMP/bench$l.out" ||
+		{ fail "I/O to removed LUN $l: no errors reported"; tail -5 "$TMP/bench$l.out"; }
+done
+[ "$rc1" = 1 ] && [ "$rc3" = 1 ] || fail "I/O to removed LUNs: exit $rc1/$rc3, want 1/1"
+grep -q "reload: 1 LUNs (0 unchanged)" "$TMP/t.log" || fail "SIGHUP under I/O: no reload"
+expect_run "SIGHUP under I/O: LUN list" 0 "^LUNs: 5$" "${I[@]}" "$URL/5"
 kill -0 "$TARGET_PID" || fail "target died"
 stop_target || fail "target exit status $?"
 finish
