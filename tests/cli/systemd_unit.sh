@@ -3,7 +3,8 @@
 # systemd-analyze verify of the idm-target unit, pointed at the idm-target
 # of the build tree and a config file of its own; then the sd_notify
 # protocol: idm-target sends READY=1 once listening, RELOADING=1 and
-# READY=1 around a SIGHUP reload, STOPPING=1 on SIGTERM.
+# READY=1 around a SIGHUP reload, STOPPING=1 on SIGTERM; where the log
+# goes: the journal stream, syslog.
 # usage: systemd_unit.sh UNIT IDM_TARGET
 UNIT=$1
 IDM_TARGET=$(realpath "$2")
@@ -73,6 +74,52 @@ JOURNAL_STREAM=$(stat -c %d:%i "$TMP/j.log") timeout --preserve-status -s INT 1 
 	"$IDM_TARGET" --portal 127.0.0.1:0 --lun ram:1M 2>>"$TMP/j2.log"
 grep -q "idm-target info: listening on" "$TMP/j2.log" && ! grep -q "^<" "$TMP/j2.log" ||
 	{ fail "inherited JOURNAL_STREAM: not plain stderr lines"; cat "$TMP/j2.log"; }
+# syslog: a private mount namespace with our own /dev/log (root only);
+# --log-target syslog, and auto with stderr on /dev/null
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	cat >"$TMP/syslog.sh" <<'SH'
+set -u
+TMP=$1 TGT=$2
+mount --make-rprivate / 2>/dev/null
+mkdir "$TMP/olddev" && mount --rbind /dev "$TMP/olddev" && mount -t tmpfs tmpfs /dev || exit 9
+for f in null zero urandom random; do
+	touch "/dev/$f" && mount --bind "$TMP/olddev/$f" "/dev/$f" || exit 9
+done
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+s.settimeout(3)
+with open(sys.argv[1], "w") as out:
+    try:
+        while True:
+            out.write(s.recv(4096).decode() + "\n")
+            out.flush()
+    except socket.timeout:
+        pass
+' "$TMP/syslog.log" &
+for _ in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
+timeout --preserve-status -s INT 1 "$TGT" --portal 127.0.0.1:0 --lun ram:1M --log-target syslog 2>"$TMP/syslog.err" || exit 1
+timeout --preserve-status -s INT 1 "$TGT" --portal 127.0.0.1:0 --lun 7=ram:1M 2>/dev/null || exit 1
+wait
+SH
+	unshare -m bash "$TMP/syslog.sh" "$TMP" "$IDM_TARGET"
+	rc=$?
+	if [ "$rc" = 9 ]; then
+		echo "note: no private /dev here: syslog output not checked"
+	else
+		[ "$rc" = 0 ] || fail "syslog run: exit $rc"
+		grep -q "^<30>.* idm-target\[[0-9]*\]: listening on 127.0.0.1:" "$TMP/syslog.log" ||
+			{ fail "--log-target syslog: no daemon.info line"; cat "$TMP/syslog.log"; }
+		grep -q "^<30>.* idm-target\[[0-9]*\]: LUN 7: ram:1M" "$TMP/syslog.log" ||
+			{ fail "auto with stderr on /dev/null: not to syslog"; cat "$TMP/syslog.log"; }
+		[ -s "$TMP/syslog.err" ] && { fail "--log-target syslog wrote to stderr"; cat "$TMP/syslog.err"; }
+		echo "ok: syslog: $(grep -c . "$TMP/syslog.log") lines, e.g. $(head -1 "$TMP/syslog.log")"
+	fi
+else
+	echo "note: not root or no unshare: syslog output not checked"
+fi
+
 if [ -n "${NO_ANALYZE:-}" ] && [ "$FAILS" = 0 ]; then
 	skip "systemd-analyze not installed (Debian package systemd): the unit was not verified (the sd_notify and journal checks passed)"
 fi
