@@ -152,6 +152,7 @@ static int add_key(char *kv, const char *where)
 }
 
 static int load_config(const char *path);
+static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn);
 
 /* Apply one option from the command line (where == NULL) or a config
  * file. 0, or -1 after an error message. */
@@ -177,6 +178,18 @@ static int set_option(int o, char *arg, const char *where)
 		if (opt.nportals == MAX_PORTALS) {
 			ex_err("%s: too many portals (max %d)", w, MAX_PORTALS);
 			return -1;
+		}
+		{
+			char host[256], port[16];
+
+			char *end;
+			unsigned long pn;
+
+			if (split_portal(arg, host, sizeof(host), port, sizeof(port)) < 0 ||
+			    (pn = strtoul(port, &end, 10), *end || end == port || pn > 65535)) {
+				ex_err("%s: bad portal '%s': use HOST:PORT, HOST or [IPv6]:PORT", w, arg);
+				return -1;
+			}
 		}
 		opt.portals[opt.nportals++] = arg;
 		return 0;

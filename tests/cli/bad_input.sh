@@ -49,6 +49,8 @@ expect_run "no LUN" 2 "no LUN given" "${T[@]}"
 expect_run "-b 1024" 2 "block size '1024': must be 512 or 4096" "${T[@]}" -b 1024 --lun ram:1M
 expect_run "--log-level loud" 2 "log level 'loud'" "${T[@]}" --log-level loud --lun ram:1M
 expect_run "--log-target nowhere" 2 "log target 'nowhere'" "${T[@]}" --log-target nowhere --lun ram:1M
+expect_run "--portal 127.0.0.1:abc" 2 "option --portal: bad portal '127.0.0.1:abc': use HOST:PORT, HOST or \[IPv6\]:PORT" "${T[@]}" --lun ram:1M -p 127.0.0.1:abc
+expect_run "--portal [::1" 2 "bad portal '\[::1'" "${T[@]}" --lun ram:1M -p "[::1"
 expect_run "unknown option" 2 "unrecognized option '--bogus'" "${T[@]}" --bogus
 expect_run "extra argument" 2 "unexpected argument 'extra'" "${T[@]}" --lun ram:1M extra
 expect_run "initiator unknown option" 2 "unrecognized option '--bogus'" "$IDM_INITIATOR" --bogus
