@@ -137,6 +137,21 @@ static int add_key(char *kv, const char *where)
 		ex_err("%s: %s", where, why);
 		return -1;
 	}
+	/* in range for the RFC, but beyond what this target implements */
+	if (!strncmp(kv, "ErrorRecoveryLevel=", 19) && strtoull(kv + 19, NULL, 0) != 0) {
+		ex_err("%s: %s: this target implements ErrorRecoveryLevel 0 only", where, kv);
+		return -1;
+	}
+	if (!strncmp(kv, "MaxConnections=", 15) && strtoull(kv + 15, NULL, 0) != 1) {
+		ex_err("%s: %s: this target has one connection per session "
+		       "(MaxConnections=1)", where, kv);
+		return -1;
+	}
+	if (!strncmp(kv, "AuthMethod=", 11)) {
+		ex_err("%s: AuthMethod follows --chap (CHAP required) or its absence (None)",
+		       where);
+		return -1;
+	}
 	/* a later setting of the same key (command line after -c) wins */
 	for (int i = 0; i < g_tgt.nkey_overrides; i++)
 		if (!strncmp(g_tgt.key_overrides[i], kv, nl + 1)) {

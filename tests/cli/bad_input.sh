@@ -23,6 +23,9 @@ expect_run "-k Bogus=1" 2 "unknown key 'Bogus'" "${T[@]}" --lun ram:1M -k Bogus=
 expect_run "-k HeaderDigest=MD5" 2 "HeaderDigest='MD5': must be a comma list of CRC32C,None" "${T[@]}" --lun ram:1M -k HeaderDigest=MD5
 expect_run "-k MaxOutstandingR2T=0" 2 "MaxOutstandingR2T='0': must be a number from 1 to 65535" "${T[@]}" --lun ram:1M -k MaxOutstandingR2T=0
 expect_run "-k ErrorRecoveryLevel=3" 2 "ErrorRecoveryLevel='3': must be a number from 0 to 2" "${T[@]}" --lun ram:1M -k ErrorRecoveryLevel=3
+expect_run "-k ErrorRecoveryLevel=1" 2 "ErrorRecoveryLevel=1: this target implements ErrorRecoveryLevel 0 only" "${T[@]}" --lun ram:1M -k ErrorRecoveryLevel=1
+expect_run "-k MaxConnections=2" 2 "MaxConnections=2: this target has one connection per session" "${T[@]}" --lun ram:1M -k MaxConnections=2
+expect_run "-k AuthMethod=CHAP" 2 "AuthMethod follows --chap" "${T[@]}" --lun ram:1M -k AuthMethod=CHAP
 expect_run "-k TargetName=x" 2 "TargetName is declared by the program" "${T[@]}" --lun ram:1M -k TargetName=x
 expect_run "-k OFMarkInt=1" 2 "OFMarkInt is obsolete" "${T[@]}" --lun ram:1M -k OFMarkInt=1
 expect_run "-k NoValue" 2 "expected NAME=VALUE" "${T[@]}" --lun ram:1M -k NoValue
