@@ -80,7 +80,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	cat >"$TMP/syslog.sh" <<'SH'
 set -u
 TMP=$1 TGT=$2
-mount --make-rprivate / 2>/dev/null
+mount --make-rprivate / || exit 9
 mkdir "$TMP/olddev" && mount --rbind /dev "$TMP/olddev" && mount -t tmpfs tmpfs /dev || exit 9
 for f in null zero urandom random; do
 	touch "/dev/$f" && mount --bind "$TMP/olddev/$f" "/dev/$f" || exit 9
@@ -103,7 +103,7 @@ timeout --preserve-status -s INT 1 "$TGT" --portal 127.0.0.1:0 --lun ram:1M --lo
 timeout --preserve-status -s INT 1 "$TGT" --portal 127.0.0.1:0 --lun 7=ram:1M 2>/dev/null || exit 1
 wait
 SH
-	unshare -m bash "$TMP/syslog.sh" "$TMP" "$IDM_TARGET"
+	unshare --mount --propagation private bash "$TMP/syslog.sh" "$TMP" "$IDM_TARGET"
 	rc=$?
 	if [ "$rc" = 9 ]; then
 		echo "note: no private /dev here: syslog output not checked"
