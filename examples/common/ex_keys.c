@@ -228,3 +228,97 @@ int ex_key_accept(const struct ex_key *k, const char *offered, const char *answe
 	}
 	return -EINVAL;
 }
+
+/* The values a list key may take (RFC 7143 13.1, 13.23; 12.1 for CHAP). */
+static const char *list_values(const char *name)
+{
+	if (!strcmp(name, "HeaderDigest") || !strcmp(name, "DataDigest"))
+		return "CRC32C,None";
+	if (!strcmp(name, "AuthMethod"))
+		return "CHAP,None";
+	if (!strcmp(name, "TaskReporting"))
+		return "RFC3720,ResponseFence,FastAbort";
+	return "";
+}
+
+int ex_key_check_setting(const char *kv, char *why, size_t whylen)
+{
+	const char *eq = kv ? strchr(kv, '=') : NULL;
+	const struct ex_key *k;
+	char name[64];
+	const char *val;
+	uint64_t v;
+	bool b;
+
+	if (!eq || eq == kv) {
+		snprintf(why, whylen, "'%.64s': expected NAME=VALUE", kv ? kv : "");
+		return -EINVAL;
+	}
+	if ((size_t)(eq - kv) >= sizeof(name)) {
+		snprintf(why, whylen, "key name '%.32s...' too long", kv);
+		return -EINVAL;
+	}
+	memcpy(name, kv, (size_t)(eq - kv));
+	name[eq - kv] = '\0';
+	val = eq + 1;
+	if (!*val || strlen(val) > 255) {
+		snprintf(why, whylen, "%s: the value must be 1 to 255 characters", name);
+		return -EINVAL;
+	}
+	/* RFC 7143 13.5.4: X-reversed.domain.name keys, X# for IANA ones */
+	if (!strncmp(name, "X-", 2) || !strncmp(name, "X#", 2))
+		return 0;
+	k = ex_key_find(name);
+	if (!k) {
+		snprintf(why, whylen, "unknown key '%s' (RFC 7143 section 13 and "
+			 "RFC 7145 section 6 keys, or X- extension keys)", name);
+		return -EINVAL;
+	}
+	switch (k->type) {
+	case EX_KT_BOOL_AND:
+	case EX_KT_BOOL_OR:
+	case EX_KT_BOOL_DECL:
+		if (ex_parse_bool(val, &b) < 0) {
+			snprintf(why, whylen, "%s='%s': must be Yes or No", name, val);
+			return -EINVAL;
+		}
+		return 0;
+	case EX_KT_NUM_MIN:
+	case EX_KT_NUM_MAX:
+	case EX_KT_NUM_DECL:
+		if (ex_parse_num(val, &v) < 0 || v < k->min || v > k->max) {
+			snprintf(why, whylen, "%s='%s': must be a number from %llu "
+				 "to %llu", name, val, (unsigned long long)k->min,
+				 (unsigned long long)k->max);
+			return -EINVAL;
+		}
+		return 0;
+	case EX_KT_LIST: {
+		const char *allowed = list_values(name), *p = val;
+
+		for (;;) {
+			const char *c = strchr(p, ',');
+			size_t l = c ? (size_t)(c - p) : strlen(p);
+
+			if (!l || !in_list(allowed, p, l)) {
+				snprintf(why, whylen, "%s='%s': must be a comma list "
+					 "of %s", name, val, allowed);
+				return -EINVAL;
+			}
+			if (!c)
+				return 0;
+			p = c + 1;
+		}
+	}
+	case EX_KT_STR_DECL:
+		snprintf(why, whylen, "%s is declared by the program itself, not "
+			 "set with a key option (see --target-name, --alias)", name);
+		return -EINVAL;
+	case EX_KT_OBSOLETE:
+		snprintf(why, whylen, "%s is obsolete (RFC 7143 section 13): "
+			 "always answered Irrelevant", name);
+		return -EINVAL;
+	}
+	snprintf(why, whylen, "%s: cannot be set", name);
+	return -EINVAL;
+}

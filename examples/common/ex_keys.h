@@ -46,6 +46,16 @@ int ex_parse_num(const char *s, uint64_t *v);
 int ex_parse_bool(const char *s, bool *v);
 
 /**
+ * Check a local setting "Name=Value" (idm-target -k, a config file)
+ * before any peer sees it: the key must be one we negotiate (or an X-
+ * extension key, RFC 7143 13.5.4) and the value of its type and within
+ * its RFC 7143/7145 range; a list key (HeaderDigest=CRC32C,None) may
+ * only name values we support. Returns 0, or -EINVAL with a message in
+ * `why` that names the key and what it allows.
+ */
+int ex_key_check_setting(const char *kv, char *why, size_t whylen);
+
+/**
  * Responder side: the peer offered `offer` for key `k`; `mine` is our
  * setting (a value, or a comma list for EX_KT_LIST in preference order).
  * Writes the value to answer into `out` ("Reject" for a bad offer, in

@@ -144,6 +144,48 @@ START_TEST(url_parse)
 }
 END_TEST
 
+static void setting_bad(const char *kv, const char *msg)
+{
+	char why[256] = "";
+
+	ck_assert_msg(ex_key_check_setting(kv, why, sizeof(why)) == -EINVAL, "%s accepted", kv);
+	ck_assert_msg(strstr(why, msg), "%s: got '%s', want '%s'", kv, why, msg);
+}
+
+START_TEST(keys_check_setting)
+{
+	char why[256];
+	static const char *const good[] = {
+		"ImmediateData=No", "InitialR2T=Yes", "MaxBurstLength=512",
+		"MaxBurstLength=16777215", "FirstBurstLength=0x2000",
+		"HeaderDigest=CRC32C,None", "DataDigest=None", "AuthMethod=CHAP",
+		"MaxOutstandingR2T=65535", "ErrorRecoveryLevel=2",
+		"DefaultTime2Wait=3600", "TaskReporting=ResponseFence",
+		"TargetRecvDataSegmentLength=4096", "iSERHelloRequired=Yes",
+		"RDMAExtensions=Yes", "X-org.example.anything=whatever", "X#1=2",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(ex_key_check_setting(good[i], why, sizeof(why)) == 0,
+			      "%s refused: %s", good[i], why);
+	setting_bad("MaxBurstLength=abc", "must be a number from 512 to 16777215");
+	setting_bad("MaxBurstLength=1", "must be a number from 512 to 16777215");
+	setting_bad("MaxBurstLength=16777216", "from 512 to 16777215");
+	setting_bad("MaxBurstLength=-512", "from 512 to 16777215");
+	setting_bad("MaxConnections=0", "from 1 to 65535");
+	setting_bad("ImmediateData=maybe", "must be Yes or No");
+	setting_bad("ImmediateData=yes", "must be Yes or No");
+	setting_bad("HeaderDigest=CRC32C,,None", "comma list of CRC32C,None");
+	setting_bad("AuthMethod=SRP", "comma list of CHAP,None");
+	setting_bad("Bogus=1", "unknown key 'Bogus'");
+	setting_bad("SessionType=Normal", "declared by the program");
+	setting_bad("IFMarkInt=1", "obsolete");
+	setting_bad("NoEquals", "expected NAME=VALUE");
+	setting_bad("=1", "expected NAME=VALUE");
+	setting_bad("MaxBurstLength=", "1 to 255 characters");
+}
+END_TEST
+
 START_TEST(md5_and_chap)
 {
 	uint8_t d[EX_MD5_LEN], b[64];
@@ -183,6 +225,7 @@ int main(void)
 	tcase_add_test(tc, text_build);
 	tcase_add_test(tc, keys_respond);
 	tcase_add_test(tc, keys_accept);
+	tcase_add_test(tc, keys_check_setting);
 	tcase_add_test(tc, url_parse);
 	tcase_add_test(tc, md5_and_chap);
 	suite_add_tcase(s, tc);

@@ -93,6 +93,10 @@ int main(int argc, char **argv)
 		ini_usage(stdout, argv[0]);
 		return 0;
 	}
+	if (rc == 2) {
+		ex_print_version(argv[0]);
+		return 0;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
 		return 2;

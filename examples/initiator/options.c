@@ -40,12 +40,13 @@ void ini_usage(FILE *f, const char *prog)
 		"(default 10)\n"
 		"  -v, --verbose             more logging on stderr (twice: "
 		"debug)\n"
-		"      --log-level LEVEL     error, warn, info or debug "
-		"(default warn)\n"
+		"      --log-level LEVEL     error, warn, info or debug; default "
+		"IDM_LOG_LEVEL, else warn\n"
 		"  -q, --quiet               do not print targets, LUNs, "
 		"INQUIRY, capacity\n"
 		"      --no-discovery        skip the discovery session (needs "
 		"a target)\n"
+		"  -V, --version             print the program and libidm versions\n"
 		"  -h, --help                this text\n"
 		"\n"
 		"Keys that change the data path (default: let the target "
@@ -230,6 +231,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "no-discovery", no_argument, NULL, OPT_NO_DISC },
 	{ "immediate-data", required_argument, NULL, OPT_IMM },
@@ -304,7 +306,8 @@ uint32_t ini_opts_target_dsl(const struct ini_opts *o)
 	return o->max_recv_dsl ? o->max_recv_dsl : INI_ISER_TRDSL_DEFAULT;
 }
 
-/* Returns 0, 1 for --help (caller exits 0), or -EINVAL (usage error). */
+/* Returns 0, 1 for --help, 2 for --version (caller exits 0), or -EINVAL
+ * (usage error). */
 int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 {
 	uint64_t v;
@@ -313,7 +316,8 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->initiator_name = "iqn.2026-11.org.libidm:initiator";
-	o->log_level = IDM_LOG_WARN;
+	/* IDM_LOG_LEVEL first; -v and --log-level change it */
+	o->log_level = ex_log_env_level(argv[0], IDM_LOG_WARN);
 	o->timeout_s = 10;
 	o->immediate_data = o->initial_r2t = INI_DEFAULT;
 	o->header_digest = o->data_digest = INI_DEFAULT;
@@ -330,7 +334,7 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 	o->duration = 5;
 	o->sessions = 1;
 
-	while ((c = getopt_long(argc, argv, "p:n:t:vqhb:d:", long_opts,
+	while ((c = getopt_long(argc, argv, "p:n:t:vqhVb:d:", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -359,6 +363,8 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 			break;
 		case 'h':
 			return 1;
+		case 'V':
+			return 2;
 		case OPT_LOG_LEVEL:
 			lvl = parse_level(optarg);
 			if (lvl < 0)

@@ -4,6 +4,7 @@
 #include "lun.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,84 +18,174 @@ static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
+	unsigned shift = 0;
 
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	case 't': case 'T': v <<= 40; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
 	default: break;
 	}
-	if (*end == 'i' || *end == 'B')
+	if (shift && (*end == 'i' || *end == 'B'))
 		end++;
-	if (*end == 'B')
+	if (shift && *end == 'B')
 		end++;
-	if (*end)
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
 		return -EINVAL;
-	*out = v;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
-int lun_open(const char *spec, int id, uint32_t bs, struct lun **out)
+#define WHY(...) snprintf(why, whylen, __VA_ARGS__)
+
+/* Open the backing file: read-write unless `ro`, and read-only (write
+ * protected) when the file only allows reading. */
+static int open_file(struct lun *l, const char *path, bool *forced_ro,
+		     char *why, size_t whylen)
+{
+	struct stat st;
+
+	/* look before opening: opening a FIFO would block, a directory
+	 * would only say EISDIR */
+	if (stat(path, &st) < 0) {
+		int e = errno;
+		WHY("cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		WHY("%s is not a regular file or a block device", path);
+		return -EINVAL;
+	}
+	l->fd = l->ro ? -1 : open(path, O_RDWR | O_CLOEXEC);
+	if (l->fd < 0 && (l->ro || errno == EACCES || errno == EPERM || errno == EROFS)) {
+		int werr = errno;
+
+		l->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (l->fd >= 0 && !l->ro) {
+			*forced_ro = true;
+			l->ro = true;
+		} else if (l->fd < 0 && !l->ro) {
+			errno = werr;
+		}
+	}
+	if (l->fd < 0) {
+		int e = errno;
+		WHY("cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(l->fd, &st) < 0) {
+		int e = errno;
+		WHY("cannot stat %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(l->fd, BLKGETSIZE64, &l->size) < 0) {
+			int e = errno;
+			WHY("cannot get the size of block device %s: %s", path, strerror(e));
+			return -e;
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		l->size = (uint64_t)st.st_size;
+	} else {
+		WHY("%s is not a regular file or a block device", path);
+		return -EINVAL;
+	}
+	if (!l->size) {
+		WHY("%s is empty (0 bytes)", path);
+		return -EINVAL;
+	}
+	if (l->size % l->bs) {
+		WHY("%s is %llu bytes, not a multiple of the block size %u "
+		    "(grow it with truncate -s, or serve part of it with a loop device)",
+		    path, (unsigned long long)l->size, l->bs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
+		bool *forced_ro, char *why, size_t whylen)
 {
 	struct lun *l = calloc(1, sizeof(*l));
-	uint64_t size = 0;
+	char body[256];
+	size_t n = strlen(spec);
 	int r;
 
-	if (!l)
+	*forced_ro = false;
+	if (!l) {
+		WHY("out of memory");
 		return -ENOMEM;
+	}
 	l->id = id;
 	l->bs = bs;
 	l->fd = -1;
 	l->wce = true;
-	snprintf(l->spec, sizeof(l->spec), "%s", spec);
-	if (strncmp(spec, "ram:", 4) == 0) {
-		if ((r = parse_size(spec + 4, &size)) < 0)
-			goto fail;
-		size -= size % bs;
-		l->ram = true;
-		l->mem = size ? calloc(1, size) : NULL;
-		if (!l->mem) {
-			r = size ? -ENOMEM : -EINVAL;
-			goto fail;
-		}
-	} else if (strncmp(spec, "file:", 5) == 0) {
-		struct stat st;
-		l->fd = open(spec + 5, O_RDWR | O_CLOEXEC);
-		if (l->fd < 0) {
-			r = -errno;
-			goto fail;
-		}
-		if (fstat(l->fd, &st) < 0) {
-			r = -errno;
-			goto fail;
-		}
-		if (S_ISBLK(st.st_mode)) {
-			if (ioctl(l->fd, BLKGETSIZE64, &size) < 0) {
-				r = -errno;
-				goto fail;
-			}
-		} else {
-			size = (uint64_t)st.st_size;
-		}
-		size -= size % bs;
-		if (!size) {
+	if (n >= sizeof(body)) {
+		WHY("LUN spec longer than %zu bytes", sizeof(body) - 1);
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	/* ",ro" at the end: serve the LUN write protected */
+	snprintf(body, sizeof(body), "%s", spec);
+	if (n > 3 && !strcmp(body + n - 3, ",ro")) {
+		body[n - 3] = '\0';
+		l->ro = true;
+	}
+	snprintf(l->spec, sizeof(l->spec), "%s", body);
+	if (strncmp(body, "ram:", 4) == 0) {
+		if (parse_size(body + 4, &l->size) < 0) {
+			WHY("bad size '%s' in '%s': a number of bytes with an "
+			    "optional K, M, G or T suffix, e.g. ram:64M", body + 4, spec);
 			r = -EINVAL;
 			goto fail;
 		}
+		if (!l->size) {
+			WHY("'%s': the size must not be 0", spec);
+			r = -EINVAL;
+			goto fail;
+		}
+		if (l->size % bs) {
+			WHY("'%s': %llu bytes is not a multiple of the block size %u",
+			    spec, (unsigned long long)l->size, bs);
+			r = -EINVAL;
+			goto fail;
+		}
+		l->ram = true;
+		l->mem = calloc(1, l->size);
+		if (!l->mem) {
+			WHY("'%s': cannot allocate %llu bytes", spec,
+			    (unsigned long long)l->size);
+			r = -ENOMEM;
+			goto fail;
+		}
+	} else if (strncmp(body, "file:", 5) == 0) {
+		if (!body[5]) {
+			WHY("'%s': file: needs a path", spec);
+			r = -EINVAL;
+			goto fail;
+		}
+		if ((r = open_file(l, body + 5, forced_ro, why, whylen)) < 0)
+			goto fail;
 	} else {
+		const char *colon = strchr(body, ':');
+
+		WHY("unknown LUN type '%.*s' in '%s': use ram:SIZE or file:PATH, "
+		    "with ,ro for a write-protected LUN",
+		    colon ? (int)(colon - body) : (int)strlen(body), body, spec);
 		r = -EINVAL;
 		goto fail;
 	}
-	l->size = size;
-	l->nblocks = size / bs;
+	l->nblocks = l->size / bs;
 	/* stable per-LUN identifiers derived from the id and the spec */
 	uint32_t h = 2166136261u;
-	for (const char *p = spec; *p; p++)
+	for (const char *p = l->spec; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
 	snprintf(l->serial, sizeof(l->serial), "IDM%04x%08x", (unsigned)id & 0xffff, h);
 	/* NAA 3 (locally assigned, 8 bytes, SPC-4 7.8.6.6.2) */
@@ -114,6 +205,14 @@ fail:
 	free(l->mem);
 	free(l);
 	return r;
+}
+
+int lun_open(const char *spec, int id, uint32_t bs, struct lun **out)
+{
+	char why[256];
+	bool forced_ro;
+
+	return lun_open_ex(spec, id, bs, out, &forced_ro, why, sizeof(why));
 }
 
 int lun_attach_ctx(struct lun *l, idm_ctx *ctx)

@@ -41,17 +41,31 @@ struct lun {
 	bool prevent;
 	bool stopped;
 	bool swp;          /* control mode page SWP: software write protect */
+	bool ro;           /* ",ro" or a read-only backing file: write
+	                      protected whatever MODE SELECT says */
+	bool ro_forced;    /* ro because the file only allows reading */
 	bool d_sense;      /* control mode page D_SENSE: descriptor sense */
 	const void *reserved_by; /* SPC-2 RESERVE holder (I_T nexus) or NULL */
 	struct pr_state pr;      /* SPC-4 persistent reservations */
 };
 
 /**
- * Open a LUN from a spec: "ram:SIZE" (SIZE in bytes, or with K/M/G
- * suffix) or "file:PATH" (an existing file or block device; its size is
- * rounded down to the block size). `bs` is the logical block size.
+ * Open a LUN from a spec: "ram:SIZE" (SIZE in bytes, or with K/M/G/T
+ * suffix) or "file:PATH" (an existing regular file or block device),
+ * either followed by ",ro" for a write-protected LUN. The size must be a
+ * non-zero multiple of `bs`, the logical block size. A file we may only
+ * read is served write protected and sets *forced_ro. On error returns
+ * -errno with a message for the user in `why`.
  */
+int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
+		bool *forced_ro, char *why, size_t whylen);
+/** lun_open_ex() without the message. */
 int lun_open(const char *spec, int id, uint32_t bs, struct lun **out);
+/** Is the LUN write protected (",ro", read-only file, or SWP)? */
+static inline bool lun_write_protected(const struct lun *l)
+{
+	return l->ro || l->swp;
+}
 /** Register RAM LUN memory with libidm (zero copy Put/Get_Data). */
 int lun_attach_ctx(struct lun *l, idm_ctx *ctx);
 void lun_close(struct lun *l);

@@ -3,7 +3,11 @@
  * idm-target: command line, LUN setup, portal and the event loop.
  */
 #include "target.h"
+#include "config.h"
+#include "ex_keys.h"
 #include "ex_log.h"
+#include "luns.h"
+#include "notify.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -13,13 +17,20 @@
 
 struct target g_tgt;
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, hup;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		hup = 1;
+	else
+		stop = 1;
 }
+
+/* The config file's LUNs are opt.luns[cfg_at, cfg_at + cfg_n): a SIGHUP
+ * replaces them and keeps the command line's around them, in order, so
+ * that auto-numbered LUNs keep their numbers. */
+static int cfg_at = -1, cfg_n;
 
 static void usage(FILE *f, const char *prog)
 {
@@ -27,13 +38,17 @@ static void usage(FILE *f, const char *prog)
 "Usage: %s [options]\n"
 "An example iSCSI target on libidm, serving LUNs backed by RAM or files.\n"
 "\n"
+"  -c, --config FILE         read settings from FILE (\"name = value\" lines,\n"
+"                            names as the long options below); options\n"
+"                            after -c override it, lun/portal/key add to it\n"
 "  -p, --portal HOST:PORT    listen address (default 0.0.0.0:3260; port 0\n"
 "                            picks a free port; [v6addr]:port for IPv6);\n"
 "                            may be given several times\n"
 "  -t, --target-name IQN     target name (default iqn.2026-11.org.libidm:target)\n"
 "  -a, --alias NAME          TargetAlias (informational)\n"
-"  -l, --lun [N=]SPEC        add a LUN: ram:SIZE (e.g. ram:64M) or file:PATH;\n"
-"                            numbered 1, 2, ... unless N= is given\n"
+"  -l, --lun [N=]SPEC[,ro]   add a LUN: ram:SIZE (e.g. ram:64M) or file:PATH\n"
+"                            (a regular file or block device); ,ro serves it\n"
+"                            write protected; numbered 1, 2, ... unless N=\n"
 "  -b, --block-size N        logical block size: 512 (default) or 4096\n"
 "  -P, --provider LIST       transport providers: tcp, iser or tcp,iser\n"
 "                            (default tcp)\n"
@@ -42,54 +57,305 @@ static void usage(FILE *f, const char *prog)
 "                            MaxBurstLength=65536, HeaderDigest=CRC32C,None\n"
 "                            (defaults: ImmediateData=Yes InitialR2T=No\n"
 "                            MaxBurstLength=1048576 FirstBurstLength=262144\n"
-"                            MaxOutstandingR2T=16, digests CRC32C,None)\n"
+"                            MaxOutstandingR2T=16, digests CRC32C,None);\n"
+"                            checked against the RFC 7143/7145 ranges\n"
 "      --chap USER:SECRET    require one-way CHAP (MD5) from every initiator\n"
 "      --port-file FILE      write the listening TCP port to FILE once ready\n"
 "  -v, --verbose             more log output (debug: every failed command)\n"
 "  -q, --quiet               less log output (-q warnings, -qq errors only)\n"
+"      --log-level LEVEL     error, warn, info or debug (or 0-3); the\n"
+"                            default is IDM_LOG_LEVEL, else info\n"
+"      --log-target WHERE    auto (default), stderr, journal or syslog\n"
+"  -V, --version             print the program and libidm versions\n"
 "  -h, --help                this text\n"
 "\n"
-"Logs go to stderr. Stop with SIGINT or SIGTERM.\n"
+"Stop with SIGINT or SIGTERM. SIGHUP re-reads the lun lines of the config\n"
+"file. Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
+"command line, config file, key or LUN.\n"
 "Example:\n"
 "  %s --portal 127.0.0.1:3260 --target-name iqn.2026-11.org.libidm:t1 \\\n"
-"     --lun ram:64M --lun file:/var/tmp/disk.img -v\n",
+"     --lun ram:64M --lun file:/var/tmp/disk.img,ro -v\n",
 		prog, prog);
 }
 
-static int add_lun(const char *arg, int next_id, uint32_t bs)
+#define MAX_PORTALS 8
+
+enum { OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET };
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "portal", required_argument, NULL, 'p' },
+	{ "target-name", required_argument, NULL, 't' },
+	{ "alias", required_argument, NULL, 'a' },
+	{ "lun", required_argument, NULL, 'l' },
+	{ "block-size", required_argument, NULL, 'b' },
+	{ "provider", required_argument, NULL, 'P' },
+	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
+	{ "key", required_argument, NULL, 'k' },
+	{ "chap", required_argument, NULL, OPT_CHAP },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Everything the command line and the config file set. */
+static struct {
+	char *portals[MAX_PORTALS];
+	int nportals;
+	char *luns[TGT_MAX_LUNS];
+	int nluns;
+	const char *providers, *port_file, *config;
+	uint32_t bs;
+	int level;
+	int log_target;
+} opt;
+
+/* "option --name" or "FILE:LINE" for messages */
+static const char *origin(const char *where, int o, char *buf, size_t n)
 {
-	const char *spec = arg;
-	const char *eq = strchr(arg, '=');
-	int id = next_id;
-	struct lun *l;
+	if (where)
+		return where;
+	for (const struct option *p = long_opts; p->name; p++)
+		if (p->val == o) {
+			snprintf(buf, n, "option --%s", p->name);
+			return buf;
+		}
+	return "option";
+}
+
+static int add_key(char *kv, const char *where)
+{
+	const int max = (int)(sizeof(g_tgt.key_overrides) / sizeof(g_tgt.key_overrides[0]));
+	size_t nl = (size_t)(strchr(kv, '=') - kv);
+	char why[256];
+
+	if (ex_key_check_setting(kv, why, sizeof(why)) < 0) {
+		ex_err("%s: %s", where, why);
+		return -1;
+	}
+	/* in range for the RFC, but beyond what this target implements */
+	if (!strncmp(kv, "ErrorRecoveryLevel=", 19) && strtoull(kv + 19, NULL, 0) != 0) {
+		ex_err("%s: %s: this target implements ErrorRecoveryLevel 0 only", where, kv);
+		return -1;
+	}
+	if (!strncmp(kv, "MaxConnections=", 15) && strtoull(kv + 15, NULL, 0) != 1) {
+		ex_err("%s: %s: this target has one connection per session "
+		       "(MaxConnections=1)", where, kv);
+		return -1;
+	}
+	if (!strncmp(kv, "AuthMethod=", 11)) {
+		ex_err("%s: AuthMethod follows --chap (CHAP required) or its absence (None)",
+		       where);
+		return -1;
+	}
+	/* a later setting of the same key (command line after -c) wins */
+	for (int i = 0; i < g_tgt.nkey_overrides; i++)
+		if (!strncmp(g_tgt.key_overrides[i], kv, nl + 1)) {
+			g_tgt.key_overrides[i] = kv;
+			return 0;
+		}
+	if (g_tgt.nkey_overrides == max) {
+		ex_err("%s: too many keys (max %d)", where, max);
+		return -1;
+	}
+	g_tgt.key_overrides[g_tgt.nkey_overrides++] = kv;
+	return 0;
+}
+
+static int load_config(const char *path);
+static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn);
+
+/* Apply one option from the command line (where == NULL) or a config
+ * file. 0, or -1 after an error message. */
+static int set_option(int o, char *arg, const char *where)
+{
+	char wbuf[64];
+	const char *w = origin(where, o, wbuf, sizeof(wbuf));
+	int v;
+
+	switch (o) {
+	case 'c':
+		if (opt.config) {
+			ex_err("%s: only one config file", w);
+			return -1;
+		}
+		opt.config = arg;
+		cfg_at = opt.nluns;
+		if (load_config(arg) < 0)
+			return -1;
+		cfg_n = opt.nluns - cfg_at;
+		return 0;
+	case 'p':
+		if (opt.nportals == MAX_PORTALS) {
+			ex_err("%s: too many portals (max %d)", w, MAX_PORTALS);
+			return -1;
+		}
+		{
+			char host[256], port[16];
+
+			char *end;
+			unsigned long pn;
+
+			if (split_portal(arg, host, sizeof(host), port, sizeof(port)) < 0 ||
+			    (pn = strtoul(port, &end, 10), *end || end == port || pn > 65535)) {
+				ex_err("%s: bad portal '%s': use HOST:PORT, HOST or [IPv6]:PORT", w, arg);
+				return -1;
+			}
+		}
+		opt.portals[opt.nportals++] = arg;
+		return 0;
+	case 't':
+		if (!*arg || strlen(arg) > 223) {
+			ex_err("%s: the target name must be 1 to 223 bytes", w);
+			return -1;
+		}
+		g_tgt.name = arg;
+		return 0;
+	case 'a': g_tgt.alias = arg; return 0;
+	case 'l':
+		if (opt.nluns == TGT_MAX_LUNS) {
+			ex_err("%s: too many LUNs (max %d)", w, TGT_MAX_LUNS);
+			return -1;
+		}
+		opt.luns[opt.nluns++] = arg;
+		return 0;
+	case 'b':
+		if (strcmp(arg, "512") && strcmp(arg, "4096")) {
+			ex_err("%s: block size '%s': must be 512 or 4096", w, arg);
+			return -1;
+		}
+		opt.bs = (uint32_t)atoi(arg);
+		return 0;
+	case 'P':
+		opt.providers = arg;
+		return 0;
+	case OPT_PORT_FILE: opt.port_file = arg; return 0;
+	case OPT_CHAP: {
+		char *colon = strchr(arg, ':');
+		if (!colon || colon == arg || !colon[1]) {
+			ex_err("%s: --chap needs USER:SECRET", w);
+			return -1;
+		}
+		*colon = '\0';
+		g_tgt.chap_user = arg;
+		g_tgt.chap_secret = colon + 1;
+		return 0;
+	}
+	case 'k': return add_key(arg, w);
+	case OPT_LOG_LEVEL:
+		if ((v = ex_log_parse_level(arg)) < 0) {
+			ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
+			return -1;
+		}
+		opt.level = v;
+		return 0;
+	case OPT_LOG_TARGET:
+		if ((v = ex_log_parse_target(arg)) < 0) {
+			ex_err("%s: log target '%s': use auto, stderr, journal or syslog", w, arg);
+			return -1;
+		}
+		opt.log_target = v;
+		return 0;
+	case 'v':
+		if (opt.level < IDM_LOG_DEBUG)
+			opt.level++;
+		return 0;
+	case 'q':
+		if (opt.level > IDM_LOG_ERROR)
+			opt.level--;
+		return 0;
+	}
+	ex_err("%s: not handled", w);
+	return -1;
+}
+
+/* A config file line: its name is a long option that takes a value. */
+static int config_setting(const char *name, char *value, const char *where, void *arg)
+{
+	(void)arg;
+	for (const struct option *p = long_opts; p->name; p++)
+		if (!strcmp(p->name, name)) {
+			if (p->has_arg != required_argument || p->val == 'c') {
+				ex_err("%s: '%s' is not allowed in a config file", where, name);
+				return -1;
+			}
+			return set_option(p->val, value, where);
+		}
+	ex_err("%s: unknown setting '%s'", where, name);
+	return -1;
+}
+
+static int load_config(const char *path)
+{
+	static int depth;
 	int r;
 
-	if (eq && strncmp(arg, "ram:", 4) && strncmp(arg, "file:", 5)) {
-		char *end;
-		long v = strtol(arg, &end, 10);
-		if (end != eq || v < 0 || v > 16383) {
-			ex_err("bad LUN number in '%s'", arg);
-			return -1;
-		}
-		id = (int)v;
-		spec = eq + 1;
-	}
-	if (g_tgt.nluns == TGT_MAX_LUNS) {
-		ex_err("too many LUNs (max %d)", TGT_MAX_LUNS);
+	if (depth) {
+		ex_err("%s: config files cannot include others", path);
 		return -1;
 	}
-	for (int i = 0; i < g_tgt.nluns; i++)
-		if (g_tgt.luns[i]->id == id) {
-			ex_err("LUN %d given twice", id);
+	depth++;
+	r = config_load(path, config_setting, NULL);
+	depth--;
+	return r;
+}
+
+/* SIGHUP: the lun lines of the config file again; see doc/idm-target.md */
+struct reload_specs {
+	char *luns[TGT_MAX_LUNS];
+	int n;
+	uint32_t bs;
+};
+
+static int reload_setting(const char *name, char *value, const char *where, void *arg)
+{
+	struct reload_specs *rs = arg;
+
+	if (!strcmp(name, "lun")) {
+		if (rs->n == TGT_MAX_LUNS) {
+			ex_err("%s: too many LUNs (max %d)", where, TGT_MAX_LUNS);
 			return -1;
 		}
-	r = lun_open(spec, id, bs, &l);
-	if (r < 0) {
-		ex_err("cannot open LUN '%s': %s", spec, strerror(-r));
-		return -1;
+		rs->luns[rs->n++] = value;
+	} else if (!strcmp(name, "block-size") && (uint32_t)atoi(value) != rs->bs) {
+		ex_warn("%s: block-size changes need a restart; keeping %u", where, rs->bs);
 	}
-	g_tgt.luns[g_tgt.nluns++] = l;
-	return id;
+	return 0;
+}
+
+static void reload(void)
+{
+	struct reload_specs rs = { .bs = opt.bs };
+	void *mark;
+
+	if (!opt.config) {
+		ex_warn("SIGHUP: no config file (-c) to reload");
+		return;
+	}
+	notify_send("RELOADING=1");
+	ex_info("SIGHUP: reloading the LUNs of %s", opt.config);
+	/* the command line's LUNs stay; the file's are read again */
+	for (int i = 0; i < cfg_at; i++)
+		rs.luns[rs.n++] = opt.luns[i];
+	mark = config_mark();
+	if (config_load(opt.config, reload_setting, &rs) == 0) {
+		int after = opt.nluns - cfg_at - cfg_n;
+
+		if (rs.n + after > TGT_MAX_LUNS) {
+			ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
+		} else {
+			for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
+				rs.luns[rs.n++] = opt.luns[i];
+			luns_reload(rs.luns, rs.n, opt.bs);
+		}
+	}
+	/* the LUNs copied their specs: the file's strings can go */
+	config_release(mark);
+	notify_send("READY=1");
 }
 
 static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn)
@@ -115,116 +381,76 @@ static int split_portal(const char *arg, char *host, size_t hn, char *port, size
 	return *port ? 0 : -1;
 }
 
-#define MAX_PORTALS 8
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "portal", required_argument, NULL, 'p' },
-		{ "target-name", required_argument, NULL, 't' },
-		{ "alias", required_argument, NULL, 'a' },
-		{ "lun", required_argument, NULL, 'l' },
-		{ "block-size", required_argument, NULL, 'b' },
-		{ "provider", required_argument, NULL, 'P' },
-		{ "port-file", required_argument, NULL, 'F' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "chap", required_argument, NULL, 'C' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *portals[MAX_PORTALS];
-	const char *lun_args[TGT_MAX_LUNS];
-	const char *providers = "tcp", *port_file = NULL;
-	int nportals = 0, nlun_args = 0, verbosity = IDM_LOG_INFO, opt, rc = 1;
-	uint32_t bs = 512;
 	idm_portal *portal[MAX_PORTALS] = { 0 };
 	const struct idm_provider_info *prov;
 	size_t nprov;
+	int o, r, rc = 2;
 
 	g_tgt.name = "iqn.2026-11.org.libidm:target";
-	while ((opt = getopt_long(argc, argv, "p:t:a:l:b:P:k:vqh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (nportals == MAX_PORTALS) {
-				fprintf(stderr, "too many portals\n");
-				return 2;
-			}
-			portals[nportals++] = optarg;
-			break;
-		case 't': g_tgt.name = optarg; break;
-		case 'a': g_tgt.alias = optarg; break;
-		case 'l':
-			if (nlun_args == TGT_MAX_LUNS) {
-				fprintf(stderr, "too many LUNs\n");
-				return 2;
-			}
-			lun_args[nlun_args++] = optarg;
-			break;
-		case 'b': bs = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'P': providers = optarg; break;
-		case 'F': port_file = optarg; break;
-		case 'C': {
-			char *colon = strchr(optarg, ':');
-			if (!colon || colon == optarg || !colon[1]) {
-				fprintf(stderr, "--chap needs USER:SECRET\n");
-				return 2;
-			}
-			*colon = '\0';
-			g_tgt.chap_user = optarg;
-			g_tgt.chap_secret = colon + 1;
-			break;
+	opt.providers = "tcp";
+	opt.bs = 512;
+	opt.level = ex_log_env_level(argv[0], IDM_LOG_INFO);
+	opt.log_target = EX_LOG_AUTO;
+	/* errors of the command line and config file always show */
+	ex_log_init(argv[0], IDM_LOG_WARN);
+	while ((o = getopt_long(argc, argv, "c:p:t:a:l:b:P:k:vqVh", long_opts, NULL)) != -1) {
+		if (o == 'h') {
+			usage(stdout, argv[0]);
+			return 0;
 		}
-		case 'k':
-			if (!strchr(optarg, '=') ||
-			    g_tgt.nkey_overrides == (int)(sizeof(g_tgt.key_overrides) / sizeof(g_tgt.key_overrides[0]))) {
-				fprintf(stderr, "bad or too many --key options\n");
-				return 2;
-			}
-			g_tgt.key_overrides[g_tgt.nkey_overrides++] = optarg;
-			break;
-		case 'v': verbosity++; break;
-		case 'q': verbosity = verbosity > IDM_LOG_ERROR ? verbosity - 1 : IDM_LOG_ERROR; break;
-		case 'h': usage(stdout, argv[0]); return 0;
-		default: usage(stderr, argv[0]); return 2;
+		if (o == 'V') {
+			ex_print_version(argv[0]);
+			return 0;
 		}
+		if (o == '?' || o == ':') {
+			fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+			return 2;
+		}
+		if (set_option(o, optarg, NULL) < 0)
+			goto out;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
-		usage(stderr, argv[0]);
-		return 2;
+		ex_err("unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		goto out;
 	}
-	if (verbosity > IDM_LOG_DEBUG)
-		verbosity = IDM_LOG_DEBUG;
-	ex_log_init(argv[0], verbosity);
-	if (bs != 512 && bs != 4096) {
-		ex_err("block size must be 512 or 4096");
-		return 2;
-	}
-	if (strlen(g_tgt.name) > 223) {
-		ex_err("target name longer than 223 bytes");
-		return 2;
-	}
-	if (!nportals)
-		portals[nportals++] = "0.0.0.0:3260";
-	if (!nlun_args) {
-		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
-		return 2;
-	}
-	for (int i = 0, next = 1; i < nlun_args; i++) {
-		int id = add_lun(lun_args[i], next, bs);
-		if (id < 0)
+	ex_log_init(argv[0], opt.level);
+	ex_log_set_target((enum ex_log_target)opt.log_target);
+	{
+		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
+		/* (only when both are given: the defaults adapt) */
+		unsigned long long fbl = 0, mbl = 0;
+		for (int i = 0; i < g_tgt.nkey_overrides; i++) {
+			const char *k = g_tgt.key_overrides[i];
+			if (!strncmp(k, "FirstBurstLength=", 17))
+				fbl = strtoull(k + 17, NULL, 0);
+			else if (!strncmp(k, "MaxBurstLength=", 15))
+				mbl = strtoull(k + 15, NULL, 0);
+		}
+		if (fbl && mbl && fbl > mbl) {
+			ex_err("FirstBurstLength (%llu) must not exceed MaxBurstLength "
+			       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
 			goto out;
-		next = id + 1;
+		}
 	}
+	if (!opt.nportals)
+		opt.portals[opt.nportals++] = "0.0.0.0:3260";
+	if (!opt.nluns) {
+		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
+		goto out;
+	}
+	if (luns_open_all(opt.luns, opt.nluns, opt.bs) < 0)
+		goto out;
 
+	rc = 1;
 	struct idm_ctx_attr ca = {
 		.size = sizeof(ca),
 		.log_fn = ex_log_idm_sink,
-		.log_level = verbosity,
+		.log_level = opt.level,
 	};
-	int r = idm_ctx_create(&ca, &g_tgt.ctx);
+	r = idm_ctx_create(&ca, &g_tgt.ctx);
 	if (r < 0) {
 		ex_err("idm_ctx_create: %s", idm_strerror(r));
 		goto out;
@@ -235,71 +461,86 @@ int main(int argc, char **argv)
 			ex_info("provider %s: %s", prov[i].name, prov[i].path);
 		}
 	for (int i = 0; i < g_tgt.nluns; i++) {
-		r = lun_attach_ctx(g_tgt.luns[i], g_tgt.ctx);
+		struct lun *l = g_tgt.luns[i];
+
+		r = lun_attach_ctx(l, g_tgt.ctx);
 		if (r < 0) {
-			ex_err("LUN %d: idm_buf_create: %s", g_tgt.luns[i]->id, idm_strerror(r));
+			ex_err("LUN %d: idm_buf_create: %s", l->id, idm_strerror(r));
 			goto out;
 		}
-		ex_info("LUN %d: %s, %llu blocks of %u bytes", g_tgt.luns[i]->id,
-			g_tgt.luns[i]->spec, (unsigned long long)g_tgt.luns[i]->nblocks, bs);
+		ex_info("LUN %d: %s, %llu blocks of %u bytes%s", l->id, l->spec,
+			(unsigned long long)l->nblocks, opt.bs,
+			l->ro ? ", write protected" : "");
 	}
 
-	for (int i = 0; i < nportals; i++) {
+	for (int i = 0; i < opt.nportals; i++) {
 		char host[256], port[16];
 		struct idm_portal_attr pa = {
 			.size = sizeof(pa),
-			.providers = providers,
+			.providers = opt.providers,
 			.accept = conn_accept,
 		};
-		if (split_portal(portals[i], host, sizeof(host), port, sizeof(port)) < 0) {
-			ex_err("bad portal '%s'", portals[i]);
+		if (split_portal(opt.portals[i], host, sizeof(host), port, sizeof(port)) < 0) {
+			ex_err("bad portal '%s'", opt.portals[i]);
+			rc = 2;
 			goto out;
 		}
 		r = idm_portal_create(g_tgt.ctx, host, port, &pa, &portal[i]);
 		if (r < 0) {
-			ex_err("cannot listen on %s (%s): %s", portals[i], providers, idm_strerror(r));
+			ex_err("cannot listen on %s (%s): %s", opt.portals[i], opt.providers,
+			       idm_strerror(r));
 			goto out;
 		}
 		ex_info("listening on %s:%d (%s), target %s", host, idm_portal_port(portal[i]),
-			providers, g_tgt.name);
+			opt.providers, g_tgt.name);
 	}
-	if (port_file) {
-		FILE *f = fopen(port_file, "w");
+	if (opt.port_file) {
+		FILE *f = fopen(opt.port_file, "w");
 		if (!f || fprintf(f, "%d\n", idm_portal_port(portal[0])) < 0 || fclose(f)) {
-			ex_err("cannot write %s", port_file);
+			ex_err("cannot write %s", opt.port_file);
 			goto out;
 		}
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
+	notify_send("READY=1");
 	while (!stop) {
 		r = idm_ctx_progress(g_tgt.ctx, 100);
 		if (r < 0 && r != -EINTR) {
 			ex_err("idm_ctx_progress: %s", idm_strerror(r));
 			goto out;
 		}
+		if (hup) {
+			hup = 0;
+			reload();
+		}
 		conn_reap();
 		session_timers();
+		luns_reap();
 	}
+	notify_send("STOPPING=1");
 	ex_info("shutting down");
 	rc = 0;
 out:
-	for (int i = 0; i < nportals; i++)
+	for (int i = 0; i < opt.nportals; i++)
 		if (portal[i])
 			idm_portal_destroy(portal[i]);
 	if (g_tgt.ctx) {
 		conn_destroy_all();
 		pool_destroy();
-		for (int i = 0; i < g_tgt.nluns; i++) {
-			if (g_tgt.luns[i]->ib)
-				idm_buf_destroy(g_tgt.luns[i]->ib);
-			g_tgt.luns[i]->ib = NULL;
-		}
-		idm_ctx_destroy(g_tgt.ctx);
 	}
-	for (int i = 0; i < g_tgt.nluns; i++)
-		lun_close(g_tgt.luns[i]);
+	/* RAM LUN buffers go before the context they were created in */
+	luns_close_all();
+	if (g_tgt.ctx)
+		idm_ctx_destroy(g_tgt.ctx);
+	config_free();
 	return rc;
 }

@@ -95,7 +95,7 @@ static void mode_sense(struct scsi_cmd *sc)
 
 	memset(d, 0, sizeof(d));
 	/* device-specific parameter: WP, DPOFUA */
-	d[ten ? 3 : 2] = (uint8_t)((l->swp ? 0x80 : 0) | 0x10);
+	d[ten ? 3 : 2] = (uint8_t)((lun_write_protected(l) ? 0x80 : 0) | 0x10);
 	if (!dbd) {
 		uint64_t nb = l->nblocks > 0xffffffffu ? 0xffffffffu : l->nblocks;
 		wbe32(d + n, (uint32_t)nb);

@@ -22,10 +22,15 @@ static int check_range(struct scsi_cmd *sc, uint64_t lba, uint64_t n)
 	return 0;
 }
 
+/* SBC-3 4.11: WRITE PROTECTED (27h/00h) for a LUN served read-only,
+ * LOGICAL UNIT SOFTWARE WRITE PROTECTED (27h/02h) for the SWP bit. */
+#define ASC_WRITE_PROTECTED_MEDIUM 0x2700
+
 static int write_protected(struct scsi_cmd *sc)
 {
-	if (sc->lun->swp) {
-		scsi_sense(sc, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+	if (lun_write_protected(sc->lun)) {
+		scsi_sense(sc, SK_DATA_PROTECT, sc->lun->ro ? ASC_WRITE_PROTECTED_MEDIUM
+							    : ASC_WRITE_PROTECTED);
 		return 1;
 	}
 	return 0;
