@@ -427,8 +427,8 @@ static const char *login_status_text(uint8_t cls, uint8_t detail)
 	}
 }
 
-/* "initiator error: target not found (0x0203)", plus where a redirection
- * points (the TargetAddress key of the response, if any). */
+/* "initiator error: target not found (0x0203)"; a redirection says where
+ * it points (the TargetAddress key of the response, if any). */
 static void login_status_describe(char *buf, size_t len, uint8_t cls,
 				  uint8_t detail, const uint8_t *data,
 				  size_t dlen)
@@ -450,7 +450,9 @@ static void login_status_describe(char *buf, size_t len, uint8_t cls,
 		}
 		off += n + 1;
 	}
-	snprintf(buf, len, "%s: %s (0x%02x%02x)%s%.*s", login_status_class(cls),
+	/* "redirection: target moved ..." says the same thing twice */
+	snprintf(buf, len, "%s%s%s (0x%02x%02x)%s%.*s",
+		 cls == 1 ? "" : login_status_class(cls), cls == 1 ? "" : ": ",
 		 login_status_text(cls, detail), cls, detail, to ? " to " : "",
 		 tolen, to ? to : "");
 }
@@ -563,7 +565,8 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 		login_status_describe(st, sizeof(st), bhs[36], bhs[37], data,
 				      len);
 		ini_session_set_failed(s, -ECONNREFUSED, "login %s: %s",
-				       bhs[36] == 1 ? "redirected" : "refused",
+				       bhs[36] == 1 ? "redirected (not followed)"
+						    : "refused",
 				       st);
 		return;
 	}
