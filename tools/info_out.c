@@ -178,6 +178,19 @@ void out_int(struct out *o, const char *key, const char *label, long long v)
 	}
 }
 
+void out_uint(struct out *o, const char *key, const char *label,
+	      unsigned long long v)
+{
+	if (o->json) {
+		json_member(o, key);
+		fprintf(o->f, "%llu", v);
+	} else {
+		o->first[o->depth] = false;
+		text_head(o, key, label);
+		fprintf(o->f, "%llu\n", v);
+	}
+}
+
 void out_bool(struct out *o, const char *key, const char *label, bool v)
 {
 	if (o->json) {

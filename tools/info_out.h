@@ -33,6 +33,8 @@ void out_arr_end(struct out *o);
 void out_str(struct out *o, const char *key, const char *label, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void out_int(struct out *o, const char *key, const char *label, long long v);
+void out_uint(struct out *o, const char *key, const char *label,
+	      unsigned long long v);
 void out_bool(struct out *o, const char *key, const char *label, bool v);
 /* text only: a free line at the current indentation */
 void out_note(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -91,7 +91,7 @@ static void device(struct out *o, struct ibv_device *dev)
 	}
 	out_str(o, "fw_ver", "firmware", "%s", a.fw_ver);
 	out_int(o, "max_mr", "max MRs", a.max_mr);
-	out_int(o, "max_mr_size", "max MR size", (long long)a.max_mr_size);
+	out_uint(o, "max_mr_size", "max MR size", a.max_mr_size);
 	out_int(o, "max_mw", "max MWs", a.max_mw);
 	/* the iSER provider binds a type-2 window per I/O for its STags
 	 * (IDM_ISER_STAG=mw) and falls back to MR rkeys without them */
@@ -121,7 +121,7 @@ static void device(struct out *o, struct ibv_device *dev)
 		out_str(o, "link_layer", "link layer", "%s",
 			link_layer_name(pa.link_layer));
 		out_int(o, "active_mtu", "active MTU", 128 << pa.active_mtu);
-		out_int(o, "max_msg_sz", "max message", pa.max_msg_sz);
+		out_uint(o, "max_msg_sz", "max message", pa.max_msg_sz);
 		port_gids(o, gids, ngids, p);
 		out_obj_end(o);
 	}

@@ -58,7 +58,7 @@ for d in rd.get("devices", []):
           json.dumps({k: d.get(k) for k in ("max_mr", "max_mw", "max_sge", "mw_type2")}))
     check(len(d.get("ports", [])) >= 1, f"{d['name']}: ports listed")
     for port in d.get("ports", []):
-        if port.get("state") == "PORT_ACTIVE":
+        if port.get("state") == "active":  # ibv_port_state_str()
             active_gids += [g["gid"] for g in port.get("gids", [])]
 check(active_gids, "an active port with GIDs", json.dumps(rd)[:2000])
 ip = os.environ.get("IDM_RDMA_IP")
