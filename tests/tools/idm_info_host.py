@@ -4,7 +4,9 @@
 provider found is described, -p NAME sets the exit status, the usage
 errors exit 2. On a host without an RDMA device the iser provider is
 reported skipped with the reason "no RDMA device".
-Usage: idm_info_host.py PATH/TO/idm_info"""
+With the unit tests' broken fake providers in the path, each one is
+listed as skipped with its reason.
+Usage: idm_info_host.py PATH/TO/idm_info [FAKES_DIR]"""
 import json
 import os
 import subprocess
@@ -110,6 +112,27 @@ check(rc == 2, "stray argument: exit 2", f"rc={rc}")
 rc, out, err = run(env={"IDM_PROVIDER_PATH": "/nonexistent", "IDM_PROVIDERS": "none"})
 check(rc == 1 and "no usable provider" in err, "no provider at all: exit 1",
       f"rc={rc}\n{err}")
+
+fakes = sys.argv[2] if len(sys.argv) > 2 else ""
+if fakes and os.path.isdir(fakes):
+    path = ":".join(os.path.join(fakes, v) for v in
+                    ("good", "second", "badabi", "noop", "initfail"))
+    rc, out, err = run("--json", env={"IDM_PROVIDER_PATH": path,
+                                      "IDM_PROVIDERS": "fake,badabi,noop,initfail"})
+    got = {(p["name"], p["state"]): p for p in json.loads(out)["providers"]}
+    want = {("fake", "loaded"): None,
+            ("fake", "shadowed"): "was found first",
+            ("badabi", "skipped"): "ABI 2, libidm needs 1",
+            ("noop", "skipped"): "mandatory op put_data missing",
+            ("initfail", "skipped"): "no fake device here"}
+    for k, why in want.items():
+        check(k in got and (why is None or why in got[k].get("reason", "")),
+              f"fakes: {k[0]} {k[1]}" + (f" ({why})" if why else ""), out)
+    rc, out, err = run("-p", "badabi", env={"IDM_PROVIDER_PATH": path})
+    check(rc == 1 and "ABI 2, libidm needs 1" in err,
+          "-p badabi: exit 1, wrong ABI named", f"rc={rc}\n{err}")
+else:
+    print("skip the fake providers: no FAKES_DIR")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
