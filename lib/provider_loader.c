@@ -73,22 +73,25 @@ static struct idmp_prov_status *status_new(struct idm_ctx *ctx, const char *name
 {
 	struct idmp_prov_status *st;
 
+	/* one slot more than is listed: scratch for the files beyond the
+	 * limit, which are still loaded and logged, just not described */
 	if (!ctx->status) {
-		ctx->status = calloc(IDMP_MAX_PROVIDER_STATUS, sizeof(*ctx->status));
+		ctx->status = calloc(IDMP_MAX_PROVIDER_STATUS + 1, sizeof(*ctx->status));
 		if (!ctx->status)
 			return NULL;
 	}
-	if (ctx->n_status >= IDMP_MAX_PROVIDER_STATUS)
-		return NULL;
-	st = &ctx->status[ctx->n_status++];
+	if (ctx->n_status < IDMP_MAX_PROVIDER_STATUS)
+		st = &ctx->status[ctx->n_status++];
+	else
+		st = &ctx->status[IDMP_MAX_PROVIDER_STATUS];
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "%s", name);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	return st;
 }
 
-/* Record (and log) why the file at st is left out; st may be NULL when
- * the status table is full. Returns err. */
+/* Record (and log) why the file at st is left out; st is NULL only when
+ * out of memory. Returns err. */
 static int IDMP_PRINTF(5, 6) status_skip(struct idm_ctx *ctx, struct idmp_prov_status *st,
 					 enum idm_provider_state state, int err,
 					 const char *fmt, ...)
