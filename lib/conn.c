@@ -242,13 +242,10 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	    attr->cbs->size == 0 || attr->connect_timeout_ms < 0)
 		return -EINVAL;
 
-	r = getaddrinfo(host, port, &hints, &res);
-	if (r != 0)
-		return r == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
-	if (!res || res->ai_addrlen > sizeof(struct sockaddr_storage)) {
-		freeaddrinfo(res);
-		return -EHOSTUNREACH;
-	}
+	idmp_last_error_clear();
+	r = idmp_resolve(host, port, &hints, &res, -EHOSTUNREACH);
+	if (r < 0)
+		return r;
 
 	idmp_ctx_lock(ctx);
 	idmp_providers_load(ctx);
@@ -256,7 +253,7 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	if (!is_auto) {
 		prov = idmp_provider_by_name(ctx, attr->provider);
 		if (!prov) {
-			r = -ENOENT;
+			r = idmp_provider_unusable(ctx, attr->provider);
 			goto out;
 		}
 		if (!(prov->ops->caps & IDM_CAP_INITIATOR)) {
@@ -282,6 +279,8 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 		if (!prov) {
 			conn_unlink(c);
 			free(c);
+			idmp_last_error_set("\"auto\": neither iser nor tcp can "
+					    "reach %s", host);
 			r = -ENOENT;
 			goto out;
 		}

@@ -8,10 +8,24 @@
 /* log.c */
 void idmp_log_init(struct idm_ctx *ctx, const struct idm_ctx_attr *attr);
 
+/* error.c: the thread's detail for idm_last_error() */
+void idmp_last_error_clear(void);
+void idmp_last_error_set(const char *fmt, ...) IDMP_PRINTF(1, 2);
+
+/* resolve.c: getaddrinfo() with the resolver's message kept for
+ * idm_last_error(); returns 0 or a negative errno (`fallback` when no
+ * errno fits, e.g. an unknown name) */
+struct addrinfo;
+int idmp_resolve(const char *host, const char *port, const struct addrinfo *hints,
+		 struct addrinfo **res, int fallback);
+
 /* provider_loader.c */
 int idmp_providers_load(struct idm_ctx *ctx);
 void idmp_providers_unload(struct idm_ctx *ctx);
 struct idmp_provider *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
+/* Why a provider of that name is not loaded (found and skipped, or not
+ * found): sets idm_last_error() and returns the errno to report. */
+int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 
 /* conn.c */
 struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov,

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "idm_internal.h"
 
+#include "ctx_priv.h"
+
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+
+/* Detail of the last failed call in this thread (see idm_last_error()):
+ * thread-local so that concurrent callers never read each other's. */
+static _Thread_local char last_error[256];
 
 /*
  * Messages for the errno values libidm returns, worded for its context;
@@ -38,6 +45,8 @@ IDM_API const char *idm_strerror(int err)
 		return "Task tag already in use on this connection";
 	case ENOSYS:
 		return "Operation not supported by this provider";
+	case ENODEV:
+		return "No usable device for this provider";
 	case ETIMEDOUT:
 		return "Timed out";
 	case ERANGE:
@@ -55,7 +64,30 @@ IDM_API const char *idm_strerror(int err)
 	return "Unknown error";
 }
 
+#define IDMP_STR_(x) #x
+#define IDMP_STR(x) IDMP_STR_(x)
+
 IDM_API const char *idm_version(void)
 {
-	return "1.0.0";
+	return IDMP_STR(IDM_VERSION_MAJOR) "." IDMP_STR(IDM_VERSION_MINOR) "." IDMP_STR(
+		IDM_VERSION_PATCH);
+}
+
+void idmp_last_error_clear(void)
+{
+	last_error[0] = '\0';
+}
+
+void idmp_last_error_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+IDM_API const char *idm_last_error(void)
+{
+	return last_error;
 }

@@ -21,6 +21,11 @@
 #define IDMP_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 #define IDMP_MAX_PROVIDERS 8
+/* provider files described by idm_get_provider_status(); more are loaded
+ * or skipped as usual, just not described */
+#define IDMP_MAX_PROVIDER_STATUS 32
+
+struct idmp_prov_status;
 
 /* ------------------------------------------------------------------ */
 /* Event loop                                                          */
@@ -115,6 +120,9 @@ struct idmp_provider {
 	void *priv;      /* provider's global state */
 	struct idm_provider_info info;
 	char path[512];
+	/* init() may say here why it failed ("no RDMA device"): shown by
+	 * idm_get_provider_status() and idm_last_error() */
+	char why[128];
 };
 
 enum idmp_conn_state {
@@ -230,6 +238,9 @@ struct idm_ctx {
 	size_t n_providers;
 	struct idmp_provider providers[IDMP_MAX_PROVIDERS];
 	struct idm_provider_info provider_info[IDMP_MAX_PROVIDERS];
+	/* every provider file found, loaded or not (idm_get_provider_status) */
+	struct idmp_prov_status *status;
+	size_t n_status;
 	/* objects */
 	struct idm_conn *conns;
 	struct idm_portal *portals;

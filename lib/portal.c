@@ -50,13 +50,10 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 	    attr->size < offsetof(struct idm_portal_attr, backlog) + sizeof(int) ||
 	    attr->backlog < 0)
 		return -EINVAL;
-	r = getaddrinfo(host, port, &hints, &res);
-	if (r != 0)
-		return r == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
-	if (!res || res->ai_addrlen > sizeof(ss)) {
-		freeaddrinfo(res);
-		return -EADDRNOTAVAIL;
-	}
+	idmp_last_error_clear();
+	r = idmp_resolve(host, port, &hints, &res, -EADDRNOTAVAIL);
+	if (r < 0)
+		return r;
 	memcpy(&ss, res->ai_addr, res->ai_addrlen);
 
 	p = calloc(1, sizeof(*p));
@@ -87,7 +84,7 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 		names += n + (names[n] == ',');
 		prov = idmp_provider_by_name(ctx, name);
 		if (!prov) {
-			r = -ENOENT;
+			r = idmp_provider_unusable(ctx, name);
 			break;
 		}
 		if (!(prov->ops->caps & IDM_CAP_TARGET)) {

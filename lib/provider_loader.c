@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,32 +55,106 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-/* Validate an ops table; returns 0 or -ELIBBAD with the reason logged. */
-int idmp_provider_validate(struct idm_ctx *ctx, const struct idmp_provider_ops *ops,
-			   const char *path);
-int idmp_provider_validate(struct idm_ctx *ctx, const struct idmp_provider_ops *ops,
-			   const char *path)
+/* What idm_get_provider_status() reports of one file; the public struct
+ * points into the strings copied here (the module may be unloaded). */
+struct idmp_prov_status {
+	enum idm_provider_state state;
+	int error;
+	uint32_t abi_version;
+	uint64_t caps;
+	char name[64];
+	char path[512];
+	char description[128];
+	char reason[256];
+};
+
+static struct idmp_prov_status *status_new(struct idm_ctx *ctx, const char *name,
+					   const char *path)
+{
+	struct idmp_prov_status *st;
+
+	/* one slot more than is listed: scratch for the files beyond the
+	 * limit, which are still loaded and logged, just not described */
+	if (!ctx->status) {
+		ctx->status = calloc(IDMP_MAX_PROVIDER_STATUS + 1, sizeof(*ctx->status));
+		if (!ctx->status)
+			return NULL;
+	}
+	if (ctx->n_status < IDMP_MAX_PROVIDER_STATUS)
+		st = &ctx->status[ctx->n_status++];
+	else
+		st = &ctx->status[IDMP_MAX_PROVIDER_STATUS];
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	snprintf(st->path, sizeof(st->path), "%s", path);
+	return st;
+}
+
+/* Record (and log) why the file at st is left out; st is NULL only when
+ * out of memory. Returns err. */
+static int IDMP_PRINTF(5, 6) status_skip(struct idm_ctx *ctx, struct idmp_prov_status *st,
+					 enum idm_provider_state state, int err,
+					 const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (st) {
+		st->state = state;
+		st->error = err;
+		snprintf(st->reason, sizeof(st->reason), "%s", why);
+	}
+	/* A host without RDMA (init failed) is normal, a broken module or
+	 * a full table is not. */
+	if (state == IDM_PROVIDER_SKIPPED && (err == -ELIBBAD || err == -E2BIG))
+		idmp_warn(ctx, "provider %s: %s", st ? st->path : "?", why);
+	else if (state == IDM_PROVIDER_SKIPPED)
+		idmp_info(ctx, "provider %s: not usable here: %s",
+			  st ? st->path : "?", why);
+	else
+		idmp_dbg(ctx, "provider %s: %s", st ? st->path : "?", why);
+	return err;
+}
+
+static void status_opened(struct idmp_prov_status *st,
+			  const struct idmp_provider_ops *ops)
+{
+	if (!st || !ops)
+		return;
+	st->abi_version = ops->abi_version;
+	if (ops->abi_version != IDMP_PROVIDER_ABI ||
+	    ops->size < sizeof(struct idmp_provider_ops))
+		return; /* the rest of the table is not ours to read */
+	st->caps = ops->caps;
+	if (ops->description)
+		snprintf(st->description, sizeof(st->description), "%s",
+			 ops->description);
+}
+
+/* Validate an ops table; returns 0 or -ELIBBAD with the reason recorded
+ * and logged. */
+static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
+		    const struct idmp_provider_ops *ops)
 {
 	const char *missing = NULL;
 
-	if (!ops) {
-		idmp_warn(ctx, "provider %s: entry point returned no ops", path);
-		return -ELIBBAD;
-	}
-	if (ops->abi_version != IDMP_PROVIDER_ABI) {
-		idmp_warn(ctx, "provider %s: ABI %u, libidm needs %u", path,
-			  ops->abi_version, IDMP_PROVIDER_ABI);
-		return -ELIBBAD;
-	}
-	if (ops->size < sizeof(struct idmp_provider_ops)) {
-		idmp_warn(ctx, "provider %s: ops table of %u bytes, need %zu",
-			  path, ops->size, sizeof(struct idmp_provider_ops));
-		return -ELIBBAD;
-	}
-	if (!valid_name(ops->name)) {
-		idmp_warn(ctx, "provider %s: invalid name", path);
-		return -ELIBBAD;
-	}
+	if (!ops)
+		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				   "entry point returned no ops");
+	if (ops->abi_version != IDMP_PROVIDER_ABI)
+		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				   "ABI %u, libidm needs %u", ops->abi_version,
+				   IDMP_PROVIDER_ABI);
+	if (ops->size < sizeof(struct idmp_provider_ops))
+		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				   "ops table of %u bytes, need %zu", ops->size,
+				   sizeof(struct idmp_provider_ops));
+	if (!valid_name(ops->name))
+		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				   "invalid name");
 #define NEED(op)                                                               \
 	if (!missing && !ops->op)                                              \
 		missing = #op;
@@ -93,11 +169,9 @@ int idmp_provider_validate(struct idm_ctx *ctx, const struct idmp_provider_ops *
 	NEED(conn_terminate)
 	NEED(task_free)
 #undef NEED
-	if (missing) {
-		idmp_warn(ctx, "provider %s (%s): mandatory op %s missing", path,
-			  ops->name, missing);
-		return -ELIBBAD;
-	}
+	if (missing)
+		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				   "mandatory op %s missing", missing);
 	return 0;
 }
 
@@ -115,7 +189,8 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	void *dl;
 	idmp_provider_entry_fn entry;
 	const struct idmp_provider_ops *ops;
-	struct idmp_provider *prov;
+	struct idmp_provider *prov, *first;
+	struct idmp_prov_status *st;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
@@ -124,34 +199,46 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 		return;
 	memcpy(name, base + strlen(PREFIX), n - strlen(PREFIX) - strlen(SUFFIX));
 	name[n - strlen(PREFIX) - strlen(SUFFIX)] = '\0';
-	if (!name_allowed(filter, name))
+	st = status_new(ctx, name, path);
+	if (!name_allowed(filter, name)) {
+		status_skip(ctx, st, IDM_PROVIDER_FILTERED, -ENOENT,
+			    "not in IDM_PROVIDERS=%s", filter);
 		return;
-	if (idmp_provider_by_name(ctx, name))
-		return; /* an earlier directory wins */
+	}
+	first = idmp_provider_by_name(ctx, name);
+	if (first) { /* an earlier directory wins */
+		status_skip(ctx, st, IDM_PROVIDER_SHADOWED, -EEXIST,
+			    "%s was found first", first->path);
+		return;
+	}
 	if (ctx->n_providers >= IDMP_MAX_PROVIDERS) {
-		idmp_warn(ctx, "provider %s: too many providers", path);
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -E2BIG,
+			    "too many providers (%d)", IDMP_MAX_PROVIDERS);
 		return;
 	}
 
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
-		idmp_warn(ctx, "provider %s: %s", path, dlerror());
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, "%s", dlerror());
 		return;
 	}
 	entry = (idmp_provider_entry_fn)dlsym(dl, IDMP_PROVIDER_ENTRY_NAME);
 	if (!entry) {
-		idmp_warn(ctx, "provider %s: no %s symbol (wrong provider ABI?)",
-			  path, IDMP_PROVIDER_ENTRY_NAME);
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+			    "no %s symbol (wrong provider ABI?)",
+			    IDMP_PROVIDER_ENTRY_NAME);
 		dlclose(dl);
 		return;
 	}
 	ops = entry();
-	if (idmp_provider_validate(ctx, ops, path) < 0) {
+	status_opened(st, ops);
+	if (validate(ctx, st, ops) < 0) {
 		dlclose(dl);
 		return;
 	}
 	if (strcmp(ops->name, name)) {
-		idmp_warn(ctx, "provider %s: calls itself \"%s\"", path, ops->name);
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+			    "calls itself \"%s\"", ops->name);
 		dlclose(dl);
 		return;
 	}
@@ -166,8 +253,10 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	if (ops->init) {
 		int r = ops->init(prov);
 		if (r < 0) {
-			idmp_info(ctx, "provider %s: not usable here: %s", path,
-				  idm_strerror(r));
+			if (r == INT_MIN)
+				r = -EINVAL;
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r, "%s",
+				    prov->why[0] ? prov->why : idm_strerror(r));
 			dlclose(dl);
 			return;
 		}
@@ -179,6 +268,8 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	prov->info.caps = ops->caps;
 	ctx->provider_info[ctx->n_providers] = prov->info;
 	ctx->n_providers++;
+	if (st)
+		st->state = IDM_PROVIDER_LOADED;
 	idmp_dbg(ctx, "provider %s loaded from %s", ops->name, path);
 }
 
@@ -252,6 +343,9 @@ void idmp_providers_unload(struct idm_ctx *ctx)
 	}
 	ctx->n_providers = 0;
 	ctx->providers_loaded = false;
+	free(ctx->status);
+	ctx->status = NULL;
+	ctx->n_status = 0;
 }
 
 struct idmp_provider *idmp_provider_by_name(struct idm_ctx *ctx, const char *name)
@@ -275,4 +369,71 @@ IDM_API int idm_get_providers(idm_ctx *ctx, const struct idm_provider_info **lis
 	*count = ctx->n_providers;
 	idmp_ctx_unlock(ctx);
 	return r;
+}
+
+int idmp_provider_unusable(struct idm_ctx *ctx, const char *name)
+{
+	const struct idmp_prov_status *st = NULL;
+
+	/* the first skipped file of that name tells most: a shadowed or
+	 * filtered one only matters when nothing was tried */
+	for (size_t i = 0; i < ctx->n_status; i++) {
+		if (strcmp(ctx->status[i].name, name))
+			continue;
+		if (!st || (st->state != IDM_PROVIDER_SKIPPED &&
+			    ctx->status[i].state == IDM_PROVIDER_SKIPPED))
+			st = &ctx->status[i];
+	}
+	if (!st) {
+		const char *env = secure_getenv("IDM_PROVIDER_PATH");
+
+		idmp_last_error_set("no provider \"%s\" (no libidm-%s.so in "
+				    "IDM_PROVIDER_PATH=%s nor in %s)",
+				    name, name, env ? env : "", IDM_PROVIDER_DIR);
+		return -ENOENT;
+	}
+	idmp_last_error_set("provider %s %s: %s (%s)", name,
+			    st->state == IDM_PROVIDER_SKIPPED ? "not usable here"
+							      : "not loaded",
+			    st->reason, st->path);
+	return st->state == IDM_PROVIDER_SKIPPED && st->error < 0 ? st->error
+								   : -ENOENT;
+}
+
+IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
+				    struct idm_provider_status *out)
+{
+	struct idm_provider_status st;
+	const struct idmp_prov_status *s;
+	int r = 0;
+
+	if (!ctx || !out || out->size == 0)
+		return -EINVAL;
+	idmp_ctx_lock(ctx);
+	idmp_providers_load(ctx);
+	if (index >= ctx->n_status) {
+		r = -ENOENT;
+		goto out;
+	}
+	s = &ctx->status[index];
+	memset(&st, 0, sizeof(st));
+	st.size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
+	st.state = s->state;
+	st.name = s->name;
+	st.path = s->path;
+	st.description = s->description;
+	st.abi_version = s->abi_version;
+	st.caps = s->caps;
+	st.error = s->state == IDM_PROVIDER_LOADED ? 0 : s->error;
+	st.reason = s->reason;
+	/* a caller built against an older, shorter struct gets its part */
+	memcpy(out, &st, st.size);
+out:
+	idmp_ctx_unlock(ctx);
+	return r;
+}
+
+IDM_API const char *idm_provider_dir(void)
+{
+	return IDM_PROVIDER_DIR;
 }

@@ -365,9 +365,29 @@ static int handle_key(struct ini_session *s, struct ex_textbuf *answers,
 	return rc < 0 ? -ENOSPC : 0;
 }
 
+/* RFC 7143 section 11.13.5: Status-Class and Status-Detail of a Login
+ * Response, in the RFC's words. */
+static const char *login_status_class(uint8_t cls)
+{
+	switch (cls) {
+	case 0:
+		return "success";
+	case 1:
+		return "redirection";
+	case 2:
+		return "initiator error";
+	case 3:
+		return "target error";
+	default:
+		return "unknown status class";
+	}
+}
+
 static const char *login_status_text(uint8_t cls, uint8_t detail)
 {
 	switch ((cls << 8) | detail) {
+	case 0x0000:
+		return "success";
 	case 0x0101:
 		return "target moved temporarily";
 	case 0x0102:
@@ -403,8 +423,38 @@ static const char *login_status_text(uint8_t cls, uint8_t detail)
 	case 0x0302:
 		return "out of resources";
 	default:
-		return "unknown status";
+		return "unknown status detail";
 	}
+}
+
+/* "initiator error: target not found (0x0203)"; a redirection says where
+ * it points (the TargetAddress key of the response, if any). */
+static void login_status_describe(char *buf, size_t len, uint8_t cls,
+				  uint8_t detail, const uint8_t *data,
+				  size_t dlen)
+{
+	static const char key[] = "TargetAddress=";
+	const char *to = NULL;
+	int tolen = 0;
+
+	for (size_t off = 0; cls == 1 && data && off < dlen;) {
+		const char *kv = (const char *)data + off;
+		size_t n = strnlen(kv, dlen - off);
+
+		if (n > sizeof(key) - 1 && !strncmp(kv, key, sizeof(key) - 1)) {
+			to = kv + sizeof(key) - 1;
+			tolen = (int)(n - (sizeof(key) - 1) > 255
+					      ? 255
+					      : n - (sizeof(key) - 1));
+			break;
+		}
+		off += n + 1;
+	}
+	/* "redirection: target moved ..." says the same thing twice */
+	snprintf(buf, len, "%s%s%s (0x%02x%02x)%s%.*s",
+		 cls == 1 ? "" : login_status_class(cls), cls == 1 ? "" : ": ",
+		 login_status_text(cls, detail), cls, detail, to ? " to " : "",
+		 tolen, to ? to : "");
 }
 
 static int notice_and_enable(struct ini_session *s)
@@ -510,10 +560,14 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 		return;
 	}
 	if (bhs[36] != 0) {
-		ini_session_set_failed(s, -ECONNREFUSED,
-				       "login refused: %s (status 0x%02x%02x)",
-				       login_status_text(bhs[36], bhs[37]),
-				       bhs[36], bhs[37]);
+		char st[384];
+
+		login_status_describe(st, sizeof(st), bhs[36], bhs[37], data,
+				      len);
+		ini_session_set_failed(s, -ECONNREFUSED, "login %s: %s",
+				       bhs[36] == 1 ? "redirected (not followed)"
+						    : "refused",
+				       st);
 		return;
 	}
 	if (csg != s->login_csg || (transit && cont) ||

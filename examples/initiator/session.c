@@ -320,9 +320,12 @@ int ini_session_connect(struct ini_session *s)
 		s->conn = NULL;
 		s->state = INI_S_FAILED;
 		s->fail = rc;
-		snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s",
+		/* idm_last_error(): the resolver's message, or why the
+		 * provider cannot be used here */
+		snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s%s%s",
 			 s->o->portal.host, s->o->portal.port, s->o->provider,
-			 idm_strerror(rc));
+			 idm_strerror(rc), *idm_last_error() ? ": " : "",
+			 idm_last_error());
 		return rc;
 	}
 	/* The connected callback ends the wait; bound it ourselves too in

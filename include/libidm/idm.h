@@ -38,10 +38,10 @@ extern "C" {
 
 /* Library version (of the headers the caller was compiled with). */
 #define IDM_VERSION_MAJOR 1
-#define IDM_VERSION_MINOR 0
+#define IDM_VERSION_MINOR 1
 #define IDM_VERSION_PATCH 0
 
-/** Version of the library actually loaded, as "1.0.0". */
+/** Version of the library actually loaded, as "1.1.0". */
 IDM_API const char *idm_version(void);
 
 /* ------------------------------------------------------------------ */
@@ -149,13 +149,63 @@ struct idm_provider_info {
 
 /**
  * List the providers that loaded. `*list` stays valid until the context is
- * destroyed. Providers that failed to load are logged and left out.
+ * destroyed. Providers that failed to load are logged and left out (see
+ * idm_get_provider_status() for why).
  * Search path: IDM_PROVIDER_PATH (colon-separated; ignored in setuid
  * programs), then the install directory ($libdir/libidm). IDM_PROVIDERS
  * (comma-separated names) restricts which are loaded.
  */
 IDM_API int idm_get_providers(idm_ctx *ctx, const struct idm_provider_info **list,
 			      size_t *count);
+
+/* idm_provider_status.state */
+enum idm_provider_state {
+	IDM_PROVIDER_LOADED = 0,   /* usable; also in idm_get_providers() */
+	IDM_PROVIDER_SKIPPED = 1,  /* refused: see error and reason */
+	IDM_PROVIDER_SHADOWED = 2, /* the same name was found earlier in the
+				      search path, which wins */
+	IDM_PROVIDER_FILTERED = 3, /* left out by IDM_PROVIDERS */
+};
+
+/* Since 1.1. One provider file found in the search path. */
+struct idm_provider_status {
+	uint32_t size;              /* sizeof(struct idm_provider_status), set by
+				       the caller */
+	enum idm_provider_state state;
+	const char *name;           /* from the file name libidm-<name>.so */
+	const char *path;
+	const char *description;    /* "" unless the module was opened */
+	uint32_t abi_version;       /* 0 unless the module was opened */
+	uint64_t caps;              /* IDM_CAP_*; 0 unless it was opened */
+	int error;                  /* negative errno why it was skipped, or 0 */
+	const char *reason;         /* why it was skipped, shadowed or
+				       filtered ("no RDMA device"); "" if
+				       loaded */
+};
+
+/**
+ * Since 1.1. Describe the index-th provider file the search found (loading
+ * the providers first, as idm_get_providers() does): the ones that loaded
+ * and, for those left out, why. Fills at most st->size bytes of *st (the
+ * caller sets st->size). Returns 0, or -ENOENT when index is past the last
+ * one, so a loop from 0 lists them all, in search order. The strings stay
+ * valid until the context is destroyed.
+ */
+IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
+				    struct idm_provider_status *st);
+
+/** Since 1.1. The install directory searched after IDM_PROVIDER_PATH. */
+IDM_API const char *idm_provider_dir(void);
+
+/**
+ * Since 1.1. More detail on the last call that failed in this thread, when
+ * its return value alone says too little: the resolver's message for a
+ * host that does not resolve, why a provider asked for by name cannot be
+ * used ("provider iser not usable: no RDMA device"). "" if the last such
+ * call (idm_conn_connect(), idm_portal_create()) succeeded or had nothing
+ * to add. Thread-local; valid until the next libidm call in this thread.
+ */
+IDM_API const char *idm_last_error(void);
 
 /* ------------------------------------------------------------------ */
 /* Connection callbacks (the RFC 5047 notifications)                   */

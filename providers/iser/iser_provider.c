@@ -17,6 +17,7 @@
 #include "iser.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +37,58 @@ static int env_int(const char *name, int def, int lo, int hi)
 	return (int)n;
 }
 
+/* Without an RDMA device (or without the rdma_cm character device) every
+ * connect and listen would fail later with a misleading errno: refuse to
+ * load instead, saying why, so the provider is listed as skipped and
+ * "auto" goes straight to TCP. Devices that appear later need a new
+ * context. */
+static int usable_here(struct idmp_provider *prov)
+{
+	struct ibv_device **list;
+	struct rdma_event_channel *ech;
+	int n = 0, err;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	err = errno;
+	if (!list) {
+		/* ENOSYS: no verbs support in the kernel at all */
+		if (err && err != ENOSYS)
+			snprintf(prov->why, sizeof(prov->why),
+				 "no RDMA device (libibverbs: %s)", strerror(err));
+		else
+			snprintf(prov->why, sizeof(prov->why), "no RDMA device");
+		return -ENODEV;
+	}
+	ibv_free_device_list(list);
+	if (n == 0) {
+		snprintf(prov->why, sizeof(prov->why),
+			 "no RDMA device");
+		return -ENODEV;
+	}
+	errno = 0;
+	ech = rdma_create_event_channel();
+	err = errno;
+	if (!ech) {
+		snprintf(prov->why, sizeof(prov->why),
+			 "%d RDMA device(s) but no RDMA connection manager "
+			 "(/dev/infiniband/rdma_cm): %s",
+			 n, strerror(err ? err : ENODEV));
+		return -ENODEV;
+	}
+	rdma_destroy_event_channel(ech);
+	return 0;
+}
+
 static int iser_init(struct idmp_provider *prov)
 {
-	struct iser_prov *ip = calloc(1, sizeof(*ip));
+	struct iser_prov *ip;
 	const char *stag = getenv("IDM_ISER_STAG");
+	int r = usable_here(prov);
 
+	if (r < 0)
+		return r;
+	ip = calloc(1, sizeof(*ip));
 	if (!ip)
 		return -ENOMEM;
 	ip->prov = prov;

@@ -18,6 +18,7 @@
  * and every op is counted in fake_stats, which tests read with dlsym().
  */
 #include "provider.h"
+#include <stdio.h>
 #include "fake_provider.h"
 
 #include <errno.h>
@@ -63,6 +64,7 @@ static int fake_init(struct idmp_provider *prov)
 {
 	fake_stats.init++;
 #if FAKE_VARIANT == FAKE_INITFAIL
+	snprintf(prov->why, sizeof(prov->why), "no fake device here");
 	return -ENODEV;
 #else
 	return 0;
