@@ -314,7 +314,15 @@ struct reload_specs {
 static int reload_setting(const char *name, char *value, const char *where, void *arg)
 {
 	struct reload_specs *rs = arg;
+	const struct option *p;
 
+	/* A file that would not start the target must not reload it either. */
+	for (p = long_opts; p->name && strcmp(p->name, name); p++)
+		;
+	if (!p->name || p->has_arg != required_argument || p->val == 'c') {
+		ex_err("%s: unknown setting '%s'; nothing reloaded", where, name);
+		return -1;
+	}
 	if (!strcmp(name, "lun")) {
 		if (rs->n == TGT_MAX_LUNS) {
 			ex_err("%s: too many LUNs (max %d)", where, TGT_MAX_LUNS);
@@ -487,8 +495,10 @@ int main(int argc, char **argv)
 		}
 		r = idm_portal_create(g_tgt.ctx, host, port, &pa, &portal[i]);
 		if (r < 0) {
-			ex_err("cannot listen on %s (%s): %s", opt.portals[i], opt.providers,
-			       idm_strerror(r));
+			const char *why = idm_last_error();
+
+			ex_err("cannot listen on %s (%s): %s%s%s", opt.portals[i], opt.providers,
+			       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
 			goto out;
 		}
 		ex_info("listening on %s:%d (%s), target %s", host, idm_portal_port(portal[i]),

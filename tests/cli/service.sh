@@ -129,6 +129,16 @@ kill -HUP "$TARGET_PID"
 for _ in $(seq 50); do grep -q "reload failed" "$TMP/t.log" && break; sleep 0.1; done
 grep -q "reload failed: LUN list unchanged" "$TMP/t.log" || fail "SIGHUP with a bad LUN: not refused"
 expect_run "SIGHUP refused: LUN list unchanged" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/1"
+# an unknown setting added to the file: refused like a start would be
+sed -i '/^lun = 4=disk:\/x$/d' "$TMP/target.conf"
+echo "lun = 4=ram:1M" >>"$TMP/target.conf"
+echo "bogus-name = 1" >>"$TMP/target.conf"
+kill -HUP "$TARGET_PID"
+for _ in $(seq 50); do grep -q "nothing reloaded" "$TMP/t.log" && break; sleep 0.1; done
+grep -q "unknown setting 'bogus-name'; nothing reloaded" "$TMP/t.log" ||
+	fail "SIGHUP with an unknown setting: not refused"
+expect_run "SIGHUP with an unknown setting: LUN list unchanged" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/1"
+sed -i '/^bogus-name = 1$/d; /^lun = 4=ram:1M$/d' "$TMP/target.conf"
 # LUN 1 (a file) and LUN 3 (RAM) removed under I/O: the commands in
 # flight complete, the next ones get an error, the target carries on
 sed -i '/^lun = 4=disk:\/x$/d; /^lun = 1=file:/d; /^lun = 3=ram:2M$/d' "$TMP/target.conf"
