@@ -27,12 +27,22 @@ tshark -r "$pcap" -n -Y 'infiniband' -T fields -E separator=/t -E occurrence=f \
 	-e infiniband.cm.rep.localqpn 2>/dev/null |
 awk -F'\t' '
 function flow(s, d, q) { return s " -> " d " QP " q }
+function hex(x,   i, n, c) {	# "0x0cbc" -> 3260 (mawk has no strtonum)
+	sub(/^0[xX]/, "", x); n = 0
+	for (i = 1; i <= length(x); i++) { c = index("0123456789abcdef", tolower(substr(x, i, 1))); n = n * 16 + c - 1 }
+	return n
+}
+BEGIN {
+	madname["0x0012"] = "ConnectReject"; madname["0x0014"] = "ReadyToUse"
+	madname["0x0015"] = "DisconnectRequest"; madname["0x0016"] = "DisconnectReply"
+	madname["0x0011"] = "MessageReceiptAck"; madname["0x0018"] = "LoadAlternatePath"
+}
 {
 	t = $1; src = $2; dst = $3; op = $4 + 0; qp = $5; psn = $6 + 0
 	last_t = t
 	if (qp == "0x000001" || qp == "0x00000001" || $8 != "") {	# QP1: CM MADs
 		if ($8 == "0x0010" || $8 == "0x10") {		# ConnectRequest
-			req_src[$9] = src; req_dst[$9] = dst; req_qpn[$9] = $10; req_port[$9] = $11; req_t[$9] = t
+			req_src[$9] = src; req_dst[$9] = dst; req_qpn[$9] = $10; req_port[$9] = ($11 == "") ? "?" : hex($11); req_t[$9] = t
 			if (!($9 in seen_tid)) { seen_tid[$9] = 1; tids[++ntid] = $9 }
 		} else if ($8 == "0x0013" || $8 == "0x13") {	# ConnectReply
 			rep_qpn[$9] = $12
@@ -73,7 +83,7 @@ END {
 		conn[flow(req_dst[x], req_src[x], req_qpn[x])] = "port " req_port[x] " target->initiator"
 	}
 	if (ntid == 0) printf "  none in the capture\n"
-	for (m in mads) printf "  other CM MADs: attribute %s x %d\n", m, mads[m]
+	for (m in mads) printf "  other CM MADs: %s x %d\n", (m in madname) ? madname[m] : "attribute " m, mads[m]
 	printf "%-42s %-28s %7s %6s %6s %6s %6s %7s %6s %5s %5s %5s %6s\n", "flow (src -> dst QP)", "connection", "pkts", "Send", "SInv", "Write", "RdReq", "RdResp", "ACK", "RNR", "SeqNK", "NAK", "ReTx"
 	for (i = 1; i <= nflow; i++) {
 		f = flows[i]
