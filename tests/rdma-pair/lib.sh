@@ -14,6 +14,7 @@ PAIR_TMP=$TMP
 pair_require
 need_rdma
 A_IP=$IDM_PAIR_A_IP
+# shellcheck disable=SC2034 # for the scripts that source this
 B_IP=$IDM_PAIR_B_IP
 
 # pair_a_cleanup NAME: stop A's job NAME when the test ends.

@@ -121,6 +121,7 @@ vm_shares() {
 # the guest when our stdin is closed, as it is in CI.
 vm_qemu_args() {
 	local run=$1 cpus=$2
+	# shellcheck disable=SC2034,SC2054 # the caller's; commas are QEMU's
 	VM_QEMU=(qemu-system-x86_64
 		-accel tcg,thread=multi -cpu max -smp "$cpus" -m "${IDM_VM_MEM:-2048}"
 		-nodefaults -no-user-config -display none -no-reboot
