@@ -206,12 +206,16 @@ static int run(struct bench *b, idm_ctx *ctx)
 			break;
 		rc = 0;
 		for (int i = 0; i < b->n; i++) {
+			/* pings, command timeouts, recovery of a lost
+			 * connection (which blocks this loop meanwhile) */
+			ini_session_poll(&b->ss[i].s);
 			retry_stalled(&b->ss[i]);
-			if (b->ss[i].s.state == INI_S_FFP)
+			if (b->ss[i].s.state == INI_S_FFP ||
+			    b->ss[i].s.state == INI_S_RECOVERING)
 				alive = true;
 		}
 		if (!alive) {
-			rc = -ECONNRESET;
+			rc = b->ss[0].s.fail ? b->ss[0].s.fail : -ECONNRESET;
 			break;
 		}
 		now = ini_now_ns();
@@ -244,8 +248,9 @@ static int run(struct bench *b, idm_ctx *ctx)
 				bs->stalled = c->next_free;
 				ini_cmd_put(c);
 			}
+			ini_session_poll(&bs->s);
 			if (bs->s.state == INI_S_FFP)
-				inflight += bs->s.inflight;
+				inflight += bs->s.inflight + bs->s.nretry;
 		}
 		if (!inflight || ini_now_ns() > stop_deadline)
 			break;
