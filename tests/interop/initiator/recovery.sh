@@ -181,6 +181,12 @@ case_run nop-timeout 1 "dead peer: NOP-Out ping not answered within 1 s" \
 	--noop-out-interval 1 --noop-out-timeout 1 -t 30 --replacement-timeout 2 "$(HURL)"
 stop_pid "$HOSTILE_PID"
 
+log "Asynchronous Message (the target drops the connection): the cause"
+start_hostile ffp-async-drop
+case_run async-drop 1 "connection lost: target dropped the connection \(Asynchronous Message event 2\)" -- \
+	-t 30 --replacement-timeout 1 "$(HURL)"
+stop_pid "$HOSTILE_PID"
+
 log "login refused: the cause on the last line"
 start_hostile login-refused
 case_run login-refused 1 "failed: login refused" -- "$(HURL)"
