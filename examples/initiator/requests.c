@@ -153,7 +153,12 @@ void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 			 "target requested a logout within %u s "
 			 "(Asynchronous Message)",
 			 iscsi_get16(bhs + 42));
-		ex_warn("session %d: %s", s->index, s->async_why);
+		/* Leave at once and, with recovery on, come back: the
+		 * new login reinstates the session and the commands in
+		 * flight are sent again (the kernel's initiator also just
+		 * drops the connection here). */
+		ini_session_conn_lost(s, -ECONNRESET, "connection lost: %s",
+				      s->async_why);
 		break;
 	case 2:
 	case 3:

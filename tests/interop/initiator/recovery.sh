@@ -187,6 +187,12 @@ case_run async-drop 1 "connection lost: target dropped the connection \(Asynchro
 	-t 30 --replacement-timeout 1 "$(HURL)"
 stop_pid "$HOSTILE_PID"
 
+log "Asynchronous Message (the target requests a logout): the cause"
+start_hostile ffp-async-logout
+case_run async-logout 1 "failed: session recovery failed: .* after connection lost: target requested a logout within 0 s" -- \
+	-t 30 --replacement-timeout 1 "$(HURL)"
+stop_pid "$HOSTILE_PID"
+
 log "login refused: the cause on the last line"
 start_hostile login-refused
 case_run login-refused 1 "failed: login refused" -- "$(HURL)"
