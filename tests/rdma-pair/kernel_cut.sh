@@ -9,26 +9,19 @@
 # Usage: kernel_cut.sh tcp|iser IDM-TARGET
 PROV=${1:?usage: $0 tcp|iser idm-target}
 TGT=${2:?}
-CUT_NAME=kernel-cut-$PROV
-# shellcheck source=cut-lib.sh
+IDM_TEST_NAME=idm-pair-kernel-cut-$PROV
+IDM_TARGET=$TGT
+# shellcheck source-path=SCRIPTDIR source=cut-lib.sh
 . "$(dirname "$0")/cut-lib.sh"
-command -v iscsiadm >/dev/null && command -v iscsid >/dev/null ||
-	skip "open-iscsi is not installed"
+# shellcheck source-path=SCRIPTDIR source=../iser-interop/open-iscsi.sh
+. "$(dirname "$0")/../iser-interop/open-iscsi.sh"
 IQN=iqn.2026-11.org.libidm:pair-kcut
 IFACE=default
 [ "$PROV" = iser ] && IFACE=iser
-if [ "$PROV" = iser ]; then
-	modprobe ib_iser 2>/dev/null || skip "no ib_iser module"
-else
-	modprobe iscsi_tcp 2>/dev/null || skip "no iscsi_tcp module"
-fi
-start_idm_target "$TGT" "$IQN" "$PROV"
-if ! pgrep -x iscsid >/dev/null; then
-	setsid iscsid -f -d 1 >"$TMP/iscsid.log" 2>&1 &
-	CLEANUP_CMDS+=("kill $! ; sleep 1")
-	sleep 1
-fi
-P="$IDM_PAIR_A_IP:3260"
+[ "$PROV" = tcp ] && { modprobe iscsi_tcp 2>/dev/null || skip "no iscsi_tcp module"; }
+iscsid_start
+cut_idm_target tgt "$IQN" "$PROV"
+P="$A_IP:$PORT"
 CLEANUP_CMDS+=("timeout 30 iscsiadm -m node -T $IQN -p $P -o delete")
 CLEANUP_CMDS+=("timeout 60 iscsiadm -m node -T $IQN -p $P --logout")
 timeout 60 iscsiadm -m discovery -t st -p "$P" -I "$IFACE" >/dev/null ||
@@ -76,7 +69,7 @@ c=$(awk -v u="$up_cut" -v s="$CUT_S" 'BEGIN { printf "%.3f", u - s - 15 }')
 dmesg | tr -d '[]' | awk -v c="$c" '$1 + 0 >= c { t = $1; $1 = ""; printf "  | [cut%+6.1f s]%s\n", t - c, $0 }' |
 	grep -iE "iscsi|ping|conn|session|iser" | head -n 12
 det=$(dmesg | tr -d '[]' | awk -v c="$c" '$1 + 0 >= c && /ping timeout|detected conn error|conn error/ { printf "%.1f", $1 - c; exit }')
-say "kernel ($PROV): detection ${det:-?} s after the cut"
+log "kernel ($PROV): detection ${det:-?} s after the cut"
 grep -iE "operational after recovery|recovery" "$TMP/iscsid.log" 2>/dev/null | tail -n 2 | sed 's/^/  | iscsid: /'
 [ $rc -eq 0 ] || fail "dd failed during the cut (see above)"
-say "PASS"
+log "PASS"
