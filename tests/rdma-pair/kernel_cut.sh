@@ -35,10 +35,13 @@ done
 timeout 90 iscsiadm -m node -T "$IQN" -p "$P" -I "$IFACE" --login >/dev/null ||
 	fail "login"
 dev=
-for ((i = 0; i < 100; i++)); do
-	dev=$(ls /dev/disk/by-path/*"$IQN"-lun-1 2>/dev/null | head -n 1)
-	[ -n "$dev" ] && break
-	sleep 0.2
+for ((i = 0; i < 60; i++)); do
+	for blk in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+		[ -e "$blk" ] && dev=/dev/${blk##*/} && break
+	done
+	[ -n "$dev" ] && [ -b "$dev" ] && break
+	dev=
+	sleep 0.5
 done
 [ -n "$dev" ] || fail "no disk for LUN 1"
 dd if=/dev/urandom of="$TMP/pattern" bs=1M count=16 status=none
