@@ -67,8 +67,9 @@ touch "$TMP/stop"
 wait "$ddpid"
 rc=$?
 tail -n 3 "$TMP/dd.log" | sed 's/^/  | /'
-# kernel times are seconds of uptime; the cut was CUT_S + 15 s before up_cut
-c=$(awk -v u="$up_cut" -v s="$CUT_S" 'BEGIN { printf "%.3f", u - s - 15 }')
+# kernel times are seconds of uptime; up_cut was read as the link came
+# back, CUT_S s after the cut began
+c=$(awk -v u="$up_cut" -v s="$CUT_S" 'BEGIN { printf "%.3f", u - s }')
 dmesg | tr -d '[]' | awk -v c="$c" '$1 + 0 >= c { t = $1; $1 = ""; printf "  | [cut%+6.1f s]%s\n", t - c, $0 }' |
 	grep -iE "iscsi|ping|conn|session|iser" | head -n 12
 det=$(dmesg | tr -d '[]' | awk -v c="$c" '$1 + 0 >= c && /ping timeout|detected conn error|conn error/ { printf "%.1f", $1 - c; exit }')
