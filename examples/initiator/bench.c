@@ -206,12 +206,16 @@ static int run(struct bench *b, idm_ctx *ctx)
 			break;
 		rc = 0;
 		for (int i = 0; i < b->n; i++) {
+			/* pings, command timeouts, recovery of a lost
+			 * connection (which blocks this loop meanwhile) */
+			ini_session_poll(&b->ss[i].s);
 			retry_stalled(&b->ss[i]);
-			if (b->ss[i].s.state == INI_S_FFP)
+			if (b->ss[i].s.state == INI_S_FFP ||
+			    b->ss[i].s.state == INI_S_RECOVERING)
 				alive = true;
 		}
 		if (!alive) {
-			rc = -ECONNRESET;
+			rc = b->ss[0].s.fail ? b->ss[0].s.fail : -ECONNRESET;
 			break;
 		}
 		now = ini_now_ns();
@@ -231,7 +235,13 @@ static int run(struct bench *b, idm_ctx *ctx)
 	 * (a second one stops those waits). */
 	ini_interrupted = 0;
 	/* drain: completions now just free their slots */
-	stop_deadline = ini_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	/* (the command timeout and recovery act first: this only bounds a
+	 * session that neither answers nor fails) */
+	stop_deadline = ini_now_ns() +
+			(uint64_t)(o->timeout_s + o->noop_interval_s +
+				   o->noop_timeout_s +
+				   o->replacement_timeout_s + 5) *
+				1000000000ull;
 	for (;;) {
 		uint32_t inflight = 0;
 
@@ -244,11 +254,20 @@ static int run(struct bench *b, idm_ctx *ctx)
 				bs->stalled = c->next_free;
 				ini_cmd_put(c);
 			}
-			if (bs->s.state == INI_S_FFP)
-				inflight += bs->s.inflight;
+			/* a lost connection is recovered here too: what
+			 * it had in flight is retried, not abandoned */
+			ini_session_poll(&bs->s);
+			if (bs->s.state == INI_S_FFP ||
+			    bs->s.state == INI_S_RECOVERING)
+				inflight += bs->s.inflight + bs->s.nretry;
 		}
-		if (!inflight || ini_now_ns() > stop_deadline)
+		if (!inflight)
 			break;
+		if (ini_now_ns() > stop_deadline) {
+			ex_err("bench: %u command(s) never completed", inflight);
+			b->r.errors += inflight;
+			break;
+		}
 		idm_ctx_progress(ctx, 10);
 	}
 	if (b->r.bw_peak == 0 && b->r.seconds > 0)

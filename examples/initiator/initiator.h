@@ -44,6 +44,10 @@ struct ini_opts {
 	const char *initiator_name;
 	int log_level;
 	int timeout_s; /* login/command timeout */
+	/* liveness and recovery, named after open-iscsi's node settings */
+	int noop_interval_s;	   /* NOP-Out ping after this idle; 0: off */
+	int noop_timeout_s;	   /* ... answered within this, or dead */
+	int replacement_timeout_s; /* reconnect for this long; 0: no */
 
 	/* data-path keys the user may force */
 	int immediate_data; /* enum ini_tri */
@@ -116,6 +120,7 @@ enum ini_state {
 	INI_S_CONNECTING = 0,
 	INI_S_LOGIN,
 	INI_S_FFP,
+	INI_S_RECOVERING, /* connection lost, reconnecting (recovery.c) */
 	INI_S_LOGGED_OUT,
 	INI_S_FAILED,
 };
@@ -132,6 +137,7 @@ struct ini_cmd {
 	uint16_t idx;
 	bool busy;
 	bool submitted; /* sent, no completion yet */
+	bool retry;	/* lost with its connection: resubmit on recovery */
 	bool done;
 	/* request */
 	uint8_t cdb[16];
@@ -150,7 +156,8 @@ struct ini_cmd {
 	/* completion */
 	ini_cmd_done_fn done_fn;
 	void *arg;
-	uint64_t t_start_ns;
+	uint64_t t_start_ns; /* first submission: latency */
+	uint64_t t_sent_ns;  /* this submission: the command timeout */
 	struct ini_cmd *next_free;
 };
 
@@ -213,6 +220,20 @@ struct ini_session {
 
 	/* a small registered buffer for control commands */
 	idm_buf *ctl_buf;
+
+	/* liveness and recovery (recovery.c) */
+	uint64_t last_rx_ns;   /* any PDU from the target */
+	uint32_t ping_itt;     /* our NOP-Out ping; ISCSI_RESERVED_TAG: none */
+	uint64_t ping_sent_ns;
+	uint64_t last_scan_ns; /* command timeouts are checked every 100 ms */
+	uint64_t lost_ns;      /* when the connection was declared lost */
+	bool in_poll;	       /* ini_session_poll is not reentrant */
+	bool reconnecting;     /* inside a recovery attempt */
+	int attempt_timeout_s; /* connect/login bound of an attempt; 0: -t */
+	bool logout_sent;
+	int recoveries;
+	uint32_t nretry;       /* commands waiting for resubmission */
+	char async_why[160];   /* what an Asynchronous Message announced */
 };
 
 /* main.c: set by SIGINT/SIGTERM; loops stop, the benchmark reports */
@@ -230,6 +251,8 @@ int ini_session_logout(struct ini_session *s);
 int ini_session_send_targets(struct ini_session *s, char **text, size_t *len);
 void ini_session_set_failed(struct ini_session *s, int err, const char *fmt,
 			    ...) __attribute__((format(printf, 3, 4)));
+/* The first fatal failure of any session, for the program's last line. */
+extern char ini_fail_cause[640];
 /* Run progress until *flag is true, the session fails, or timeout_ms. */
 int ini_session_wait(struct ini_session *s, const bool *flag, int timeout_ms);
 uint32_t ini_session_next_itt(struct ini_session *s);
@@ -239,6 +262,16 @@ int ini_send_pdu(struct ini_session *s, const uint8_t *bhs, const void *data,
 		 size_t len, idm_task *task);
 int ini_text_append(struct ini_session *s, const uint8_t *data, size_t len);
 uint64_t ini_now_ns(void);
+
+/* recovery.c: NOP-Out pings, command timeouts, session recovery */
+/* A transport failure: start recovery when allowed, else fail. */
+void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
+			   ...) __attribute__((format(printf, 3, 4)));
+/* Liveness checks and, when the connection was lost, recovery (blocks
+ * until reconnected or given up). Call often, never from a callback. */
+void ini_session_poll(struct ini_session *s);
+bool ini_on_ping_rsp(struct ini_session *s, const uint8_t *bhs);
+const char *ini_cdb_name(uint8_t op);
 
 /* requests.c: target PDUs other than login and SCSI, from on_control */
 void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,

@@ -61,6 +61,9 @@ static int normal_session(const struct ini_opts *o, idm_ctx *ctx,
 	if (rc < 0) {
 		ex_err("login to %s failed: %s", target,
 		       s.why[0] ? s.why : idm_strerror(rc));
+		if (!ini_fail_cause[0] && s.why[0])
+			snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s",
+				 s.why);
 		ini_session_fini(&s);
 		return rc;
 	}
@@ -134,7 +137,9 @@ int main(int argc, char **argv)
 	idm_ctx_destroy(ctx);
 	fflush(stdout);
 	if (rc < 0) {
-		ex_err("failed: %s", idm_strerror(rc));
+		/* the first failure's cause, not just its errno */
+		ex_err("failed: %s",
+		       ini_fail_cause[0] ? ini_fail_cause : idm_strerror(rc));
 		return 1;
 	}
 	return 0;

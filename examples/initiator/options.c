@@ -38,6 +38,15 @@ void ini_usage(FILE *f, const char *prog)
 		"iqn.2026-11.org.libidm:initiator)\n"
 		"  -t, --timeout SEC         login and per-command timeout "
 		"(default 10)\n"
+		"      --noop-out-interval SEC  ping the target (NOP-Out) after "
+		"SEC idle\n"
+		"                            (default 5; 0: never)\n"
+		"      --noop-out-timeout SEC   no answer within SEC: dead peer "
+		"(default 5)\n"
+		"      --replacement-timeout SEC  after a lost connection, "
+		"reconnect and\n"
+		"                            retry for up to SEC (default 120; "
+		"0: fail at once)\n"
 		"  -v, --verbose             more logging on stderr (twice: "
 		"debug)\n"
 		"      --log-level LEVEL     error, warn, info or debug; default "
@@ -222,6 +231,9 @@ enum {
 	OPT_SEQ,
 	OPT_SPAN,
 	OPT_JSON,
+	OPT_NOOP_INT,
+	OPT_NOOP_TMO,
+	OPT_REPL_TMO,
 };
 
 static const struct option long_opts[] = {
@@ -260,6 +272,9 @@ static const struct option long_opts[] = {
 	{ "seq", no_argument, NULL, OPT_SEQ },
 	{ "span", required_argument, NULL, OPT_SPAN },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "noop-out-interval", required_argument, NULL, OPT_NOOP_INT },
+	{ "noop-out-timeout", required_argument, NULL, OPT_NOOP_TMO },
+	{ "replacement-timeout", required_argument, NULL, OPT_REPL_TMO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -319,6 +334,9 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 	/* IDM_LOG_LEVEL first; -v and --log-level change it */
 	o->log_level = ex_log_env_level(argv[0], IDM_LOG_WARN);
 	o->timeout_s = 10;
+	o->noop_interval_s = 5; /* open-iscsi's defaults */
+	o->noop_timeout_s = 5;
+	o->replacement_timeout_s = 120;
 	o->immediate_data = o->initial_r2t = INI_DEFAULT;
 	o->header_digest = o->data_digest = INI_DEFAULT;
 	o->first_burst = 262144;
@@ -483,6 +501,24 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			o->json = true;
+			break;
+		case OPT_NOOP_INT:
+			if (parse_size(optarg, &v) || v > 3600)
+				bad = "--noop-out-interval";
+			else
+				o->noop_interval_s = (int)v;
+			break;
+		case OPT_NOOP_TMO:
+			if (parse_size(optarg, &v) || v < 1 || v > 3600)
+				bad = "--noop-out-timeout";
+			else
+				o->noop_timeout_s = (int)v;
+			break;
+		case OPT_REPL_TMO:
+			if (parse_size(optarg, &v) || v > 86400)
+				bad = "--replacement-timeout";
+			else
+				o->replacement_timeout_s = (int)v;
 			break;
 		default:
 			return -EINVAL;

@@ -10,6 +10,7 @@
 #include "ex_log.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void ctl_start(struct ini_session *s, uint8_t expect)
@@ -46,6 +47,8 @@ void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 
 	/* StatSN of an unsolicited NOP-In is not advanced (RFC 7143 11.19). */
 	ini_session_update_sn(s, bhs, itt != ISCSI_RESERVED_TAG);
+	if (itt != ISCSI_RESERVED_TAG && ini_on_ping_rsp(s, bhs))
+		return;
 	if (itt != ISCSI_RESERVED_TAG) {
 		if (ctl_match(s, bhs))
 			ctl_finish(s, bhs, 0);
@@ -146,14 +149,24 @@ void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 		ex_info("session %d: SCSI asynchronous event", s->index);
 		break;
 	case 1:
-		ex_warn("session %d: target requests a logout within %u s",
-			s->index, iscsi_get16(bhs + 42));
+		snprintf(s->async_why, sizeof(s->async_why),
+			 "target requested a logout within %u s "
+			 "(Asynchronous Message)",
+			 iscsi_get16(bhs + 42));
+		/* Leave at once and, with recovery on, come back: the
+		 * new login reinstates the session and the commands in
+		 * flight are sent again (the kernel's initiator also just
+		 * drops the connection here). */
+		ini_session_conn_lost(s, -ECONNRESET, "connection lost: %s",
+				      s->async_why);
 		break;
 	case 2:
 	case 3:
-		ex_warn("session %d: target will drop the connection (event "
-			"%u)",
-			s->index, event);
+		snprintf(s->async_why, sizeof(s->async_why),
+			 "target dropped the %s (Asynchronous Message event "
+			 "%u)",
+			 event == 2 ? "connection" : "session", event);
+		ex_warn("session %d: %s", s->index, s->async_why);
 		break;
 	default:
 		ex_info("session %d: asynchronous event %u ignored", s->index,
@@ -227,6 +240,7 @@ int ini_session_logout(struct ini_session *s)
 	if (s->state != INI_S_FFP)
 		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
 	ctl_start(s, ISCSI_OP_LOGOUT_RSP);
+	s->logout_sent = true;
 	bhs[0] = ISCSI_OP_LOGOUT_REQ | ISCSI_OP_IMMEDIATE;
 	bhs[1] = ISCSI_FLAG_FINAL | 0; /* reason 0: close the session */
 	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
@@ -243,6 +257,6 @@ int ini_session_logout(struct ini_session *s)
 		ex_warn("session %d: Logout Response 0x%02x", s->index,
 			s->ctl.rsp[2]);
 	else
-		ex_info("session %d: logged out", s->index);
+		ex_info("session %d: logged out (Logout Response)", s->index);
 	return s->ctl.result;
 }

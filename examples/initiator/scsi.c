@@ -45,6 +45,10 @@ void ini_cmd_put(struct ini_cmd *c)
 
 	if (!c->busy)
 		return;
+	if (c->retry) {
+		c->retry = false;
+		s->nretry--;
+	}
 	if (c->submitted) {
 		/* still in flight: it must not outlive the slot */
 		if (c->task)
@@ -71,6 +75,16 @@ uint64_t ini_lun_encode(int lun)
 	return (uint64_t)(0x4000u | ((unsigned)lun & 0x3fffu)) << 48;
 }
 
+/* Park a command until the session is back (ini_session_poll resubmits). */
+static int queue_retry(struct ini_cmd *c)
+{
+	if (!c->retry) {
+		c->retry = true;
+		c->s->nretry++;
+	}
+	return 0;
+}
+
 int ini_cmd_submit(struct ini_cmd *c)
 {
 	struct ini_session *s = c->s;
@@ -78,12 +92,18 @@ int ini_cmd_submit(struct ini_cmd *c)
 	idm_task *task;
 	int rc;
 
+	if (!c->retry)
+		c->t_start_ns = ini_now_ns();
+	if (s->state == INI_S_RECOVERING)
+		return queue_retry(c);
 	if (s->state != INI_S_FFP)
 		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
 	if (!ini_cmd_window_open(s))
 		return -EAGAIN;
 	c->itt = ((s->itt_gen++ & 0x7fffu) << 16) | c->idx;
 	rc = idm_task_create(s->conn, c->itt, &task);
+	if (rc == -ENOTCONN) /* failed; its notify is on the way */
+		return queue_retry(c);
 	if (rc < 0)
 		return rc;
 	if (c->dir == IDM_DATA_IN)
@@ -116,13 +136,19 @@ int ini_cmd_submit(struct ini_cmd *c)
 	c->residual = 0;
 	c->sense_len = 0;
 	c->data_received = 0;
-	c->t_start_ns = ini_now_ns();
+	c->t_sent_ns = ini_now_ns();
 	rc = idm_send_control(s->conn, bhs, NULL, 0, NULL, 0, task, 0);
 	if (rc < 0) {
 		/* "A call that fails raises no callback": the task is ours */
 		idm_deallocate_task_resources(task);
 		c->task = NULL;
+		if (rc == -ENOTCONN)
+			return queue_retry(c);
 		return rc;
+	}
+	if (c->retry) {
+		c->retry = false;
+		s->nretry--;
 	}
 	c->submitted = true;
 	s->inflight++;
@@ -209,13 +235,18 @@ void ini_cmd_fail_all(struct ini_session *s, int err)
 	for (uint32_t i = 0; i < s->ncmds; i++) {
 		struct ini_cmd *c = &s->cmds[i];
 
-		if (!c->busy || !c->submitted)
+		if (!c->busy || (!c->submitted && !c->retry))
 			continue;
-		/* the connection is gone: libidm already let go of the task,
-		 * and idm_conn_destroy() frees it */
-		c->task = NULL;
-		c->submitted = false;
-		s->inflight--;
+		if (c->retry) {
+			c->retry = false;
+			s->nretry--;
+		} else {
+			/* the connection is gone: libidm already let go of
+			 * the task, and idm_conn_destroy() frees it */
+			c->task = NULL;
+			c->submitted = false;
+			s->inflight--;
+		}
 		c->result = err;
 		c->done = true;
 		if (c->done_fn)
@@ -229,18 +260,33 @@ int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c)
 		ini_now_ns() + (uint64_t)s->o->timeout_s * 1000000000ull;
 	int rc;
 
+	const struct ini_opts *o = s->o;
+	/* ini_session_poll enforces the command timeout and recovery; this
+	 * bound only catches a session that neither answers nor fails */
+	int bound_s = o->timeout_s + o->noop_interval_s + o->noop_timeout_s +
+		      o->replacement_timeout_s + 5;
+
 	while ((rc = ini_cmd_submit(c)) == -EAGAIN) {
 		/* CmdSN window closed: let responses open it */
-		if (ini_now_ns() > deadline)
+		if (ini_now_ns() > deadline) {
+			ini_session_set_failed(
+				s, -ETIMEDOUT,
+				"command timeout: %s waited %d s for the CmdSN "
+				"window",
+				ini_cdb_name(c->cdb[0]), o->timeout_s);
 			return -ETIMEDOUT;
+		}
 		idm_ctx_progress(s->ctx, 10);
+		ini_session_poll(s);
 	}
 	if (rc < 0)
 		return rc;
-	rc = ini_session_wait(s, &c->done, s->o->timeout_s * 1000);
-	if (rc == -ETIMEDOUT) {
-		ini_session_set_failed(s, rc, "command 0x%02x timed out",
-				       c->cdb[0]);
+	rc = ini_session_wait(s, &c->done, bound_s * 1000);
+	if (rc == -ETIMEDOUT && !c->done) {
+		ini_session_set_failed(s, rc,
+				       "command timeout: %s not answered in "
+				       "%d s",
+				       ini_cdb_name(c->cdb[0]), bound_s);
 		return rc;
 	}
 	if (rc < 0)

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+char ini_fail_cause[640];
+
 uint64_t ini_now_ns(void)
 {
 	struct timespec ts;
@@ -35,14 +37,22 @@ void ini_session_set_failed(struct ini_session *s, int err, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(s->why, sizeof(s->why), fmt, ap);
 	va_end(ap);
-	/* A clean Logout is not a failure, but what is still in flight is. */
-	if (s->state != INI_S_LOGGED_OUT)
+	/* A clean Logout is not a failure, but what is still in flight is.
+	 * A failed reconnect attempt is not final: recovery.c goes on. */
+	if (s->reconnecting) {
+		ex_info("session %d: %s", s->index, s->why);
+	} else if (s->state != INI_S_LOGGED_OUT) {
 		ex_err("session %d: %s", s->index, s->why);
+		if (!ini_fail_cause[0])
+			snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s",
+				 s->why);
+	}
 	s->fail = err < 0 ? err : -EIO;
 	s->state = INI_S_FAILED;
 	if (s->conn && !s->conn_gone)
 		idm_connection_terminate(s->conn);
-	ini_cmd_fail_all(s, s->fail);
+	if (!s->reconnecting) /* keep what waits for the reconnect */
+		ini_cmd_fail_all(s, s->fail);
 	if (s->ctl.itt != ISCSI_RESERVED_TAG && !s->ctl.done) {
 		s->ctl.result = s->fail;
 		s->ctl.done = true;
@@ -125,6 +135,7 @@ static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	(void)conn;
 	if (s->state == INI_S_FAILED)
 		return;
+	s->last_rx_ns = ini_now_ns(); /* the target is alive */
 	data = idm_pdu_data(pdu, &len);
 	if (!data)
 		len = 0;
@@ -192,16 +203,40 @@ static void on_terminate(idm_conn *conn, int reason, void *arg)
 {
 	struct ini_session *s = arg;
 
+	const char *err = idm_conn_error(conn);
+	const char *what;
+
 	s->conn_gone = true;
-	if (s->state == INI_S_LOGGED_OUT) {
-		/* the target closes after a Logout Response: expected */
-		s->state = INI_S_FAILED;
-		s->fail = -ENOTCONN;
-		snprintf(s->why, sizeof(s->why), "logged out");
+	if (s->state == INI_S_LOGGED_OUT || s->state == INI_S_FAILED)
+		return;
+	if (s->logout_sent && s->ctl.expect == ISCSI_OP_LOGOUT_RSP) {
+		/* The target may close as soon as it has sent the Logout
+		 * Response, and an RDMA disconnect can overtake that
+		 * response: with our Logout outstanding this is its end. */
+		ex_info("session %d: logged out (the target closed the "
+			"connection)",
+			s->index);
+		if (!s->ctl.done) {
+			s->ctl.result = 0;
+			s->ctl.done = true;
+		}
+		s->state = INI_S_LOGGED_OUT;
 		return;
 	}
-	ini_session_set_failed(s, reason, "connection lost: %s (%s)",
-			       idm_strerror(reason), idm_conn_error(conn));
+	/* Name the cause the way an administrator looks for it. */
+	if (s->async_why[0])
+		what = s->async_why;
+	else if (strstr(err, "retry counter exceeded") ||
+		 strstr(err, "RETRY_EXC"))
+		what = "transport retry exhausted";
+	else if (reason == -ETIMEDOUT)
+		what = "dead peer (transport timeout)";
+	else if (reason == -ECONNRESET)
+		what = "connection reset";
+	else
+		what = idm_strerror(reason);
+	ini_session_conn_lost(s, reason, "connection lost: %s (%s)", what,
+			      err);
 }
 
 static const struct idm_conn_cbs ini_cbs = {
@@ -226,6 +261,7 @@ int ini_session_init(struct ini_session *s, const struct ini_opts *o,
 	s->ctx = ctx;
 	s->index = index;
 	s->ctl.itt = ISCSI_RESERVED_TAG;
+	s->ping_itt = ISCSI_RESERVED_TAG;
 	/* ISID type 0x80 "random" (RFC 7143 section 11.12.5): a fresh one
 	 * per session so parallel sessions never collide. */
 	s->isid[0] = 0x80;
@@ -285,6 +321,11 @@ int ini_session_wait(struct ini_session *s, const bool *flag, int timeout_ms)
 			ini_session_set_failed(s, -EINTR, "interrupted");
 			return -EINTR;
 		}
+		ini_session_poll(s);
+		if (*flag)
+			break;
+		if (s->state == INI_S_FAILED)
+			return s->fail;
 		step = (int)((deadline - now) / 1000000ull) + 1;
 		rc = idm_ctx_progress(s->ctx, step > 100 ? 100 : step);
 		if (rc < 0 && rc != -EINTR) {
@@ -303,12 +344,14 @@ static bool state_not_connecting(struct ini_session *s)
 
 int ini_session_connect(struct ini_session *s)
 {
+	int tmo_s = s->attempt_timeout_s ? s->attempt_timeout_s
+					 : s->o->timeout_s;
 	struct idm_conn_attr attr = {
 		.size = sizeof(attr),
 		.provider = s->o->provider,
 		.cbs = &ini_cbs,
 		.arg = s,
-		.connect_timeout_ms = s->o->timeout_s * 1000,
+		.connect_timeout_ms = tmo_s * 1000,
 	};
 	uint64_t deadline;
 	int rc;
@@ -331,7 +374,7 @@ int ini_session_connect(struct ini_session *s)
 	/* The connected callback ends the wait; bound it ourselves too in
 	 * case a provider never reports. */
 	deadline =
-		ini_now_ns() + (uint64_t)(s->o->timeout_s + 1) * 1000000000ull;
+		ini_now_ns() + (uint64_t)(tmo_s + 1) * 1000000000ull;
 	while (!state_not_connecting(s) && ini_now_ns() < deadline) {
 		rc = idm_ctx_progress(s->ctx, 100);
 		if (rc < 0 && rc != -EINTR)
@@ -354,7 +397,10 @@ int ini_session_login(struct ini_session *s, bool discovery, const char *target)
 	rc = ini_login_start(s);
 	if (rc < 0)
 		return rc;
-	rc = ini_session_wait(s, &s->login_done, s->o->timeout_s * 1000);
+	rc = ini_session_wait(s, &s->login_done,
+			      (s->attempt_timeout_s ? s->attempt_timeout_s
+						    : s->o->timeout_s) *
+				      1000);
 	if (rc == -ETIMEDOUT)
 		ini_session_set_failed(s, rc, "login timed out");
 	return rc < 0 ? rc : 0;

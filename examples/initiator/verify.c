@@ -117,6 +117,7 @@ static int vpass_run(struct vpass *v)
 	struct ini_session *s = v->s;
 	uint64_t last_progress = ini_now_ns();
 	uint64_t timeout = (uint64_t)s->o->timeout_s * 1000000000ull;
+	int recoveries;
 
 	v->next = v->completed = 0;
 	v->next_io = 0; /* both passes issue the same I/Os */
@@ -124,15 +125,15 @@ static int vpass_run(struct vpass *v)
 		struct ini_cmd *c;
 		int rc;
 
-		if (s->state != INI_S_FFP)
+		if (s->state != INI_S_FFP && s->state != INI_S_RECOVERING)
 			return s->fail ? s->fail : -EIO;
 		if (ini_interrupted) {
 			ini_session_set_failed(s, -EINTR, "interrupted");
 			return -EINTR;
 		}
 		/* keep every slot busy while there is work and window */
-		while (!v->err && v->next < v->size && ini_cmd_window_open(s) &&
-		       (c = ini_cmd_get(s))) {
+		while (!v->err && v->next < v->size && s->state == INI_S_FFP &&
+		       ini_cmd_window_open(s) && (c = ini_cmd_get(s))) {
 			uint32_t len = v->ios[v->next_io];
 
 			v->next_io = (v->next_io + 1) % v->nios;
@@ -164,6 +165,14 @@ static int vpass_run(struct vpass *v)
 		rc = idm_ctx_progress(s->ctx, 100);
 		if (rc < 0 && rc != -EINTR)
 			return rc;
+		/* pings, command timeouts; a lost connection recovered here */
+		recoveries = s->recoveries;
+		ini_session_poll(s);
+		if (s->state == INI_S_FAILED)
+			return s->fail;
+		if (recoveries != s->recoveries ||
+		    s->ping_itt != ISCSI_RESERVED_TAG)
+			last_progress = ini_now_ns();
 		if (rc > 0) {
 			last_progress = ini_now_ns();
 		} else if (ini_now_ns() - last_progress > timeout) {

@@ -35,13 +35,51 @@ static void conn_event(struct idmp_watch *w, uint32_t revents)
 		tcp_tx_flush(tc);
 }
 
+/* An integer knob from the environment; def when unset or out of range. */
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		return def;
+	return (int)n;
+}
+
 static void tune_socket(int fd)
 {
 	int one = 1;
+	int user_ms = env_int("IDM_TCP_USER_TIMEOUT_MS", 15000, 0, 3600000);
+	int idle = env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
+	int intvl = env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
+	int cnt = env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
 
 	/* PDUs are whole messages: do not let Nagle hold a header back. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/*
+	 * Dead peers. Without these a peer that vanishes (cable pulled, host
+	 * frozen, frames dropped) is noticed only after the kernel's
+	 * retransmission limit, about 15 minutes, or never when we have
+	 * nothing to send. TCP_USER_TIMEOUT bounds how long sent data may
+	 * stay unacknowledged; keepalive probes an idle connection. 0 leaves
+	 * the kernel's default for that knob.
+	 */
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	if (idle > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	if (intvl > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+			   sizeof(intvl));
+	if (cnt > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	if (user_ms > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms,
+			   sizeof(user_ms));
 }
 
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)

@@ -56,8 +56,13 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			tcp_conn_fail(tc, -errno, "receive failed: %s",
-				      strerror(errno));
+			/* ETIMEDOUT: TCP_USER_TIMEOUT or keepalive gave up */
+			tcp_conn_fail(tc, -errno, "receive failed: %s%s",
+				      strerror(errno),
+				      errno == ETIMEDOUT
+					      ? " (dead peer: TCP user timeout "
+						"or keepalive)"
+					      : "");
 			return -1;
 		}
 		if (direct) {

@@ -128,6 +128,20 @@ class Target:
         elif scenario == "ffp-close":
             self.c.close()
             return
+        elif scenario == "ffp-async-logout":
+            # Asynchronous Message, event 1: "logout within 0 s"
+            h = bytearray(pdu(0x32, 0x80, 0xffffffff, fields=f))
+            h[36] = 1
+            self.c.sendall(bytes(h))
+        elif scenario == "ffp-async-drop":
+            # Asynchronous Message, event 2: "the target will drop this
+            # connection" (RFC 7143 11.9.1), then it does
+            h = bytearray(pdu(0x32, 0x80, 0xffffffff, fields=f))
+            h[36] = 2
+            self.c.sendall(bytes(h))
+            time.sleep(0.2)
+            self.c.close()
+            return
         elif scenario == "ffp-silent":
             pass
         else:

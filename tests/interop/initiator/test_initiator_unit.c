@@ -107,6 +107,25 @@ START_TEST(opts_defaults_and_url)
 	ck_assert_int_eq(o.header_digest, INI_DEFAULT);
 	ck_assert_uint_eq(o.bs, 4096);
 	ck_assert_uint_eq(o.qd, 16);
+	/* open-iscsi's defaults */
+	ck_assert_int_eq(o.noop_interval_s, 5);
+	ck_assert_int_eq(o.noop_timeout_s, 5);
+	ck_assert_int_eq(o.replacement_timeout_s, 120);
+}
+END_TEST
+
+START_TEST(opts_recovery)
+{
+	static const char *const args[] = {
+		"--noop-out-interval", "0", "--noop-out-timeout", "7",
+		"--replacement-timeout", "0", "iscsi://h/iqn.2026-11.x:t", NULL
+	};
+	struct ini_opts o;
+
+	ck_assert_int_eq(parse(&o, args), 0);
+	ck_assert_int_eq(o.noop_interval_s, 0);
+	ck_assert_int_eq(o.noop_timeout_s, 7);
+	ck_assert_int_eq(o.replacement_timeout_s, 0);
 }
 END_TEST
 
@@ -183,6 +202,9 @@ START_TEST(opts_rejects)
 		{ "--iser-hello", "maybe", "iscsi://h", NULL },
 		{ "--target-recv-dsl", "100", "iscsi://h", NULL },
 		{ "--verify-io", "512,x", "iscsi://h", NULL },
+		{ "--noop-out-timeout", "0", "iscsi://h", NULL },
+		{ "--noop-out-interval", "x", "iscsi://h", NULL },
+		{ "--replacement-timeout", "100000", "iscsi://h", NULL },
 	};
 	struct ini_opts o;
 
@@ -242,6 +264,7 @@ int main(void)
 	tcase_add_test(tc, opts_iser_scheme_and_flags);
 	tcase_add_test(tc, opts_iser_keys);
 	tcase_add_test(tc, opts_rejects);
+	tcase_add_test(tc, opts_recovery);
 	tcase_add_test(tc, opts_help);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
