@@ -369,6 +369,10 @@ int ini_session_connect(struct ini_session *s)
 			 s->o->portal.host, s->o->portal.port, s->o->provider,
 			 idm_strerror(rc), *idm_last_error() ? ": " : "",
 			 idm_last_error());
+		/* the last line names this, not just the errno */
+		if (!s->reconnecting && !ini_fail_cause[0])
+			snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s",
+				 s->why);
 		return rc;
 	}
 	/* The connected callback ends the wait; bound it ourselves too in
