@@ -69,7 +69,11 @@ fi
 
 # The benchmark's connection died in the cut: it must have ended by now,
 # or end within its liveness deadline, with an error.
-for ((i = 0; i < 100 && $(kill -0 "$bench" 2> /dev/null && echo 1 || echo 0); i++)); do sleep 0.2; done
+i=0
+while [ "$i" -lt 100 ] && kill -0 "$bench" 2> /dev/null; do
+	sleep 0.2
+	i=$((i + 1))
+done
 if kill -0 "$bench" 2> /dev/null; then
 	echo "FAIL: the benchmark across the cut did not notice it"; kill "$bench"; fail=1
 fi
