@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Shared by the tests of suite rdma-pair (sourced). They run in guest B of
+# the two-guest rig (tests/rdma-vm/vm-pair) and drive guest A through
+# pair-lib.sh; the helpers of the one-guest iSER interop tests (log, fail,
+# skip, run_bounded, CLEANUP_CMDS undone on exit, ...) come with them.
+# shellcheck source-path=SCRIPTDIR source=../iser-interop/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../iser-interop/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../rdma-vm/pair-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../rdma-vm/pair-lib.sh"
+# shellcheck disable=SC2034 # for the scripts that source this
+PAIR_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../rdma-vm" && pwd)/pair-lib.sh
+PAIR_TMP=$TMP
+pair_require
+need_rdma
+A_IP=$IDM_PAIR_A_IP
+# shellcheck disable=SC2034 # for the scripts that source this
+B_IP=$IDM_PAIR_B_IP
+
+# pair_a_cleanup NAME: stop A's job NAME when the test ends.
+pair_a_cleanup() { CLEANUP_CMDS+=("pair_a_stop $1 KILL"); }
+
+# pair_idm_target NAME IQN LUNSPEC [ARGS...]: idm-target over iSER in A on
+# $A_IP, a free port (written to the shared job dir); sets PORT. Stopped
+# (TERM) when the test ends; its log: pair_a_log NAME.
+pair_idm_target() {
+	local name=$1 iqn=$2 lun=$3 pf i
+	shift 3
+	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
+	pair_a_start "$name" "$IDM_TARGET" --provider iser --portal "$A_IP:0" --port-file "$pf" \
+		--target-name "$iqn" --lun "$lun" "$@" || fail "cannot start idm-target in A"
+	CLEANUP_CMDS+=("pair_a_stop $name")
+	PORT=
+	for ((i = 0; i < 300; i++)); do
+		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
+		pair_a_status "$name" >/dev/null && break
+		_pair_sleep 0.2
+	done
+	[ -n "$PORT" ] || { tail -n 20 "$(pair_a_log "$name")"; fail "idm-target (iSER) did not start in A"; }
+	log "idm-target (iSER) in A listens on $A_IP:$PORT"
+}
+
+# pair_a_alive NAME: A's job NAME must still run.
+pair_a_alive() {
+	local st
+	st=$(pair_a_status "$1") || return 0
+	echo "--- $1's log (A):"
+	tail -n 30 "$(pair_a_log "$1")"
+	fail "$1 in A ended (status $st)"
+}

@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Host side of the soft-RoCE guests, shared by vm-run (one guest) and
+# vm-pair (two guests on one emulated link): host packages, the cached
+# guest kernel, the initramfs, a guest's run dir and QEMU's common
+# arguments. Sourced; the caller sets VM_TAG (the prefix of its messages)
+# and `set -euo pipefail`.
+
+VM_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_CACHE=${IDM_VM_CACHE:-/var/cache/libidm-rdma-vm}
+
+say() { printf '%s: %s\n' "${VM_TAG:-vm}" "$*" >&2; }
+fail() { say "$*"; exit 125; }
+
+# vm_host_packages: what the guests need comes from the host root.
+vm_host_packages() {
+	local pkgs p missing=()
+	pkgs="qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers
+	      ibverbs-utils rdmacm-utils perftest open-iscsi libiscsi-bin bc ${IDM_VM_EXTRA_PKGS:-}"
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ -z "${IDM_VM_NO_APT:-}" ] || fail "missing packages: ${missing[*]}"
+	say "installing ${missing[*]}"
+	vm_apt_update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >&2 || fail "apt-get install failed"
+}
+
+VM_APT_FRESH=
+vm_apt_update() {
+	[ -n "$VM_APT_FRESH" ] && return 0
+	apt-get update -qq >&2 || fail "apt-get update failed"
+	VM_APT_FRESH=1
+}
+
+# vm_kernel: sets VM_KVER and VM_KDIR; the guest kernel is downloaded and
+# unpacked into the cache once, never installed on the host.
+vm_kernel() {
+	local d dl
+	VM_KVER=
+	for d in "$VM_CACHE"/*-amd64; do
+		[ -f "$d/.complete" ] && VM_KVER=${d##*/}
+	done
+	if [ -z "$VM_KVER" ]; then
+		[ -z "${IDM_VM_NO_APT:-}" ] || fail "no kernel in $VM_CACHE"
+		vm_apt_update
+		VM_KVER=$(apt-cache depends linux-image-amd64 |
+			sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1)
+		[ -n "$VM_KVER" ] || fail "cannot resolve linux-image-amd64"
+		d=$VM_CACHE/$VM_KVER
+		say "fetching kernel linux-image-$VM_KVER into $d"
+		rm -rf "$d"; mkdir -p "$d"
+		dl=$(mktemp -d)
+		(cd "$dl" && apt-get download -qq -o APT::Sandbox::User=root "linux-image-$VM_KVER" >&2) ||
+			fail "apt-get download linux-image-$VM_KVER failed"
+		dpkg-deb -x "$dl"/linux-image-*.deb "$d/root"
+		rm -rf "$dl"
+		# The guest has no hardware: drop driver trees it can never use
+		# (~half the size). virtio_net lives in drivers/net/ and stays.
+		(cd "$d/root/lib/modules/$VM_KVER/kernel" &&
+			rm -rf sound drivers/gpu drivers/media drivers/net/wireless \
+				drivers/net/ethernet drivers/usb drivers/infiniband/hw \
+				drivers/staging drivers/iio drivers/hid drivers/bluetooth \
+				net/bluetooth net/wireless net/mac80211)
+		depmod -b "$d/root" "$VM_KVER"
+		touch "$d/.complete"
+	fi
+	VM_KDIR=$VM_CACHE/$VM_KVER
+}
+
+# vm_initrd OUT: busybox, guest-stage1 and the modules that mount the 9p root.
+vm_initrd() {
+	local out=$1 ird
+	ird=$(mktemp -d "${out%/*}/initrd.XXXXXX")
+	mkdir -p "$ird"/{bin,dev,proc,sys,mnt,ko}
+	cp /bin/busybox "$ird/bin/busybox"
+	install -m 755 "$VM_HERE/guest-stage1" "$ird/init"
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		modprobe -d "$VM_KDIR/root" -S "$VM_KVER" --show-depends "$m"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r ko; do
+		cp "$ko" "$ird/ko/"
+		echo "${ko##*/}" >> "$ird/ko/list"
+	done
+	(cd "$ird" && find . | busybox cpio -o -H newc -R 0:0 2>/dev/null | gzip -1) > "$out"
+	rm -rf "$ird"
+}
+
+# vm_run_dir DIR CMD...: what guest-stage2 reads from its run dir: the
+# command, the cwd, the modules and the caller's exported environment.
+vm_run_dir() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	printf '%q ' "$@" > "$dir/cmd"
+	pwd -P > "$dir/cwd"
+	echo "$VM_KDIR/root/lib/modules/$VM_KVER" > "$dir/modules"
+	export -p | grep -vE '^declare -x (PWD|OLDPWD|SHLVL|_|HOSTNAME|TERM)=' > "$dir/env" || true
+	: > "$dir/out"
+}
+
+# vm_shares DIR...: sets VM_VIRTFS (QEMU arguments) and writes the list
+# of "tag path" that guest-stage2 mounts read-write to VM_SHARES_FILE.
+vm_shares() {
+	local d n=0
+	VM_VIRTFS=()
+	: > "$VM_SHARES_FILE"
+	for d in "$@"; do
+		[ -d "$d" ] && [ "$d" != / ] || continue
+		d=$(cd "$d" && pwd -P)
+		VM_VIRTFS+=(-virtfs "local,path=$d,mount_tag=share$n,security_model=none,multidevs=remap")
+		echo "share$n $d" >> "$VM_SHARES_FILE"
+		n=$((n + 1))
+	done
+}
+
+# vm_qemu_args RUN_DIR CPUS: the arguments every guest gets (append more
+# after them). Console (kernel log) goes to a file: a stdio chardev blocks
+# the guest when our stdin is closed, as it is in CI.
+vm_qemu_args() {
+	local run=$1 cpus=$2
+	# shellcheck disable=SC2034,SC2054 # the caller's; commas are QEMU's
+	VM_QEMU=(qemu-system-x86_64
+		-accel tcg,thread=multi -cpu max -smp "$cpus" -m "${IDM_VM_MEM:-2048}"
+		-nodefaults -no-user-config -display none -no-reboot
+		-kernel "$VM_KDIR/root/boot/vmlinuz-$VM_KVER" -initrd "$VM_INITRD"
+		-append "console=ttyS0 loglevel=4 panic=-1 idmvm_stage2=$VM_HERE/guest-stage2 idmvm_run=$run"
+		-serial "file:$run/console"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$run,mount_tag=idmrun,security_model=none")
+}
