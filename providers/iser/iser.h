@@ -44,6 +44,9 @@ struct iser_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
 	bool has_mw;     /* type-2 memory windows: remote-invalidatable STags */
+	/* Memory window binds only with no transport WR ahead of them on
+	 * the send queue (soft-RoCE: iser_sq.c, doc/iser.md) */
+	bool bind_idle;
 	uint32_t max_rd_atom;
 	uint32_t max_msg;
 };
@@ -58,6 +61,7 @@ struct iser_prov {
 	uint32_t rx_depth;
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
+	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
 };
 
 /* buf->reg[prov->index]: the buffer's MR per PD */
@@ -263,6 +267,9 @@ struct iser_conn {
 	uint32_t sq_posted;    /* WRs posted and not yet reaped */
 	uint32_t since_signal; /* unsignalled WRs since the last signalled */
 	uint32_t reads_out;    /* RDMA Reads posted (ORD limit, 8.2) */
+	uint32_t sq_remote;    /* posted WRs that go on the wire (not
+				* binds, invalidations, the drain marker) */
+	uint32_t binds_waiting; /* BIND ops in sq_wait */
 	struct iser_op *sq_wait, *sq_wait_tail; /* built, not yet posted */
 	struct iser_op *posted, *posted_tail;   /* on the SQ, post order */
 	int plugged;           /* > 0: collect WRs, post them as one chain */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -318,6 +319,39 @@ void iser_rcq_watch(struct idmp_watch *w, uint32_t revents)
  * up to a keepalive tick); a peer whose process died sends a DREQ and is
  * seen at once.
  */
+/* What the send queue holds when the peer went silent: which WRs the
+ * device still owes a completion for, oldest first (info level: it is
+ * what tells a dead peer from a wedged send queue). */
+static void sq_report(struct iser_conn *ic)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct iser_op *op;
+	char buf[900];
+	size_t n = 0;
+	uint32_t i = 0, waiting = 0;
+
+	for (op = ic->sq_wait; op; op = op->next)
+		waiting++;
+	for (op = ic->posted; op && i < 60; op = op->next, i++) {
+		int k = snprintf(buf + n, sizeof(buf) - n, "%s%s%s",
+				 i ? "," : "", op_name(op->kind),
+				 (op->wr.send_flags & IBV_SEND_SIGNALED) ? "*" : "");
+		if (k < 0 || (size_t)k >= sizeof(buf) - n)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	memset(&qa, 0, sizeof(qa));
+	if (ibv_query_qp(ic->qp, &qa, IBV_QP_STATE, &qia))
+		qa.qp_state = IBV_QPS_UNKNOWN;
+	idmp_info(ic->ctx, "iser: send queue: QP state %d, %u posted (%s%s), "
+		  "%u waiting, %llu WRs / %llu completions so far",
+		  (int)qa.qp_state, ic->sq_posted, buf, ic->sq_posted > i ? ",..." : "",
+		  waiting, (unsigned long long)ic->stat_wrs,
+		  (unsigned long long)ic->stat_signalled);
+}
+
 void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 {
 	struct iser_conn *ic = (struct iser_conn *)((char *)w -
@@ -338,10 +372,12 @@ void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 	}
 	if (ic->probe_out) {
 		ic->probe_wait_ms += ic->ip->keepalive_ms;
-		if (live > 0 && ic->probe_wait_ms >= live)
+		if (live > 0 && ic->probe_wait_ms >= live) {
+			sq_report(ic);
 			iser_conn_fail(ic, -ETIMEDOUT,
 				       "peer silent: keepalive probe not "
 				       "completed after %d ms", ic->probe_wait_ms);
+		}
 		return;
 	}
 	op = iser_op_get(ic, ISER_OP_PROBE);

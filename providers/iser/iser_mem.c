@@ -30,6 +30,12 @@ struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 	d->has_mw = (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
 		    !ip->force_mr;
 	d->max_rd_atom = (uint32_t)attr.max_qp_rd_atom;
+	/* Soft-RoCE (rxe, vendor ID 0xffffff) re-runs an already executed
+	 * bind when it rewinds its send queue for a retransmission or an
+	 * RNR retry, and then never sends the WRs behind it: binds must
+	 * wait until nothing that can be retransmitted is ahead of them. */
+	d->bind_idle = ip->bind_idle < 0 ? attr.vendor_id == 0xffffff
+					 : ip->bind_idle > 0;
 	d->max_msg = 1u << 30;
 	ip->n_devs++;
 	return d;

@@ -13,6 +13,8 @@
  *                         fails the connection, 0 disables (6000)
  *   IDM_ISER_RX_DEPTH     receive buffers in full feature phase (64)
  *   IDM_ISER_STAG         "mw" (default) or "mr" (plain MR rkeys)
+ *   IDM_ISER_BIND_IDLE    memory window binds wait for an idle send queue:
+ *                         "auto" (default: on soft-RoCE only), 1, 0
  */
 #include "iser.h"
 
@@ -101,6 +103,7 @@ static int iser_init(struct idmp_provider *prov)
 	ip->liveness_ms = env_int("IDM_ISER_LIVENESS_MS", 6000, 0, 3600000);
 	ip->rx_depth = (uint32_t)env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
+	ip->bind_idle = env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
 	prov->priv = ip;
 	return 0;
 }

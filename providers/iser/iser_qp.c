@@ -267,6 +267,7 @@ void iser_drain(struct iser_conn *ic)
 		iser_op_release(ic, op);
 	}
 	ic->sq_wait_tail = NULL;
+	ic->binds_waiting = 0;
 	iser_pend_free_all(ic);
 	/* receive completions already polled but not handled yet (the
 	 * handler of batch_pos started this teardown and keeps its own);
@@ -308,6 +309,7 @@ void iser_drain(struct iser_conn *ic)
 			usleep(100);
 	}
 	ic->reads_out = 0;
+	ic->sq_remote = 0;
 }
 
 void iser_qp_destroy(struct iser_conn *ic)

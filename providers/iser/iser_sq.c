@@ -13,6 +13,17 @@
  * initiator's command) is never stranded: its chain ends with a signalled
  * WR. Memory window binds and local invalidations are always signalled
  * (see iser_sq_kick).
+ *
+ * Binds on soft-RoCE (dev->bind_idle): rxe rewinds its send queue to the
+ * oldest unacknowledged WR for a retransmission or an RNR retry and walks
+ * it again, executing an already executed bind a second time; the WRs
+ * behind that bind are then never sent and the QP stays in RTS (shown by
+ * tests/iser/rxe_mw_retry.c). A bind that has only local operations ahead
+ * of it is retired as soon as it ran and is never in a rewind. So there a
+ * bind waits, with everything behind it, until no WR that goes on the
+ * wire is outstanding, and then every waiting bind is posted first, ahead
+ * of the waiting Sends (binding early is harmless: the peer learns the
+ * STag only from the command's Send, which stays behind its bind).
  */
 #include "iser.h"
 
@@ -104,6 +115,8 @@ int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
 	op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
 	op->wr.next = NULL;
 	op->next = NULL;
+	if (op->kind == ISER_OP_BIND)
+		ic->binds_waiting++;
 	if (ic->sq_wait_tail)
 		ic->sq_wait_tail->next = op;
 	else
@@ -130,12 +143,54 @@ static bool is_read(const struct iser_op *op)
 	return op->kind == ISER_OP_READ || op->kind == ISER_OP_ACK_READ;
 }
 
+/* A WR the device may have to retransmit (not a local operation). */
+static bool on_wire(const struct iser_op *op)
+{
+	return op->kind != ISER_OP_BIND && op->kind != ISER_OP_LINV &&
+	       op->kind != ISER_OP_DRAIN;
+}
+
+/* Move every waiting bind to the head of the wait FIFO, keeping the
+ * order of the binds and of the rest. */
+static void hoist_binds(struct iser_conn *ic)
+{
+	struct iser_op *binds = NULL, *btail = NULL, *rest = NULL, *rtail = NULL;
+	struct iser_op *op, *n;
+
+	for (op = ic->sq_wait; op; op = n) {
+		n = op->next;
+		op->next = NULL;
+		if (op->kind == ISER_OP_BIND) {
+			if (btail)
+				btail->next = op;
+			else
+				binds = op;
+			btail = op;
+		} else {
+			if (rtail)
+				rtail->next = op;
+			else
+				rest = op;
+			rtail = op;
+		}
+	}
+	if (btail) {
+		btail->next = rest;
+		ic->sq_wait = binds;
+	} else {
+		ic->sq_wait = rest;
+	}
+	ic->sq_wait_tail = rtail ? rtail : btail;
+}
+
 /* op leaves the send queue's books (completed, flushed or refused). */
 static void op_unposted(struct iser_conn *ic, struct iser_op *op)
 {
 	op->next = NULL;
 	op->posted = false;
 	ic->sq_posted--;
+	if (on_wire(op))
+		ic->sq_remote--;
 	if (is_read(op))
 		ic->reads_out--;
 }
@@ -173,12 +228,24 @@ void iser_sq_kick(struct iser_conn *ic)
 
 	if (ic->state != ISER_UP || !ic->qp || ic->plugged)
 		return;
+	if (ic->dev->bind_idle && ic->binds_waiting && ic->sq_remote == 0 &&
+	    ic->sq_wait->kind != ISER_OP_BIND)
+		hoist_binds(ic);
 	while ((op = ic->sq_wait) && ic->sq_posted + n < ISER_SQ_DEPTH) {
+		if (op->kind == ISER_OP_BIND) {
+			/* head of line until the wire WRs ahead completed */
+			if (ic->dev->bind_idle && ic->sq_remote > 0)
+				break;
+		}
 		if (is_read(op)) {
 			if (ic->reads_out >= ic->ord)
 				break; /* head of line until a Read completes */
 			ic->reads_out++;
 		}
+		if (op->kind == ISER_OP_BIND)
+			ic->binds_waiting--;
+		else if (on_wire(op))
+			ic->sq_remote++;
 		ic->sq_wait = op->next;
 		op->next = NULL;
 		op->posted = true;
@@ -282,6 +349,7 @@ void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t)
 		if (ic->sq_wait_tail == op)
 			ic->sq_wait_tail = prev;
 		if (op->kind == ISER_OP_BIND) {
+			ic->binds_waiting--;
 			/* never bound: the window is free again and must not
 			 * be invalidated later */
 			for (i = 0; i < 2; i++) {

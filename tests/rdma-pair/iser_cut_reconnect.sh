@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# A link cut under iSER I/O, then a new connection to the same idm-target.
+# idm-target in A serves a mixed 64 KiB benchmark from B; 6 s in, the
+# link is cut for 30 s ("cut": every frame dropped both ways, carriers
+# up; "down": carrier loss on both NICs) and restored. The benchmark's
+# connection must fail on its own; then a new connection from B (login,
+# INQUIRY, READ CAPACITY, logout) must be served by the same idm-target
+# within 5 s of the link's return: the measured time is printed and the
+# 5 s bound is the pass criterion. A second connection must work too.
+# Usage: iser_cut_reconnect.sh cut|down PATH/TO/idm-initiator PATH/TO/idm-target
+IDM_TEST_NAME=idm-pair-cut-reconnect
+MODE=${1:?usage: $0 cut|down idm-initiator idm-target}
+INI=${2:?}
+IDM_TARGET=${3:?}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+case "$MODE" in
+cut) off=cut on=restore ;;
+down) off=down on=up ;;
+*) fail "mode must be cut or down, not '$MODE'" ;;
+esac
+IQN=iqn.2026-11.org.libidm:pair-cut
+pair_idm_target tgt "$IQN" ram:64M -v
+URL=iser://$A_IP:$PORT/$IQN/1
+
+timeout -k 5 150 "$INI" -q --no-discovery --bench --duration 120 --rw-mix 50 -b 64k \
+	"$URL" > "$TMP/bench.out" 2> "$TMP/bench.log" &
+bench=$!
+sleep 6
+log "link $off for 30 s under I/O"
+pair_link "$off" || { kill "$bench"; fail "pair_link $off"; }
+CLEANUP_CMDS+=("pair_link $on")
+sleep 30
+pair_link "$on" || { kill "$bench"; fail "pair_link $on"; }
+back=$(date +%s.%N)
+
+# New connections from the link's return on; an attempt that ends early
+# (refused, reset) is tried again until 5 s have passed.
+ok=0 n=0
+while :; do
+	left=$(echo "5 - ($(date +%s.%N) - $back)" | bc)
+	[ "$(echo "$left > 0" | bc)" = 1 ] || break
+	n=$((n + 1))
+	if timeout -k 1 "$(echo "$left + 0.5" | bc)" "$INI" -q --no-discovery -t 5 "$URL" \
+		> /dev/null 2> "$TMP/reconnect.$n.log"; then
+		ok=1
+		break
+	fi
+	sleep 0.2
+done
+took=$(echo "$(date +%s.%N) - $back" | bc)
+took=$(printf '%.2f' "$took")
+rc=0
+if [ "$ok" = 1 ] && [ "$(echo "$took <= 5" | bc)" = 1 ]; then
+	log "reconnect: a new connection served $took s after the link's return (attempt $n)"
+else
+	log "FAIL: no new connection served within 5 s of the link's return ($took s, $n attempts)"
+	tail -n 3 "$TMP"/reconnect.*.log 2>/dev/null
+	rc=1
+fi
+if run_bounded 40 "$TMP/again" "$INI" -q --no-discovery -t 15 "$URL"; then
+	log "a later connection: served"
+else
+	log "FAIL: a later connection (15 s timeout) was not served either"
+	rc=1
+fi
+
+# The benchmark's connection died in the cut: it must end with an error.
+i=0
+while [ "$i" -lt 100 ] && kill -0 "$bench" 2> /dev/null; do
+	sleep 0.2
+	i=$((i + 1))
+done
+kill -0 "$bench" 2> /dev/null && { kill "$bench"; log "FAIL: the benchmark never noticed the cut"; rc=1; }
+wait "$bench"
+log "benchmark across the cut: status $? ($(grep -m1 -oE 'connection lost: .*' "$TMP/bench.log"))"
+echo "--- idm-target (A), connections and sessions:"
+grep -E 'connection|session' "$(pair_a_log tgt)" | tail -n 12
+pair_a_alive tgt
+[ $rc -eq 0 ] || fail "idm-target did not serve a new connection after a link $MODE"
+log "PASS"
