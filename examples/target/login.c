@@ -82,6 +82,12 @@ void login_free(struct tconn *c)
  * accept, in preference order. */
 static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
 {
+	const char *forced = c->iser ? ex_key_iser_value(key) : NULL;
+
+	/* digests are None on iSER, discovery included, whatever --key
+	 * says: an initiator offering only CRC32C is answered Reject */
+	if (forced)
+		return forced;
 	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
 		const char *o = g_tgt.key_overrides[i];
 		size_t kl = strlen(key);
@@ -89,7 +95,7 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 			return o + kl + 1;
 	}
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
-		return (!c->iser && (g_tgt.caps & IDM_CAP_DIGESTS)) ? "CRC32C,None" : "None";
+		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
 	if (!strcmp(key, "AuthMethod"))
 		return g_tgt.chap_user ? "CHAP" : "None";
 	if (!strcmp(key, "MaxConnections"))
