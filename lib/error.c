@@ -57,5 +57,5 @@ IDM_API const char *idm_strerror(int err)
 
 IDM_API const char *idm_version(void)
 {
-	return "1.0.0";
+	return "1.1.0";
 }

@@ -484,6 +484,12 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		ex_err("key buffer too small");
 		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
 	}
+	/* the provider sizes its receive buffers for the commands we admit
+	 * at once (iSER: each may bring unsolicited data unasked) */
+	rc = idm_conn_set_cmd_window(c->ic, TGT_CMD_WINDOW);
+	if (rc < 0)
+		ex_warn("%s: cannot pass the command window: %s",
+			idm_conn_peer_name(c->ic), idm_strerror(rc));
 	rc = idm_notice_key_values(c->ic, s->p.kv, s->p.kv_len);
 	if (rc < 0) {
 		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
