@@ -266,6 +266,14 @@ void iser_drain(struct iser_conn *ic)
 		 "completions (selective signalling)",
 		 (unsigned long long)ic->stat_wrs,
 		 (unsigned long long)ic->stat_signalled);
+	if (ic->stat_writes)
+		idmp_dbg(ic->ctx, "iser: %llu write commands (largest %u bytes), "
+			 "%llu Sends of unsolicited data, %llu RDMA Reads of "
+			 "%llu bytes", (unsigned long long)ic->stat_writes,
+			 ic->stat_max_edtl,
+			 (unsigned long long)ic->stat_unsol_sends,
+			 (unsigned long long)ic->stat_reads,
+			 (unsigned long long)ic->stat_read_bytes);
 	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
 	/* WRs still waiting for send queue room were never posted. */
 	while ((op = ic->sq_wait)) {
