@@ -485,8 +485,11 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
 	}
 	/* the provider sizes its receive buffers for the commands we admit
-	 * at once (iSER: each may bring unsolicited data unasked) */
-	rc = idm_conn_set_cmd_window(c->ic, TGT_CMD_WINDOW);
+	 * at once (iSER: each may bring unsolicited data unasked). A
+	 * discovery session carries no data, one Text exchange at a time:
+	 * the provider's minimum is plenty, not 128 buffers of its 256 KiB
+	 * MaxRecvDataSegmentLength. */
+	rc = idm_conn_set_cmd_window(c->ic, s->discovery ? 1 : TGT_CMD_WINDOW);
 	if (rc < 0)
 		ex_warn("%s: cannot pass the command window: %s",
 			idm_conn_peer_name(c->ic), idm_strerror(rc));
