@@ -10,7 +10,8 @@
 #     256 KiB on average: idm-target's Block Limits let sd use ib_iser's
 #     512 KiB), part of whose data idm-target pulls with RDMA Reads, and
 #     no receiver-not-ready NAK or PSN sequence error may happen (rxe's
-#     hw_counters: the target posts receives for its whole window);
+#     hw_counters: the target posts receives for its whole window), also
+#     with 16 such commands in flight (8 MiB writes);
 #  2. a target that answers InitialR2T=Yes ImmediateData=No, so every
 #     written byte moves by RDMA Read from the kernel's Write STag:
 #     login, 8 MiB O_DIRECT write/read-back, logout.
@@ -162,6 +163,16 @@ log "32 MiB in 1 MiB writes: $((w1 - w0)) write commands, $avg KiB on average"
 	fail "the kernel split 1 MiB writes into $avg KiB commands (Block Limits?)"
 iscsiadm -m session -s 2>/dev/null | grep -E 'scsicmd_pdus|dataout_pdus|txdata_octets' |
 	tr -s ' \t' ' ' | tr '\n' ';' | sed 's/^/   | initiator session stats:/; s/$/\n/'
+rxe_check "$RXE0"
+# 8 MiB O_DIRECT writes: sd splits each into 16 commands of 512 KiB that
+# are in flight at once, 32 Sends each (immediate data + 31 Data-Out):
+# 512 Sends, more than the 280 receives a target provisioning for 8
+# commands posted (RNR NAKs then), well within a 128-command window.
+read -r w0 s0 <<<"$(blk_writes)"
+rw_verify 32 8388608 0
+read -r w1 s1 <<<"$(blk_writes)"
+log "32 MiB in 8 MiB writes: $((w1 - w0)) write commands," \
+	"$((((s1 - s0) * 512 / (w1 - w0)) >> 10)) KiB on average"
 rxe_check "$RXE0"
 cp "$TMP/pat" "$TMP/pat32"
 rw_verify 1 4096 40
