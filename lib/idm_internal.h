@@ -205,6 +205,8 @@ struct idm_conn {
 	struct sockaddr_storage sa;
 	socklen_t salen;
 	int connect_timeout_ms;
+	/* idm_conn_set_cmd_window(): commands admitted at once, 0 unknown */
+	uint32_t cmd_window;
 };
 
 /* One provider listening for one portal, with its private state. */

@@ -192,6 +192,23 @@ IDM_API int idm_allocate_connection_resources(idm_conn *c)
 	return r;
 }
 
+IDM_API int idm_conn_set_cmd_window(idm_conn *c, uint32_t commands)
+{
+	int r = 0;
+
+	if (!c)
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	if (c->state != IDMP_CONN_CONNECTING && c->state != IDMP_CONN_LOGIN)
+		r = -ENOTCONN;
+	else if (c->rsrc_allocated)
+		r = -EBUSY; /* the provider sized its buffers already */
+	else
+		c->cmd_window = commands;
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
 IDM_API void idm_deallocate_connection_resources(idm_conn *c)
 {
 	if (!c)

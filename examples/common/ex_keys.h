@@ -40,6 +40,15 @@ struct ex_key {
 /** The table entry of `name`, or NULL for a key we do not understand. */
 const struct ex_key *ex_key_find(const char *name);
 
+/**
+ * The value a node must use for `key` on an iSER connection whatever it
+ * would offer, answer or was told with --key: "None" for HeaderDigest and
+ * DataDigest (RFC 7145 sections 5.1 and 6.2: the RDMA transport carries
+ * its own CRC, and a discovery session over iSER is no exception); NULL
+ * for every other key. A peer's CRC32C-only offer is answered Reject.
+ */
+const char *ex_key_iser_value(const char *key);
+
 /** Parse an RFC 7143 numeric value (decimal or 0x hex). 0 or -EINVAL. */
 int ex_parse_num(const char *s, uint64_t *v);
 /** Parse "Yes"/"No". 0 or -EINVAL. */

@@ -94,6 +94,37 @@ START_TEST(keys_respond)
 }
 END_TEST
 
+/* Digests on iSER (RFC 7145 6.2): both programs take their value from
+ * ex_key_iser_value(), the initiator as its offer (discovery and normal
+ * sessions), the target as its answer (before any --key). */
+START_TEST(keys_iser_digests)
+{
+	const struct ex_key *hd = ex_key_find("HeaderDigest");
+	const char *none = ex_key_iser_value("HeaderDigest");
+	char out[64];
+	int rc;
+
+	ck_assert_str_eq(none, "None");
+	ck_assert_str_eq(ex_key_iser_value("DataDigest"), "None");
+	ck_assert_ptr_null(ex_key_iser_value("MaxBurstLength"));
+	ck_assert_ptr_null(ex_key_iser_value("RDMAExtensions"));
+	ck_assert_ptr_null(ex_key_iser_value("headerdigest"));
+	/* what the initiator offers is a single None, never a list */
+	ck_assert_ptr_null(strchr(none, ','));
+	/* the target: a CRC32C-only offer is refused, a list gives None */
+	ck_assert_str_eq(respond("HeaderDigest", "CRC32C", none, &rc), "Reject");
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_str_eq(respond("DataDigest", "CRC32C,None", none, &rc), "None");
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(respond("HeaderDigest", "None,CRC32C", none, &rc), "None");
+	ck_assert_str_eq(respond("HeaderDigest", "None", none, &rc), "None");
+	/* the initiator: a target answering CRC32C to None is an error */
+	ck_assert_int_eq(ex_key_accept(hd, none, "CRC32C", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(ex_key_accept(hd, none, "None", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "None");
+}
+END_TEST
+
 START_TEST(keys_accept)
 {
 	const struct ex_key *mbl = ex_key_find("MaxBurstLength");
@@ -226,6 +257,7 @@ int main(void)
 	tcase_add_test(tc, keys_respond);
 	tcase_add_test(tc, keys_accept);
 	tcase_add_test(tc, keys_check_setting);
+	tcase_add_test(tc, keys_iser_digests);
 	tcase_add_test(tc, url_parse);
 	tcase_add_test(tc, md5_and_chap);
 	suite_add_tcase(s, tc);

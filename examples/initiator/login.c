@@ -56,14 +56,6 @@ static int offer_num(struct ini_session *s, struct ex_textbuf *tb,
 	return offer(s, tb, key, buf);
 }
 
-static const char *digest_offer(int forced)
-{
-	/* Default: prefer None but accept CRC32C if the target insists. */
-	return forced == INI_YES  ? "CRC32C"
-	       : forced == INI_NO ? "None"
-				  : "None,CRC32C";
-}
-
 static const char *tri_offer(int forced, const char *dflt)
 {
 	return forced == INI_YES ? "Yes" : forced == INI_NO ? "No" : dflt;
@@ -72,6 +64,19 @@ static const char *tri_offer(int forced, const char *dflt)
 static bool is_iser(const struct ini_session *s)
 {
 	return strcmp(idm_conn_provider(s->conn), "iser") == 0;
+}
+
+/* HeaderDigest/DataDigest: None on iSER whatever was asked for (main()
+ * warns about a forced CRC32C there); on TCP prefer None but accept
+ * CRC32C if the target insists, unless the user forced one. */
+static const char *digest_offer(const struct ini_session *s, const char *key,
+				int forced)
+{
+	if (is_iser(s))
+		return ex_key_iser_value(key);
+	return forced == INI_YES  ? "CRC32C"
+	       : forced == INI_NO ? "None"
+				  : "None,CRC32C";
 }
 
 /* The offers of the operational stage, in one Login Request. */
@@ -85,16 +90,24 @@ static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
 		/* RFC 7143 section 13: session-wide data-path keys are
 		 * irrelevant in a discovery session. The forced digests are
 		 * for the data path too: tgtd answers None to a CRC32C-only
-		 * offer here, so let the target choose. */
-		rc |= offer(s, tb, "HeaderDigest", digest_offer(INI_DEFAULT));
-		rc |= offer(s, tb, "DataDigest", digest_offer(INI_DEFAULT));
+		 * offer here, so let the target choose - except on iSER,
+		 * where digests are None on every connection, discovery
+		 * included (RFC 7145 6.2; Linux's ib_iser offers None). */
+		rc |= offer(s, tb, "HeaderDigest",
+			    digest_offer(s, "HeaderDigest", INI_DEFAULT));
+		rc |= offer(s, tb, "DataDigest",
+			    digest_offer(s, "DataDigest", INI_DEFAULT));
 		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
 		return rc ? -ENOSPC : 0;
 	}
 	if (is_iser(s)) {
 		/* RFC 7145 section 6: RDMAExtensions in the first operational
-		 * request; digests are implied None; the two RDSL keys replace
-		 * MaxRecvDataSegmentLength. */
+		 * request; digests are None, and said so, as Linux does; the
+		 * two RDSL keys replace MaxRecvDataSegmentLength. */
+		rc |= offer(s, tb, "HeaderDigest",
+			    digest_offer(s, "HeaderDigest", o->header_digest));
+		rc |= offer(s, tb, "DataDigest",
+			    digest_offer(s, "DataDigest", o->data_digest));
 		rc |= offer(s, tb, "RDMAExtensions", "Yes");
 		rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength",
 				ini_opts_local_dsl(o, true));
@@ -115,8 +128,9 @@ static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
 		}
 	} else {
 		rc |= offer(s, tb, "HeaderDigest",
-			    digest_offer(o->header_digest));
-		rc |= offer(s, tb, "DataDigest", digest_offer(o->data_digest));
+			    digest_offer(s, "HeaderDigest", o->header_digest));
+		rc |= offer(s, tb, "DataDigest",
+			    digest_offer(s, "DataDigest", o->data_digest));
 		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
 	}
 	rc |= offer(s, tb, "MaxConnections", "1");
@@ -205,9 +219,9 @@ static const char *my_value(struct ini_session *s, const char *key, char *buf,
 	const struct ini_opts *o = s->o;
 
 	if (!strcmp(key, "HeaderDigest"))
-		return is_iser(s) ? "None" : digest_offer(o->header_digest);
+		return digest_offer(s, key, o->header_digest);
 	if (!strcmp(key, "DataDigest"))
-		return is_iser(s) ? "None" : digest_offer(o->data_digest);
+		return digest_offer(s, key, o->data_digest);
 	if (!strcmp(key, "InitialR2T"))
 		return tri_offer(o->initial_r2t, "No");
 	if (!strcmp(key, "ImmediateData"))

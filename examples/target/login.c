@@ -82,6 +82,12 @@ void login_free(struct tconn *c)
  * accept, in preference order. */
 static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
 {
+	const char *forced = c->iser ? ex_key_iser_value(key) : NULL;
+
+	/* digests are None on iSER, discovery included, whatever --key
+	 * says: an initiator offering only CRC32C is answered Reject */
+	if (forced)
+		return forced;
 	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
 		const char *o = g_tgt.key_overrides[i];
 		size_t kl = strlen(key);
@@ -89,7 +95,7 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 			return o + kl + 1;
 	}
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
-		return (!c->iser && (g_tgt.caps & IDM_CAP_DIGESTS)) ? "CRC32C,None" : "None";
+		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
 	if (!strcmp(key, "AuthMethod"))
 		return g_tgt.chap_user ? "CHAP" : "None";
 	if (!strcmp(key, "MaxConnections"))
@@ -478,6 +484,15 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		ex_err("key buffer too small");
 		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
 	}
+	/* the provider sizes its receive buffers for the commands we admit
+	 * at once (iSER: each may bring unsolicited data unasked). A
+	 * discovery session carries no data, one Text exchange at a time:
+	 * the provider's minimum is plenty, not 128 buffers of its 256 KiB
+	 * MaxRecvDataSegmentLength. */
+	rc = idm_conn_set_cmd_window(c->ic, s->discovery ? 1 : TGT_CMD_WINDOW);
+	if (rc < 0)
+		ex_warn("%s: cannot pass the command window: %s",
+			idm_conn_peer_name(c->ic), idm_strerror(rc));
 	rc = idm_notice_key_values(c->ic, s->p.kv, s->p.kv_len);
 	if (rc < 0) {
 		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));

@@ -62,6 +62,7 @@ struct scsi_cmd {
 	struct lun *const *luns;/* every LUN, for REPORT LUNS */
 	int nluns;
 	uint32_t max_io;        /* largest transfer we accept (bytes) */
+	uint32_t opt_io;        /* transfer we handle best (bytes); 0: max_io */
 	uint32_t edtl;          /* iSCSI Expected Data Transfer Length */
 	const void *nexus;      /* the I_T nexus (session), for RESERVE(6/10) */
 	const char *iport;      /* its initiator port name, for PR; NULL: no PR */

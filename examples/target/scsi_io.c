@@ -188,6 +188,8 @@ void scsi_io_start(struct ttask *t)
 	sc->luns = g_tgt.luns;
 	sc->nluns = g_tgt.nluns;
 	sc->max_io = TGT_MAX_IO;
+	/* Block Limits: one negotiated burst is the optimal transfer */
+	sc->opt_io = t->c->sess->p.max_burst;
 	sc->edtl = t->edtl;
 	sc->nexus = t->c->sess;
 	sc->iport = t->c->sess->iport;

@@ -9,6 +9,19 @@
 
 #define VPD_MAX_XFER_BLOCKS(sc) ((sc)->max_io / (sc)->lun->bs)
 
+/* OPTIMAL TRANSFER LENGTH. Linux's sd caps its requests at this value (and
+ * at the host's max_sectors, 512 KiB for ib_iser): a small one turns every
+ * large write into many small commands, each all unsolicited data on
+ * iSER. The caller's opt_io (one MaxBurstLength: one R2T on TCP, one RDMA
+ * Read on iSER) is what the target handles best; never above the maximum. */
+static uint32_t vpd_opt_xfer_blocks(const struct scsi_cmd *sc)
+{
+	uint32_t opt = sc->opt_io && sc->opt_io < sc->max_io ? sc->opt_io
+							      : sc->max_io;
+
+	return opt / sc->lun->bs;
+}
+
 int spc_prepare(struct scsi_cmd *sc)
 {
 	const uint8_t *cdb = sc->cdb;
@@ -130,7 +143,7 @@ static uint32_t vpd_page(struct scsi_cmd *sc, uint8_t page, uint8_t *d)
 		d[4] = 0x01;                          /* WSNZ */
 		d[5] = 255;                           /* MAXIMUM COMPARE AND WRITE LENGTH */
 		wbe32(d + 8, VPD_MAX_XFER_BLOCKS(sc)); /* MAXIMUM TRANSFER LENGTH */
-		wbe32(d + 12, 65536 / l->bs);          /* OPTIMAL TRANSFER LENGTH */
+		wbe32(d + 12, vpd_opt_xfer_blocks(sc)); /* OPTIMAL TRANSFER LENGTH */
 		wbe32(d + 20, 0xffffffffu);           /* MAXIMUM UNMAP LBA COUNT */
 		wbe32(d + 24, 256);                   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
 		wbe32(d + 28, 1);                     /* OPTIMAL UNMAP GRANULARITY */

@@ -13,6 +13,7 @@ struct target g_tgt = { .name = "iqn.2026-11.org.libidm:unit" };
 static struct lun *lun;
 static struct lun *luns[1];
 static uint8_t buf[1 << 20];
+static uint32_t opt_io; /* what run() passes as scsi_cmd.opt_io */
 
 static void setup(void)
 {
@@ -36,6 +37,7 @@ static struct scsi_cmd run(const uint8_t *cdb, const void *out, uint32_t len)
 	sc.luns = luns;
 	sc.nluns = 1;
 	sc.max_io = 1 << 20;
+	sc.opt_io = opt_io;
 	sc.edtl = len;
 	if (scsi_prepare(&sc) < 0)
 		return sc;
@@ -85,6 +87,38 @@ START_TEST(inquiry)
 	assert_sense(&sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	sc = run(nopage, NULL, 255);
 	assert_sense(&sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+}
+END_TEST
+
+/* Block Limits (VPD 0xb0): Linux's sd sends requests of at most the
+ * OPTIMAL TRANSFER LENGTH, so it must be the target's real optimum (one
+ * burst), never a small constant, and never above the maximum. */
+START_TEST(block_limits)
+{
+	uint8_t b0[6] = { 0x12, 1, 0xb0, 0, 255, 0 };
+	struct scsi_cmd sc;
+
+	opt_io = 1048576; /* the MaxBurstLength idm-target offers */
+	sc = run(b0, NULL, 255);
+	ck_assert_int_eq(sc.status, SAM_GOOD);
+	ck_assert_int_eq(sc.in_len, 64);
+	ck_assert_int_eq(buf[1], 0xb0);
+	ck_assert_int_eq(be16(buf + 2), 0x3c);
+	ck_assert_int_eq(be32(buf + 8), (1 << 20) / 512);  /* MAXIMUM */
+	ck_assert_int_eq(be32(buf + 12), (1 << 20) / 512); /* OPTIMAL */
+	/* at least what Linux's ib_iser can send in one command (512 KiB) */
+	ck_assert_uint_ge(be32(buf + 12) * 512u, 512u * 1024);
+	opt_io = 262144; /* a smaller negotiated burst */
+	sc = run(b0, NULL, 255);
+	ck_assert_int_eq(be32(buf + 8), 2048);
+	ck_assert_int_eq(be32(buf + 12), 512);
+	opt_io = 16u << 20; /* never above the maximum */
+	sc = run(b0, NULL, 255);
+	ck_assert_int_eq(be32(buf + 12), 2048);
+	opt_io = 0; /* unknown: the maximum */
+	sc = run(b0, NULL, 255);
+	ck_assert_int_eq(be32(buf + 12), 2048);
+	ck_assert_uint_le(be32(buf + 12), be32(buf + 8));
 }
 END_TEST
 
@@ -348,6 +382,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, inquiry);
+	tcase_add_test(tc, block_limits);
 	tcase_add_test(tc, no_such_lun);
 	tcase_add_test(tc, read_write);
 	tcase_add_test(tc, write_short_edtl);

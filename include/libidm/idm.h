@@ -473,6 +473,22 @@ IDM_API int idm_get_data(idm_task *task, const uint8_t r2t[IDM_BHS_LEN],
  */
 IDM_API int idm_allocate_connection_resources(idm_conn *conn);
 
+/**
+ * Since 1.1 (both roles, before Allocate_Connection_Resources or
+ * Enable_Datamover): the most commands the caller admits on this
+ * connection at once. A target passes its CmdSN window (MaxCmdSN -
+ * ExpCmdSN + 1), an initiator the commands it keeps outstanding.
+ * Providers that must provision receive buffers for what the peer may
+ * send without being asked (iSER: each command with its immediate data
+ * and unsolicited Data-Out, RFC 7145 8.1) size them for this many
+ * commands, within a per-connection memory bound (doc/iser.md); the TCP
+ * provider needs nothing. 0 (the default) lets the provider assume a
+ * small window. Returns 0, -EINVAL for a NULL connection, -ENOTCONN if
+ * it is no longer in the login phase, or -EBUSY once its resources are
+ * allocated (the value could no longer take effect).
+ */
+IDM_API int idm_conn_set_cmd_window(idm_conn *conn, uint32_t commands);
+
 /** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
 IDM_API void idm_deallocate_connection_resources(idm_conn *conn);
 

@@ -275,6 +275,10 @@ struct iser_conn {
 	int plugged;           /* > 0: collect WRs, post them as one chain */
 	struct iser_pend *pend, *pend_tail;     /* Sends waiting for buffers */
 	uint64_t stat_wrs, stat_signalled;      /* WRs posted / signalled */
+	/* target data path, logged at teardown (debug): write commands,
+	 * the largest EDTL, Sends of unsolicited data, RDMA Reads */
+	uint64_t stat_writes, stat_unsol_sends, stat_reads, stat_read_bytes;
+	uint32_t stat_max_edtl;
 	struct idm_task *dout_head, *dout_tail; /* tasks owing Data-Out */
 	struct ibv_mw **mw_free;
 	uint32_t n_mw_free, n_mw;

@@ -56,13 +56,30 @@ void iser_sizes_login(struct iser_sizes *s)
 	s->tx_depth = ISER_LOGIN_DEPTH;
 }
 
+uint32_t iser_rx_per_cmd(const struct idm_conn_params *p, enum idm_role role)
+{
+	uint32_t dsl = p->target_recv_dsl ? p->target_recv_dsl : 1u;
+	uint32_t imm = 0, rest;
+
+	if (role != IDM_ROLE_TARGET || p->initial_r2t)
+		return 1u;
+	/* the command carries up to min(FirstBurst, TRDSL) immediate
+	 * bytes; Data-Out PDUs of at most TRDSL bring the rest of the
+	 * first burst */
+	if (p->immediate_data)
+		imm = p->first_burst_length < dsl ? p->first_burst_length : dsl;
+	rest = p->first_burst_length - imm;
+	return 1u + rest / dsl + (rest % dsl != 0);
+}
+
 void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
-		    enum idm_role role, uint32_t rx_depth)
+		    enum idm_role role, uint32_t rx_depth, uint32_t window)
 {
 	uint32_t rx_dsl = role == IDM_ROLE_TARGET ? p->target_recv_dsl
 						  : p->initiator_recv_dsl;
 	uint32_t tx_dsl = role == IDM_ROLE_TARGET ? p->initiator_recv_dsl
 						  : p->target_recv_dsl;
+	uint64_t want, limit;
 
 	/* Never below the login size: the final Login Response or a
 	 * Text/NOP may still land in one of these. */
@@ -85,28 +102,27 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 			    ahs_room(p->max_ahs_length) + tx_dsl);
 	if (!rx_depth)
 		rx_depth = ISER_RX_DEPTH_DEFAULT;
-	if (role == IDM_ROLE_TARGET && !p->initial_r2t) {
-		/* Unsolicited Data-Out is not flow controlled by iSER (8.1):
-		 * a command may bring ceil(FirstBurstLength / TargetRecvDSL)
-		 * Sends of it. Provision for ISER_CMD_WINDOW such commands
-		 * (the caller's CmdSN window is not known here); beyond that
-		 * the RC receiver-not-ready retry paces the initiator. */
-		uint32_t dsl = p->target_recv_dsl ? p->target_recv_dsl : 1u;
-		uint32_t per_cmd = 1u + (p->first_burst_length + dsl - 1u) / dsl;
-		uint64_t want = (uint64_t)per_cmd * ISER_CMD_WINDOW + 16u;
-
-		if (want > ISER_RX_CAP)
-			want = ISER_RX_CAP;
-		if (want > rx_depth)
-			rx_depth = (uint32_t)want;
-	}
+	if (!window)
+		window = ISER_CMD_WINDOW;
 	/* 8.1: the declared MaxOutstandingUnexpectedPDUs plus the expected
-	 * responses; never fewer than the default. */
+	 * responses is a promise: part of the minimum (up to the cap) */
 	if (p->max_outstanding_unexpected_pdus &&
-	    p->max_outstanding_unexpected_pdus < 4096 &&
-	    p->max_outstanding_unexpected_pdus + 16 > rx_depth)
-		rx_depth = p->max_outstanding_unexpected_pdus + 16;
-	s->rx_depth = rx_depth;
+	    p->max_outstanding_unexpected_pdus < ISER_RX_CAP &&
+	    p->max_outstanding_unexpected_pdus + ISER_RX_SPARE > rx_depth)
+		rx_depth = p->max_outstanding_unexpected_pdus + ISER_RX_SPARE;
+	/* Every command of the window may be in flight with all the Sends
+	 * the negotiated keys let it bring unasked (8.1). */
+	want = (uint64_t)window * iser_rx_per_cmd(p, role) + ISER_RX_SPARE;
+	if (want < rx_depth)
+		want = rx_depth;
+	/* Bounded memory: ISER_RX_BYTES of buffers, or the minimum depth
+	 * when its buffers alone are larger; never more than ISER_RX_CAP. */
+	limit = ISER_RX_BYTES / s->rx_msg;
+	if (limit < rx_depth)
+		limit = rx_depth;
+	if (limit > ISER_RX_CAP)
+		limit = ISER_RX_CAP;
+	s->rx_depth = (uint32_t)(want < limit ? want : limit);
 	s->tx_depth = ISER_TX_DEPTH;
 }
 

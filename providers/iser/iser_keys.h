@@ -12,10 +12,18 @@
 /* Login-phase PDUs carry at most 8192 data bytes (RFC 7143 default
  * MaxRecvDataSegmentLength, which governs the login phase). */
 #define ISER_LOGIN_DSL 8192u
-/* Commands with unsolicited Data-Out a target provisions receive buffers
- * for, and the most receive buffers of one connection. */
+/* Receive provisioning (RFC 7145 8.1: Sends are not flow controlled).
+ * ISER_CMD_WINDOW: commands assumed in flight when the caller did not say
+ * (idm_conn_set_cmd_window). ISER_RX_SPARE: buffers beyond the window's
+ * needs, for immediate PDUs (NOP-Out, TMF) and the peer's answers to our
+ * own requests. ISER_RX_CAP and ISER_RX_BYTES bound one connection: at
+ * most this many buffers and, above the configured minimum depth, this
+ * many bytes of them; beyond that the RC receiver-not-ready retry paces
+ * the peer. */
 #define ISER_CMD_WINDOW 8u
-#define ISER_RX_CAP 1016u
+#define ISER_RX_SPARE 16u
+#define ISER_RX_CAP 4096u
+#define ISER_RX_BYTES (32u << 20)
 /* Data bytes a pooled send buffer holds (bigger control PDUs are rare). */
 #define ISER_TX_POOL_DSL 8192u
 /* AHS we accept when the peer declared "no limit" (MaxAHSLength=0). */
@@ -36,11 +44,22 @@ bool iser_keys_force(struct idm_conn_params *p);
  * reason in err. */
 int iser_keys_check(const struct idm_conn_params *p, char *err, size_t errlen);
 
+/* Sends one command may cost the receiver: a target gets the command
+ * (with its immediate data) and, with InitialR2T=No, the unsolicited
+ * Data-Out that fills FirstBurstLength in TargetRecvDataSegmentLength
+ * pieces; an initiator gets one SCSI Response. */
+uint32_t iser_rx_per_cmd(const struct idm_conn_params *p, enum idm_role role);
+
 /* Sizes for the login phase (small, section 11) and for full feature phase
- * from the negotiated values. `rx_depth` 0 picks the default. */
+ * from the negotiated values and the caller's command window (0: unknown,
+ * ISER_CMD_WINDOW). `rx_depth` is the configured minimum (0: the
+ * default); a declared MaxOutstandingUnexpectedPDUs + ISER_RX_SPARE raises
+ * it (up to ISER_RX_CAP). Then rx_depth = min(max(window x
+ * iser_rx_per_cmd + ISER_RX_SPARE, minimum), max(minimum, ISER_RX_BYTES /
+ * rx_msg), ISER_RX_CAP). */
 void iser_sizes_login(struct iser_sizes *s);
 void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
-		    enum idm_role role, uint32_t rx_depth);
+		    enum idm_role role, uint32_t rx_depth, uint32_t window);
 
 /* Unsolicited bytes of a write command (immediate + unsolicited Data-Out)
  * that the initiator sends as Sends, and how many of them are immediate. */

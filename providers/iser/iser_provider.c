@@ -11,7 +11,8 @@
  *                         the liveness deadline
  *   IDM_ISER_LIVENESS_MS  a keepalive probe not completed after this long
  *                         fails the connection, 0 disables (6000)
- *   IDM_ISER_RX_DEPTH     receive buffers in full feature phase (64)
+ *   IDM_ISER_RX_DEPTH     fewest receive buffers in full feature phase
+ *                         (64); keys and command window may raise it
  *   IDM_ISER_STAG         "mw" (default) or "mr" (plain MR rkeys)
  *   IDM_ISER_BIND_IDLE    memory window binds wait for an idle send queue:
  *                         "auto" (default: on soft-RoCE only), 1, 0

@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ISER_RQ_DEPTH 1024u
+/* The receive queue is sized when the QP is made, before any key is
+ * known: room for the largest full feature phase pool (iser_keys.h) plus
+ * the login buffers that may still be posted. */
+#define ISER_RQ_DEPTH (ISER_RX_CAP + 8u)
 #define ISER_RX_MAX ISER_RX_CAP
 /* RNR NAK timer we ask senders to wait (IB encoding 12 = 0.64 ms). The
  * default 0 means 655 ms: one burst of unsolicited Data-Out beyond the
@@ -135,7 +138,8 @@ int iser_rsrc_ffp_alloc(struct iser_conn *ic)
 		return 0;
 	if (!ic->qp || ic->state == ISER_DOWN)
 		return -ENOTCONN;
-	iser_sizes_ffp(&ic->ffp, &c->params, c->role, ic->ip->rx_depth);
+	iser_sizes_ffp(&ic->ffp, &c->params, c->role, ic->ip->rx_depth,
+		       c->cmd_window);
 	if (ic->ffp.rx_depth > ISER_RX_MAX)
 		ic->ffp.rx_depth = ISER_RX_MAX;
 	r = iser_pool_init(&ic->rx_ffp, ic->dev->pd, ic->ffp.rx_depth,
@@ -186,8 +190,12 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 	}
 	ic->ffp_rsrc = true;
 	idmp_dbg(ic->ctx, "iser: full feature phase: %u receive buffers of %u "
-		 "bytes, %u send buffers of %u", ic->ffp.rx_depth,
-		 ic->ffp.rx_msg, ic->ffp.tx_depth, ic->ffp.tx_msg);
+		 "bytes (%u KiB; window %u, %u per command), %u send buffers "
+		 "of %u", ic->ffp.rx_depth, ic->ffp.rx_msg,
+		 (unsigned)(((uint64_t)ic->ffp.rx_depth * ic->ffp.rx_msg) >> 10),
+		 ic->conn->cmd_window,
+		 iser_rx_per_cmd(&ic->conn->params, ic->conn->role),
+		 ic->ffp.tx_depth, ic->ffp.tx_msg);
 	{
 		struct ibv_qp_attr a = {.min_rnr_timer = ISER_MIN_RNR_TIMER};
 
@@ -258,6 +266,14 @@ void iser_drain(struct iser_conn *ic)
 		 "completions (selective signalling)",
 		 (unsigned long long)ic->stat_wrs,
 		 (unsigned long long)ic->stat_signalled);
+	if (ic->stat_writes)
+		idmp_dbg(ic->ctx, "iser: %llu write commands (largest %u bytes), "
+			 "%llu Sends of unsolicited data, %llu RDMA Reads of "
+			 "%llu bytes", (unsigned long long)ic->stat_writes,
+			 ic->stat_max_edtl,
+			 (unsigned long long)ic->stat_unsol_sends,
+			 (unsigned long long)ic->stat_reads,
+			 (unsigned long long)ic->stat_read_bytes);
 	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
 	/* WRs still waiting for send queue room were never posted. */
 	while ((op = ic->sq_wait)) {

@@ -52,6 +52,12 @@ int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	it->unsol_len = write ? (c->params.initial_r2t ? dlen : fb) : 0;
 	it->placed = dlen; /* immediate data is here */
 	it->imm_now = data;
+	if (write) {
+		ic->stat_writes++;
+		ic->stat_unsol_sends += dlen != 0;
+		if (edtl > ic->stat_max_edtl)
+			ic->stat_max_edtl = edtl;
+	}
 	*out = t;
 	return 0;
 }
@@ -137,6 +143,7 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	    dlen > it->unsol_len - off || off != it->placed)
 		return -EPROTO; /* outside the unsolicited burst, or out of order */
 	it->placed += dlen;
+	ic->stat_unsol_sends++;
 	/* Place into every Get_Data range waiting for these bytes first,
 	 * stage what none of them wanted, and only then tell the caller:
 	 * a Get_Data it issues from Data_Completion_Notify (the next range
@@ -410,6 +417,8 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 			return r;
 		}
 		d->sn = it->r2tsn++;
+		ic->stat_reads++;
+		ic->stat_read_bytes += end - s;
 	}
 	if (d->remaining == 0)
 		idmp_defer(ic->ctx, &d->done, dop_deferred);

@@ -193,10 +193,10 @@ START_TEST(sizes)
 	idmp_params_default(&p);
 	p.target_recv_dsl = 262144;
 	p.initiator_recv_dsl = 512;
-	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 0);
 	ck_assert_uint_ge(s.rx_msg, 28 + 48 + 256 + 262144);
 	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 8192); /* never below login */
-	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0, 0);
 	/* pooled send buffers stop at 8 KiB of data whatever the peer
 	 * declared; larger control PDUs get a one-off buffer */
 	ck_assert_uint_ge(s.tx_msg, 28 + 48 + 256 + 8192);
@@ -205,22 +205,99 @@ START_TEST(sizes)
 	/* unlimited AHS is capped, declared credits raise the depth */
 	p.max_ahs_length = 0;
 	p.max_outstanding_unexpected_pdus = 200;
-	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 0);
 	ck_assert_uint_ge(s.rx_depth, 216);
 	ck_assert_uint_ge(s.rx_msg, 28 + 48 + ISER_AHS_CAP + 262144);
-	/* InitialR2T=No: receives for 8 commands' unsolicited Data-Out,
-	 * counted in TargetRecvDataSegmentLength units, capped */
+	/* InitialR2T=No, no window given: receives for 8 commands'
+	 * unsolicited data, counted in TargetRecvDataSegmentLength units
+	 * (the command with 8 KiB immediate data + 7 Data-Out) */
 	idmp_params_default(&p);
 	p.initial_r2t = false;
 	p.first_burst_length = 65536;
 	p.target_recv_dsl = 8192;
-	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
-	ck_assert_uint_eq(s.rx_depth, (1 + 8) * 8 + 16);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 0);
+	ck_assert_uint_eq(s.rx_depth, (1 + 7) * 8 + 16);
+	/* tiny segments: capped by the memory bound */
 	p.target_recv_dsl = 512;
-	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0);
-	ck_assert_uint_eq(s.rx_depth, ISER_RX_CAP);
-	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert_uint_eq(s.rx_depth, ISER_RX_BYTES / s.rx_msg);
+	ck_assert_uint_le((uint64_t)s.rx_depth * s.rx_msg, ISER_RX_BYTES);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0, 0);
 	ck_assert_uint_eq(s.rx_depth, 64);
+}
+END_TEST
+
+/* Receive provisioning from the keys and the caller's command window
+ * (idm_conn_set_cmd_window), within the per-connection bound. */
+START_TEST(rx_provisioning)
+{
+	struct idm_conn_params p;
+	struct iser_sizes s;
+
+	/* Linux's ib_iser against idm-target: InitialR2T=No ImmediateData=Yes
+	 * FirstBurstLength=256 KiB TargetRecvDataSegmentLength=8 KiB: each
+	 * command brings 32 Sends (8 KiB immediate + 31 Data-Out) */
+	idmp_params_default(&p);
+	p.initial_r2t = false;
+	p.immediate_data = true;
+	p.first_burst_length = 262144;
+	p.target_recv_dsl = 8192;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 32);
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_INITIATOR), 1);
+	/* 11 such writes (the old 280 buffers gave RNR NAKs) */
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 11);
+	ck_assert_uint_eq(s.rx_depth, 11 * 32 + ISER_RX_SPARE);
+	ck_assert_uint_eq(s.rx_msg, 8576); /* 28 + 48 + 256 AHS + 8192 */
+	/* idm-target's window of 128: 4112 wanted, the 32 MiB bound
+	 * gives 3912 (122 full first bursts in flight) */
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert_uint_eq(s.rx_depth, ISER_RX_BYTES / 8576);
+	ck_assert_uint_eq(s.rx_depth, 3912);
+	ck_assert_uint_le((uint64_t)s.rx_depth * s.rx_msg, ISER_RX_BYTES);
+	/* FirstBurstLength 64 KiB: the whole window fits */
+	p.first_burst_length = 65536;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 8);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert_uint_eq(s.rx_depth, 128 * 8 + ISER_RX_SPARE);
+	/* ImmediateData=No: the first burst all in Data-Out */
+	p.immediate_data = false;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 9);
+	/* a first burst that is not a multiple of the segment */
+	p.first_burst_length = 10000;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 3);
+	p.immediate_data = true;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 2);
+	/* first burst within the immediate data: the command alone */
+	p.first_burst_length = 4096;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 1);
+	/* InitialR2T=Yes: one Send per command, whatever the burst */
+	p.first_burst_length = 262144;
+	p.initial_r2t = true;
+	ck_assert_uint_eq(iser_rx_per_cmd(&p, IDM_ROLE_TARGET), 1);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert_uint_eq(s.rx_depth, 128 + ISER_RX_SPARE);
+	/* a small window never goes below the configured minimum */
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 4);
+	ck_assert_uint_eq(s.rx_depth, 64);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 100, 4);
+	ck_assert_uint_eq(s.rx_depth, 100);
+	/* an initiator: one response per outstanding command */
+	iser_sizes_ffp(&s, &p, IDM_ROLE_INITIATOR, 0, 256);
+	ck_assert_uint_eq(s.rx_depth, 256 + ISER_RX_SPARE);
+	/* big segments: the byte bound, but never below the minimum */
+	p.initial_r2t = false;
+	p.target_recv_dsl = 262144;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert_uint_eq(s.rx_depth, 127); /* 32 MiB / 257 KiB < 2 x 128 + 16 */
+	ck_assert_uint_le((uint64_t)s.rx_depth * s.rx_msg, ISER_RX_BYTES);
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 200, 128);
+	ck_assert_uint_eq(s.rx_depth, 200); /* the minimum wins */
+	/* a huge window or first burst cannot overflow: count cap */
+	p.target_recv_dsl = 512;
+	p.first_burst_length = 16777215;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 0xffffffffu);
+	ck_assert_uint_le(s.rx_depth, ISER_RX_CAP);
+	ck_assert_uint_le((uint64_t)s.rx_depth * s.rx_msg, ISER_RX_BYTES);
 }
 END_TEST
 
@@ -265,6 +342,7 @@ int main(void)
 	tcase_add_test(tc, cm_private_data);
 	tcase_add_test(tc, keys_force_and_check);
 	tcase_add_test(tc, sizes);
+	tcase_add_test(tc, rx_provisioning);
 	tcase_add_test(tc, unsolicited);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -87,6 +87,7 @@ START_TEST(null_everywhere)
 	ck_assert_int_eq(idm_put_data(NULL, bhs, NULL, 0, 0, 1, 0), -EINVAL);
 	ck_assert_int_eq(idm_get_data(NULL, bhs, NULL, 0, 0, 1, 0), -EINVAL);
 	ck_assert_int_eq(idm_allocate_connection_resources(NULL), -EINVAL);
+	ck_assert_int_eq(idm_conn_set_cmd_window(NULL, 128), -EINVAL);
 	idm_deallocate_connection_resources(NULL);
 	ck_assert_int_eq(idm_enable_datamover(NULL, bhs, NULL, 0), -EINVAL);
 	idm_connection_terminate(NULL);

@@ -64,8 +64,14 @@ START_TEST(initiator_login_then_ffp)
 	/* Enable_Datamover: the initiator passes no response */
 	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 0), -EINVAL);
+	/* the command window: before the resources, any value */
+	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 0), 0);
+	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 0xffffffffu), 0);
+	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 128), 0);
 	ck_assert_int_eq(idm_allocate_connection_resources(conn), 0);
 	ck_assert_int_eq(idm_allocate_connection_resources(conn), 0); /* idempotent */
+	/* ... and not once they are sized */
+	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 64), -EBUSY);
 	ck_assert_int_eq(st->alloc_conn_rsrc, 1);
 	ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), 0);
 	ck_assert_int_eq(st->enable_datamover, 1);
@@ -352,6 +358,7 @@ START_TEST(terminate_is_silent)
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, 0), -ENOTCONN);
 	ck_assert_int_lt(idm_allocate_connection_resources(conn), 0);
 	ck_assert_int_lt(idm_enable_datamover(conn, bhs, NULL, 0), 0);
+	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 8), -ENOTCONN);
 	idm_connection_terminate(conn); /* twice is harmless */
 	ck_assert_int_eq(st->conn_terminate, 1);
 	idm_deallocate_task_resources(t);

@@ -34,6 +34,9 @@ expect "iscsi-inq VPD 0x80 serial" "Unit Serial Number:\[IDM" iscsi-inq -e 1 -c 
 expect "iscsi-inq VPD 0x83 NAA" "Designator Type:\(3\) NAA" iscsi-inq -e 1 -c 131 "$URL"
 expect "iscsi-inq VPD 0x83 target name" "Designator:\[$IQN\]" iscsi-inq -e 1 -c 131 "$URL"
 expect "iscsi-inq VPD 0xb0 limits" "maximum transfer length:32768" iscsi-inq -e 1 -c 176 "$URL"
+# optimal: one MaxBurstLength (libiscsi offers 262144, idm-target 1 MiB),
+# not 64 KiB: Linux's sd caps its requests there
+expect "iscsi-inq VPD 0xb0 optimal length" "optimal transfer length:512$" iscsi-inq -e 1 -c 176 "$URL"
 expect "iscsi-inq VPD 0xb2 provisioning" "lbprz:1" iscsi-inq -e 1 -c 178 "$URL"
 expect "iscsi-readcapacity16 size" "^Total size:104857600$" iscsi-readcapacity16 "$URL"
 expect "iscsi-readcapacity16 block size" "LOGICAL BLOCK LENGTH IN BYTES:512" iscsi-readcapacity16 "$URL"
