@@ -364,11 +364,11 @@ int ini_session_connect(struct ini_session *s)
 		s->state = INI_S_FAILED;
 		s->fail = rc;
 		/* idm_last_error(): the resolver's message, or why the
-		 * provider cannot be used here */
-		snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s%s%s",
+		 * provider cannot be used here. It says more than the errno
+		 * (an unresolvable name comes back as -EHOSTUNREACH). */
+		snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s",
 			 s->o->portal.host, s->o->portal.port, s->o->provider,
-			 idm_strerror(rc), *idm_last_error() ? ": " : "",
-			 idm_last_error());
+			 *idm_last_error() ? idm_last_error() : idm_strerror(rc));
 		/* the last line names this, not just the errno */
 		if (!s->reconnecting && !ini_fail_cause[0])
 			snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s",
