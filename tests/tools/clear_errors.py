@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from toolcheck import check, finish, has_rdma, iser_built
 
 INI = sys.argv[1]

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from toolcheck import check, finish, has_rdma, iser_built
 
 TOOL = sys.argv[1]

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from toolcheck import check, finish, iser_built, rdma_devices
 
 TOOL = sys.argv[1]
