@@ -85,11 +85,35 @@ static void push(struct out *o, bool array)
 	o->dash[o->depth] = false;
 }
 
+/* JSON: open an object or array as the next member ('{' or '[') */
+static void json_open(struct out *o, const char *key, char open)
+{
+	json_member(o, key);
+	fputc(open, o->f);
+}
+
+/* Leave a level; JSON closes it with `close` ('}' or ']') on a line of
+ * its own unless it stayed empty. Returns whether it stayed empty. */
+static bool pop(struct out *o, char close)
+{
+	bool empty = o->first[o->depth];
+
+	if (o->depth > 0)
+		o->depth--;
+	if (o->json) {
+		if (!empty) {
+			fputc('\n', o->f);
+			indent(o, o->depth + 1);
+		}
+		fputc(close, o->f);
+	}
+	return empty;
+}
+
 void out_obj_begin(struct out *o, const char *key, const char *label)
 {
 	if (o->json) {
-		json_member(o, key);
-		fputc('{', o->f);
+		json_open(o, key, '{');
 	} else if ((o->first[o->depth] = false), o->in_array[o->depth]) {
 		/* an object in a list: its first field follows the dash */
 		push(o, false);
@@ -104,24 +128,13 @@ void out_obj_begin(struct out *o, const char *key, const char *label)
 
 void out_obj_end(struct out *o)
 {
-	bool empty = o->first[o->depth];
-
-	if (o->depth > 0)
-		o->depth--;
-	if (o->json) {
-		if (!empty) {
-			fputc('\n', o->f);
-			indent(o, o->depth + 1);
-		}
-		fputc('}', o->f);
-	}
+	pop(o, '}');
 }
 
 void out_arr_begin(struct out *o, const char *key, const char *label)
 {
 	if (o->json) {
-		json_member(o, key);
-		fputc('[', o->f);
+		json_open(o, key, '[');
 	} else {
 		o->first[o->depth] = false;
 		indent(o, o->depth);
@@ -132,19 +145,28 @@ void out_arr_begin(struct out *o, const char *key, const char *label)
 
 void out_arr_end(struct out *o)
 {
-	bool empty = o->first[o->depth];
-
-	if (o->depth > 0)
-		o->depth--;
-	if (o->json) {
-		if (!empty) {
-			fputc('\n', o->f);
-			indent(o, o->depth + 1);
-		}
-		fputc(']', o->f);
-	} else if (empty) {
+	if (pop(o, ']') && !o->json) {
 		indent(o, o->depth + 1);
 		fputs("(none)\n", o->f);
+	}
+}
+
+/* One scalar, the same for every type: `json` is the JSON value already
+ * encoded (NULL: `text` written as a JSON string), `text` what people
+ * read after the label. */
+static void scalar(struct out *o, const char *key, const char *label,
+		   const char *json, const char *text)
+{
+	if (o->json) {
+		json_member(o, key);
+		if (json)
+			fputs(json, o->f);
+		else
+			json_string(o->f, text);
+	} else {
+		o->first[o->depth] = false;
+		text_head(o, key, label);
+		fprintf(o->f, "%s\n", text);
 	}
 }
 
@@ -156,51 +178,29 @@ void out_str(struct out *o, const char *key, const char *label, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (o->json) {
-		json_member(o, key);
-		json_string(o->f, buf);
-	} else {
-		o->first[o->depth] = false;
-		text_head(o, key, label);
-		fprintf(o->f, "%s\n", buf);
-	}
+	scalar(o, key, label, NULL, buf);
 }
 
 void out_int(struct out *o, const char *key, const char *label, long long v)
 {
-	if (o->json) {
-		json_member(o, key);
-		fprintf(o->f, "%lld", v);
-	} else {
-		o->first[o->depth] = false;
-		text_head(o, key, label);
-		fprintf(o->f, "%lld\n", v);
-	}
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%lld", v);
+	scalar(o, key, label, buf, buf);
 }
 
 void out_uint(struct out *o, const char *key, const char *label,
 	      unsigned long long v)
 {
-	if (o->json) {
-		json_member(o, key);
-		fprintf(o->f, "%llu", v);
-	} else {
-		o->first[o->depth] = false;
-		text_head(o, key, label);
-		fprintf(o->f, "%llu\n", v);
-	}
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", v);
+	scalar(o, key, label, buf, buf);
 }
 
 void out_bool(struct out *o, const char *key, const char *label, bool v)
 {
-	if (o->json) {
-		json_member(o, key);
-		fputs(v ? "true" : "false", o->f);
-	} else {
-		o->first[o->depth] = false;
-		text_head(o, key, label);
-		fputs(v ? "yes\n" : "no\n", o->f);
-	}
+	scalar(o, key, label, v ? "true" : "false", v ? "yes" : "no");
 }
 
 void out_note(struct out *o, const char *fmt, ...)

@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "scsi.h"
+#include "scsi_run.h"
 #include "target.h"
-
-struct target g_tgt = { .name = "iqn.2026-11.org.libidm:unit" };
 
 static struct lun *lun;
 static struct lun *luns[1];
@@ -29,27 +28,7 @@ static void teardown(void)
 /* Run one command: Data-Out from `out` (len bytes) or room for Data-In. */
 static struct scsi_cmd run(const uint8_t *cdb, const void *out, uint32_t len)
 {
-	struct scsi_cmd sc;
-
-	memset(&sc, 0, sizeof(sc));
-	sc.cdb = cdb;
-	sc.lun = lun;
-	sc.luns = luns;
-	sc.nluns = 1;
-	sc.max_io = 1 << 20;
-	sc.opt_io = opt_io;
-	sc.edtl = len;
-	if (scsi_prepare(&sc) < 0)
-		return sc;
-	sc.buf = buf;
-	if (sc.kind == SCK_WRITE || sc.kind == SCK_OUT) {
-		memcpy(buf, out, len);
-		sc.buf_len = len < sc.spdtl_out ? len : sc.spdtl_out;
-	} else {
-		sc.buf_len = len < sc.spdtl_in ? len : sc.spdtl_in;
-	}
-	scsi_exec(&sc);
-	return sc;
+	return scsi_run_opt(lun, buf, sizeof(buf), opt_io, cdb, out, len);
 }
 
 static void assert_sense(const struct scsi_cmd *sc, uint8_t key, uint16_t ascq)

@@ -3,21 +3,16 @@
 # temp dir, peers killed on exit, every step bounded by timeout(1).
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=../lib/procs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/procs.sh"
+
 TMP=$(mktemp -d /tmp/idm-cli-test.XXXXXX)
 PIDS=""
 FAILS=0
 
 cleanup() {
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $PIDS; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086 # one PID per word
+	stop_pids $PIDS
 	# never follow a mount (the syslog check binds /dev in a namespace
 	# of its own; should it ever leak out, leave it alone)
 	if grep -q " $TMP/" /proc/self/mountinfo 2>/dev/null; then
@@ -28,11 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 fail() {
 	echo "FAIL: $*"

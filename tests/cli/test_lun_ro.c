@@ -10,35 +10,14 @@
 #include <unistd.h>
 
 #include "scsi.h"
+#include "scsi_run.h"
 #include "target.h"
-
-struct target g_tgt = { .name = "iqn.2026-11.org.libidm:unit" };
 
 static uint8_t buf[1 << 16];
 
 static struct scsi_cmd run(struct lun *l, const uint8_t *cdb, const void *out, uint32_t len)
 {
-	struct lun *luns[1] = { l };
-	struct scsi_cmd sc;
-
-	memset(&sc, 0, sizeof(sc));
-	sc.cdb = cdb;
-	sc.lun = l;
-	sc.luns = luns;
-	sc.nluns = 1;
-	sc.max_io = sizeof(buf);
-	sc.edtl = len;
-	if (scsi_prepare(&sc) < 0)
-		return sc;
-	sc.buf = buf;
-	if (sc.kind == SCK_WRITE || sc.kind == SCK_OUT) {
-		memcpy(buf, out, len);
-		sc.buf_len = len < sc.spdtl_out ? len : sc.spdtl_out;
-	} else {
-		sc.buf_len = len < sc.spdtl_in ? len : sc.spdtl_in;
-	}
-	scsi_exec(&sc);
-	return sc;
+	return scsi_run(l, buf, sizeof(buf), cdb, out, len);
 }
 
 static void assert_wp(const struct scsi_cmd *sc)

@@ -25,17 +25,10 @@ need ib_read_bw perftest
 SECS=${IDM_BW_SECONDS:-4}
 BS=65536
 
+# shellcheck source-path=SCRIPTDIR source=../rdma-vm/gid.sh
+. "$(dirname "$0")/../rdma-vm/gid.sh"
 # The RoCEv2 GID of $IP (rxe lists the IPv4-mapped one after fe80::).
-gid_index() {
-	local f want a b c d
-	IFS=. read -r a b c d <<<"$IP"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
-	for f in /sys/class/infiniband/"$RDMA_DEV"/ports/1/gids/*; do
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] && { echo "${f##*/}"; return 0; }
-	done
-	echo 1
-}
-GID=$(gid_index)
+GID=$(rdma_gid_index "$RDMA_DEV" "$IP")
 
 # perftest NAME: server and client of ib_NAME_bw on rxe; prints the
 # average MB/s (perftest's MB = 2^20 bytes).

@@ -295,12 +295,11 @@ pair_wait() {
 
 # pair_gid_index: the GID index of this guest's IPv4 address on rxe0, for
 # verbs tools that take one (-g / -x); rxe lists it after the link-local.
+# (the directory of this file without running dirname: see _pair_sleep)
+_pair_dir=${BASH_SOURCE[0]%/*}
+[ "$_pair_dir" != "${BASH_SOURCE[0]}" ] || _pair_dir=.
+# shellcheck source-path=SCRIPTDIR source=gid.sh
+. "$_pair_dir/gid.sh"
 pair_gid_index() {
-	local f want a b c d
-	IFS=. read -r a b c d <<< "$IDM_RDMA_IP"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
-	for f in /sys/class/infiniband/"${IDM_RDMA_DEV:-rxe0}"/ports/1/gids/*; do
-		[ "$(cat "$f" 2>/dev/null)" = "$want" ] && { echo "${f##*/}"; return 0; }
-	done
-	echo 1
+	rdma_gid_index "${IDM_RDMA_DEV:-rxe0}" "$IDM_RDMA_IP"
 }

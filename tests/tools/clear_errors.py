@@ -16,9 +16,11 @@ import subprocess
 import sys
 import threading
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from toolcheck import check, finish, has_rdma, iser_built
+
 INI = sys.argv[1]
 IQN = "iqn.2026-11.org.libidm:status"
-failures = []
 
 STATUS = {
     0x0101: "target moved temporarily (0x0101)",
@@ -40,14 +42,6 @@ STATUS = {
     0x0302: "target error: out of resources (0x0302)",
     0x02ee: "initiator error: unknown status detail (0x02ee)",
 }
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + detail.strip().replace("\n", "\n     "))
 
 
 def run_ini(url, env=None):
@@ -117,18 +111,6 @@ def login_status(status):
           f"rc={rc}\n{err}")
 
 
-def has_rdma():
-    try:
-        return any(not n.startswith(".") for n in os.listdir("/sys/class/infiniband"))
-    except OSError:
-        return False
-
-
-def iser_built():
-    return any(os.path.exists(os.path.join(d, "libidm-iser.so"))
-               for d in os.environ.get("IDM_PROVIDER_PATH", "").split(":") if d)
-
-
 # iser:// without an RDMA device
 if iser_built() and not has_rdma():
     rc, err = run_ini(f"iser://127.0.0.1:3260/{IQN}/1")
@@ -158,7 +140,4 @@ except (OSError, AttributeError):
 for st in STATUS:
     login_status(st)
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("PASS")
+finish()

@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from toolcheck import check, finish, has_rdma, iser_built
+
 TOOL = sys.argv[1]
-failures = []
 
 
 def run(*args, env=None):
@@ -23,26 +25,6 @@ def run(*args, env=None):
     p = subprocess.run([TOOL, *args], capture_output=True, text=True,
                        timeout=30, env=e)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + detail.replace("\n", "\n     "))
-
-
-def has_rdma():
-    try:
-        return any(not n.startswith(".") for n in os.listdir("/sys/class/infiniband"))
-    except OSError:
-        return False
-
-
-def iser_built():
-    return any(os.path.exists(os.path.join(d, "libidm-iser.so"))
-               for d in os.environ.get("IDM_PROVIDER_PATH", "").split(":") if d)
 
 
 rc, out, err = run("--json", env={"IDM_LOG_LEVEL": "error"})
@@ -134,7 +116,4 @@ if fakes and os.path.isdir(fakes):
 else:
     print("skip the fake providers: no FAKES_DIR")
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("PASS")
+finish()

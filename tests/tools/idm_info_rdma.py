@@ -11,27 +11,16 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from toolcheck import check, finish, iser_built, rdma_devices
+
 TOOL = sys.argv[1]
-failures = []
 
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-        if detail:
-            print("     " + detail.strip().replace("\n", "\n     "))
-
-
-try:
-    devs = [n for n in os.listdir("/sys/class/infiniband") if not n.startswith(".")]
-except OSError:
-    devs = []
+devs = rdma_devices()
 if not devs:
     print("SKIP: no RDMA device (runs in the soft-RoCE guest, tests/rdma-vm/)")
     sys.exit(77)
-if not any(os.path.exists(os.path.join(d, "libidm-iser.so"))
-           for d in os.environ.get("IDM_PROVIDER_PATH", "").split(":") if d):
+if not iser_built():
     print("SKIP: the iser provider is not built")
     sys.exit(77)
 
@@ -66,7 +55,4 @@ if ip:
     check(f"::ffff:{ip}" in active_gids,
           f"the GID of IDM_RDMA_IP ::ffff:{ip} is listed", str(active_gids))
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("PASS")
+finish()

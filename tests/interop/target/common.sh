@@ -5,6 +5,9 @@
 
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=../../lib/procs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/procs.sh"
+
 IQN=iqn.2026-11.org.libidm:interop
 TMP=$(mktemp -d /tmp/idm-target-test.XXXXXX)
 PIDS=""
@@ -15,25 +18,12 @@ cleanup() {
 		timeout 5 tgtadm --op delete --force --mode target --tid 1 >/dev/null 2>&1
 		timeout 5 tgtadm --op delete --mode system >/dev/null 2>&1
 	fi
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $PIDS; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$p" 2>/dev/null
-	done
+	# shellcheck disable=SC2086 # one PID per word
+	stop_pids $PIDS
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 need() {
 	for t in "$@"; do
