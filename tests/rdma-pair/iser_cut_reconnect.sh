@@ -26,7 +26,11 @@ IQN=iqn.2026-11.org.libidm:pair-cut
 pair_idm_target tgt "$IQN" ram:64M -v
 URL=iser://$A_IP:$PORT/$IQN/1
 
+# --replacement-timeout 0: the benchmark's session must not recover by
+# itself (idm-initiator's default), its connection is to fail in the cut
+# and its own reconnects would race with the measured ones.
 timeout -k 5 150 "$INI" -q --no-discovery --bench --duration 120 --rw-mix 50 -b 64k \
+	--replacement-timeout 0 \
 	"$URL" > "$TMP/bench.out" 2> "$TMP/bench.log" &
 bench=$!
 sleep 6
