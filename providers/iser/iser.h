@@ -62,6 +62,11 @@ struct iser_prov {
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
+	/* cm_ids of failed connections waiting for their port (iser_park.c) */
+	struct iser_parked *parked;
+	uint32_t n_parked;
+	int park_fd;
+	struct idmp_watch park_w;
 };
 
 /* buf->reg[prov->index]: the buffer's MR per PD */
@@ -283,6 +288,9 @@ struct iser_conn {
 	struct ibv_mw **mw_free;
 	uint32_t n_mw_free, n_mw;
 
+	/* failed while its port was down: no DREQ until it is back */
+	bool disc_deferred;
+
 	/* liveness */
 	bool activity;
 	bool probe_out;
@@ -324,6 +332,14 @@ void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
 /* iser_qp.c: resources of one connection */
 int iser_qp_create(struct iser_conn *ic);
 void iser_qp_destroy(struct iser_conn *ic);
+
+/* iser_park.c: is the port of id's device ACTIVE (true when unknown)? */
+bool iser_port_active(struct rdma_cm_id *id);
+/* Keep a connected id (and its event channel) until its port is ACTIVE,
+ * then destroy it: the DREQ goes out only then. */
+void iser_park_id(struct iser_prov *ip, struct rdma_cm_id *id,
+		  struct rdma_event_channel *ech);
+void iser_park_fini(struct iser_prov *ip);
 void iser_conn_mem_free(struct iser_conn *ic);
 int iser_rsrc_ffp_alloc(struct iser_conn *ic);
 bool iser_rsrc_ffp_free(struct iser_conn *ic);

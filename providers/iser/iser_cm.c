@@ -97,9 +97,15 @@ static void teardown(struct iser_conn *ic)
 		return;
 	ic->state = ISER_DOWN;
 	/* The passive side must disconnect too: that sends the DREP (else
-	 * the peer waits for the DREQ timeout). */
-	if (ic->id && ic->qp && (was == ISER_UP || was == ISER_ACCEPTING))
-		rdma_disconnect(ic->id);
+	 * the peer waits for the DREQ timeout). Not while the port is down:
+	 * that DREQ would break the CM's QP on soft-RoCE (iser_park.c); it
+	 * goes out when the connection is freed and the port is back. */
+	if (ic->id && ic->qp && (was == ISER_UP || was == ISER_ACCEPTING)) {
+		if (iser_port_active(ic->id))
+			rdma_disconnect(ic->id);
+		else
+			ic->disc_deferred = true;
+	}
 	iser_drain(ic);
 	release_tasks(ic);
 	quiesce(ic);
@@ -147,6 +153,12 @@ static void conn_destroy(struct iser_conn *ic)
 	iser_qp_destroy(ic);
 	if (ic->cm_w.added)
 		idmp_watch_del(ic->ctx, &ic->cm_w);
+	if (ic->id && ic->disc_deferred && !iser_port_active(ic->id)) {
+		/* destroying it would send the DREQ now: later */
+		iser_park_id(ic->ip, ic->id, ic->ech);
+		ic->id = NULL;
+		ic->ech = NULL;
+	}
 	if (ic->id)
 		rdma_destroy_id(ic->id);
 	if (ic->ech)

@@ -105,6 +105,7 @@ static int iser_init(struct idmp_provider *prov)
 	ip->rx_depth = (uint32_t)env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
 	ip->bind_idle = env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
+	ip->park_fd = -1;
 	prov->priv = ip;
 	return 0;
 }
@@ -115,6 +116,7 @@ static void iser_fini(struct idmp_provider *prov)
 
 	if (!ip)
 		return;
+	iser_park_fini(ip);
 	iser_devs_close(ip);
 	free(ip);
 	prov->priv = NULL;

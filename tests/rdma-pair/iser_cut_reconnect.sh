@@ -3,14 +3,15 @@
 # A link cut under iSER I/O, then a new connection to the same idm-target.
 # idm-target in A serves a mixed 64 KiB benchmark from B; 6 s in, the
 # link is cut for 30 s ("cut": every frame dropped both ways, carriers
-# up; "down": carrier loss on both NICs) and restored. The benchmark's
+# up; "down": carrier loss on both NICs; "ifdown": A's NIC set
+# administratively down inside A, so A's routes go too) and restored. The benchmark's
 # connection must fail on its own; then a new connection from B (login,
 # INQUIRY, READ CAPACITY, logout) must be served by the same idm-target
 # within 5 s of the link's return: the measured time is printed and the
 # 5 s bound is the pass criterion. A second connection must work too.
-# Usage: iser_cut_reconnect.sh cut|down PATH/TO/idm-initiator PATH/TO/idm-target
+# Usage: iser_cut_reconnect.sh cut|down|ifdown PATH/TO/idm-initiator PATH/TO/idm-target
 IDM_TEST_NAME=idm-pair-cut-reconnect
-MODE=${1:?usage: $0 cut|down idm-initiator idm-target}
+MODE=${1:?usage: $0 cut|down|ifdown idm-initiator idm-target}
 INI=${2:?}
 IDM_TARGET=${3:?}
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -18,13 +19,18 @@ IDM_TARGET=${3:?}
 case "$MODE" in
 cut) off=cut on=restore ;;
 down) off=down on=up ;;
-*) fail "mode must be cut or down, not '$MODE'" ;;
+ifdown) off=ifdown on=ifup ;;
+*) fail "mode must be cut, down or ifdown, not '$MODE'" ;;
 esac
 IQN=iqn.2026-11.org.libidm:pair-cut
 pair_idm_target tgt "$IQN" ram:64M -v
 URL=iser://$A_IP:$PORT/$IQN/1
 
+# --replacement-timeout 0: the benchmark's session must not recover by
+# itself (idm-initiator's default), its connection is to fail in the cut
+# and its own reconnects would race with the measured ones.
 timeout -k 5 150 "$INI" -q --no-discovery --bench --duration 120 --rw-mix 50 -b 64k \
+	--replacement-timeout 0 \
 	"$URL" > "$TMP/bench.out" 2> "$TMP/bench.log" &
 bench=$!
 sleep 6
@@ -57,6 +63,10 @@ if [ "$ok" = 1 ] && [ "$(echo "$took <= 5" | bc)" = 1 ]; then
 else
 	log "FAIL: no new connection served within 5 s of the link's return ($took s, $n attempts)"
 	tail -n 3 "$TMP"/reconnect.*.log 2>/dev/null
+	# what A's rxe did: its kernel's route errors, its QPs (QP1: the CM's)
+	pair_a_run 30 bash -c 'dmesg | grep -E "rdma_rxe|rxe0" | tail -n 8;
+		rdma resource show qp 2>&1 | grep -E "lqpn (0|1) " ; rdma statistic show link 2>&1 |
+		grep -oE "(sent|rcvd)_pkts [0-9]+" | tr "\n" " "; echo'
 	rc=1
 fi
 if run_bounded 40 "$TMP/again" "$INI" -q --no-discovery -t 15 "$URL"; then

@@ -20,6 +20,8 @@
 #   pair_link cut|restore         mid-path cut: every frame of both directions is
 #                                 dropped on arrival, both NICs keep carrier
 #   pair_link down|up             carrier loss on both NICs (QEMU set_link)
+#   pair_link ifdown|ifup         A's NIC administratively down/up (ip link set
+#                                 inside A): its routes go, rxe's port goes down
 #   pair_rxe_counters A|B         that guest's rxe hw counters, NAME=VALUE lines
 #   pair_wire_report LABEL BEFORE_A_FILE BEFORE_B_FILE
 #                                 the counters' deltas since the two snapshots
@@ -203,8 +205,21 @@ pair_link() {
 			_pair_sleep 0.1
 		done
 		;;
+	ifdown | ifup)
+		# IFF_UP cleared in A: unlike carrier loss, the connected route
+		# goes too (doc/iser.md). ifup waits for the route's return.
+		# shellcheck disable=SC2016 # expanded in A
+		pair_a_run 30 bash -c 'ip link set dev "$IDM_PAIR_NETDEV" '"${1#if}" > /dev/null || rc=1
+		if [ "$1" = ifup ]; then
+			# shellcheck disable=SC2016 # expanded in A
+			pair_a_run 30 bash -c 'for ((i = 0; i < 100; i++)); do
+				[ "$(cat /sys/class/net/$IDM_PAIR_NETDEV/operstate)" = up ] &&
+				ip -4 route show dev "$IDM_PAIR_NETDEV" | grep -q . && exit 0
+				sleep 0.1; done; exit 1' || rc=1
+		fi
+		;;
 	*)
-		echo "pair-lib: pair_link cut|restore|down|up" >&2
+		echo "pair-lib: pair_link cut|restore|down|up|ifdown|ifup" >&2
 		return 1
 		;;
 	esac
