@@ -14,18 +14,8 @@ TGT=${2:?usage: $0 idm-initiator idm-target}
 
 IQN=iqn.2026-11.org.libidm:ini-combos
 log "starting idm-target on 127.0.0.1 (port 0: the target picks one)"
-"$TGT" --portal 127.0.0.1:0 --port-file "$TMP/port" --target-name "$IQN" \
-	--lun ram:16M >"$TMP/target.log" 2>&1 &
-TGT_PID=$!
-CLEANUP_CMDS+=("stop_pid $TGT_PID")
-for ((i = 0; i < 100; i++)); do
-	[ -s "$TMP/port" ] && break
-	kill -0 "$TGT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(cat "$TMP/port" 2>/dev/null)
-[ -n "$PORT" ] && wait_port "$PORT" 5 ||
-	{ tail -n 20 "$TMP/target.log"; fail "idm-target does not listen"; }
+start_target 127.0.0.1:0 10 --target-name "$IQN" --lun ram:16M
+wait_port "$PORT" 5 || { tail -n 20 "$TMP/target.log"; fail "idm-target does not listen"; }
 log "idm-target listens on 127.0.0.1:$PORT"
 
 URL=iscsi://127.0.0.1:$PORT/$IQN/1

@@ -56,6 +56,24 @@ stop_pid() {
 	return 0
 }
 
+# start_target PORTAL WAIT_S [idm-target args...]: start $TGT on PORTAL
+# (port 0: it picks one), its log in $TMP/target.log; sets TGT_PID and
+# PORT (from --port-file), or fails with the log's tail after WAIT_S s.
+start_target() {
+	local portal=$1 wait_s=$2 i
+	shift 2
+	"$TGT" --portal "$portal" --port-file "$TMP/port" "$@" >"$TMP/target.log" 2>&1 &
+	TGT_PID=$!
+	CLEANUP_CMDS+=("stop_pid $TGT_PID")
+	for ((i = 0; i < wait_s * 10; i++)); do
+		[ -s "$TMP/port" ] && break
+		kill -0 "$TGT_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	PORT=$(cat "$TMP/port" 2>/dev/null)
+	[ -n "$PORT" ] || { tail -n 20 "$TMP/target.log"; fail "idm-target did not start on $portal"; }
+}
+
 # Run the initiator with a time bound; output to $TMP/out.txt and stdout.
 run_ini() {
 	local rc

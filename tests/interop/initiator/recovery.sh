@@ -24,18 +24,8 @@ IQN=iqn.2026-11.org.libidm:ini-recovery
 bad=0
 
 log "starting idm-target on 127.0.0.1"
-"$TGT" --portal 127.0.0.1:0 --port-file "$TMP/port" --target-name "$IQN" \
-	--lun ram:64M -v >"$TMP/target.log" 2>&1 &
-TGT_PID=$!
-CLEANUP_CMDS+=("stop_pid $TGT_PID")
-for ((i = 0; i < 100; i++)); do
-	[ -s "$TMP/port" ] && break
-	kill -0 "$TGT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(cat "$TMP/port" 2>/dev/null)
-[ -n "$PORT" ] && wait_port "$PORT" 5 ||
-	{ tail -n 20 "$TMP/target.log"; fail "idm-target does not listen"; }
+start_target 127.0.0.1:0 10 --target-name "$IQN" --lun ram:64M -v
+wait_port "$PORT" 5 || { tail -n 20 "$TMP/target.log"; fail "idm-target does not listen"; }
 
 # start_proxy MODE: a fresh relay to idm-target; sets PPORT and PROXY_PID
 start_proxy() {
