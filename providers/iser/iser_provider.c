@@ -18,6 +18,7 @@
  *                         "auto" (default: on soft-RoCE only), 1, 0
  */
 #include "iser.h"
+#include "prov_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,20 +26,6 @@
 #include <string.h>
 
 #include <libidm/iscsi.h>
-
-static int env_int(const char *name, int def, int lo, int hi)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (*end || n < lo || n > hi)
-		return def;
-	return (int)n;
-}
 
 /* Without an RDMA device (or without the rdma_cm character device) every
  * connect and listen would fail later with a misleading errno: refuse to
@@ -95,16 +82,16 @@ static int iser_init(struct idmp_provider *prov)
 	if (!ip)
 		return -ENOMEM;
 	ip->prov = prov;
-	ip->ack_timeout = env_int("IDM_ISER_ACK_TIMEOUT", 14, 1, 31);
-	ip->retry_count = env_int("IDM_ISER_RETRY", 6, 0, 6);
-	ip->keepalive_ms = env_int("IDM_ISER_KEEPALIVE_MS", 2000, 0, 3600000);
+	ip->ack_timeout = prov_env_int("IDM_ISER_ACK_TIMEOUT", 14, 1, 31);
+	ip->retry_count = prov_env_int("IDM_ISER_RETRY", 6, 0, 6);
+	ip->keepalive_ms = prov_env_int("IDM_ISER_KEEPALIVE_MS", 2000, 0, 3600000);
 	/* A backstop for transport retries that do not end (retry counts
 	 * of 7, huge ACK timeouts, lost completions): far above what a
 	 * WR ahead of the probe needs even in a TCG guest. */
-	ip->liveness_ms = env_int("IDM_ISER_LIVENESS_MS", 6000, 0, 3600000);
-	ip->rx_depth = (uint32_t)env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
+	ip->liveness_ms = prov_env_int("IDM_ISER_LIVENESS_MS", 6000, 0, 3600000);
+	ip->rx_depth = (uint32_t)prov_env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
-	ip->bind_idle = env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
+	ip->bind_idle = prov_env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
 	ip->park_fd = -1;
 	prov->priv = ip;
 	return 0;

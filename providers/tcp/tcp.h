@@ -211,7 +211,15 @@ static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
 	return (struct tcp_conn *)c->priv;
 }
 
+/* Dead-peer socket options (prov->priv), read once by tcp_init(). */
+struct tcp_knobs {
+	int user_timeout_ms; /* TCP_USER_TIMEOUT; 0: the kernel's */
+	int keepidle, keepintvl, keepcnt; /* keepalive; 0: the kernel's */
+};
+
 /* tcp_conn.c */
+int tcp_init(struct idmp_provider *prov);
+void tcp_fini(struct idmp_provider *prov);
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd);
 int tcp_conn_start(struct tcp_conn *tc);
 void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)

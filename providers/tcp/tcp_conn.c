@@ -5,6 +5,7 @@
  * and tearing a connection down after a failure or Connection_Terminate.
  */
 #include "tcp.h"
+#include "prov_env.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -35,29 +36,30 @@ static void conn_event(struct idmp_watch *w, uint32_t revents)
 		tcp_tx_flush(tc);
 }
 
-/* An integer knob from the environment; def when unset or out of range. */
-static int env_int(const char *name, int def, int lo, int hi)
+/* The IDM_TCP_* knobs, once per context (providers/tcp/README.md). */
+int tcp_init(struct idmp_provider *prov)
 {
-	const char *v = getenv(name);
-	char *end;
-	long n;
+	struct tcp_knobs *k = malloc(sizeof(*k));
 
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || *end || n < lo || n > hi)
-		return def;
-	return (int)n;
+	if (!k)
+		return -ENOMEM;
+	k->user_timeout_ms = prov_env_int("IDM_TCP_USER_TIMEOUT_MS", 15000, 0, 3600000);
+	k->keepidle = prov_env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
+	k->keepintvl = prov_env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
+	k->keepcnt = prov_env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
+	prov->priv = k;
+	return 0;
 }
 
-static void tune_socket(int fd)
+void tcp_fini(struct idmp_provider *prov)
+{
+	free(prov->priv);
+	prov->priv = NULL;
+}
+
+static void tune_socket(int fd, const struct tcp_knobs *k)
 {
 	int one = 1;
-	int user_ms = env_int("IDM_TCP_USER_TIMEOUT_MS", 15000, 0, 3600000);
-	int idle = env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
-	int intvl = env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
-	int cnt = env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
 
 	/* PDUs are whole messages: do not let Nagle hold a header back. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -70,16 +72,18 @@ static void tune_socket(int fd)
 	 * the kernel's default for that knob.
 	 */
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	if (idle > 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	if (intvl > 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
-			   sizeof(intvl));
-	if (cnt > 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	if (user_ms > 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms,
-			   sizeof(user_ms));
+	if (k->keepidle > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &k->keepidle,
+			   sizeof(k->keepidle));
+	if (k->keepintvl > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &k->keepintvl,
+			   sizeof(k->keepintvl));
+	if (k->keepcnt > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &k->keepcnt,
+			   sizeof(k->keepcnt));
+	if (k->user_timeout_ms > 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &k->user_timeout_ms,
+			   sizeof(k->user_timeout_ms));
 }
 
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
@@ -226,7 +230,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 	struct idm_conn *conn;
 	struct tcp_conn *tc;
 
-	tune_socket(fd);
+	tune_socket(fd, tl->l->prov->priv);
 	tc = tcp_conn_new(ctx, fd);
 	if (!tc) {
 		idmp_err(ctx, "tcp: no memory for a new connection");
@@ -405,7 +409,7 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		    0);
 	if (fd < 0)
 		return -errno;
-	tune_socket(fd);
+	tune_socket(fd, conn->prov->priv);
 	tc = tcp_conn_new(conn->ctx, fd);
 	if (!tc) {
 		close(fd);

@@ -102,6 +102,8 @@ static const struct idmp_provider_ops tcp_ops = {
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DIGESTS |
 		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK,
 	.task_priv_size = sizeof(struct tcp_task),
+	.init = tcp_init,
+	.fini = tcp_fini,
 	.listen = tcp_listen,
 	.unlisten = tcp_unlisten,
 	.listener_port = tcp_listener_port,
