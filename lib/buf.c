@@ -81,7 +81,7 @@ IDM_API void idm_buf_destroy(idm_buf *b)
 	ctx = b->ctx;
 	idmp_ctx_lock(ctx);
 	for (size_t i = 0; i < ctx->n_providers; i++) {
-		struct idmp_provider *prov = &ctx->providers[i];
+		struct idm_prov *prov = &ctx->providers[i];
 		if (b->reg[i] && prov->ops->buf_release)
 			prov->ops->buf_release(prov, b);
 		b->reg[i] = NULL;

@@ -17,7 +17,7 @@
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000
 
-struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov,
+struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 				 enum idm_role role)
 {
 	struct idm_conn *c = calloc(1, sizeof(*c));
@@ -28,8 +28,8 @@ struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov
 	c->prov = prov;
 	c->ops = prov ? prov->ops : NULL;
 	c->role = role;
-	c->state = IDMP_CONN_CONNECTING;
-	idmp_params_default(&c->params);
+	c->state = IDM_CONN_PHASE_CONNECTING;
+	idm_prov_params_default(&c->params);
 	c->next = ctx->conns;
 	if (ctx->conns)
 		ctx->conns->prev = c;
@@ -72,7 +72,7 @@ static void sa_name(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-void idmp_conn_set_names(struct idm_conn *c, const struct sockaddr *local,
+void idm_prov_conn_set_names(struct idm_conn *c, const struct sockaddr *local,
 			 const struct sockaddr *peer)
 {
 	if (local)
@@ -81,7 +81,7 @@ void idmp_conn_set_names(struct idm_conn *c, const struct sockaddr *local,
 		sa_name(peer, c->peer_name, sizeof(c->peer_name));
 }
 
-void idmp_conn_set_error(struct idm_conn *c, const char *fmt, ...)
+void idm_prov_conn_set_error(struct idm_conn *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -92,12 +92,12 @@ void idmp_conn_set_error(struct idm_conn *c, const char *fmt, ...)
 	va_end(ap);
 	/* The caller gets the reason through its callback and idm_conn_error();
 	 * a peer closing after Logout is routine, so no louder than info. */
-	idmp_info(c->ctx, "connection %s: %s", c->peer_name, c->error);
+	idm_prov_info(c->ctx, "connection %s: %s", c->peer_name, c->error);
 }
 
 /* ---- target side ---------------------------------------------------- */
 
-int idmp_conn_accepted(struct idmp_listener *l, void *priv,
+int idm_prov_conn_accepted(struct idm_prov_listener *l, void *priv,
 		       const struct sockaddr *local, const struct sockaddr *peer,
 		       struct idm_conn **out)
 {
@@ -110,11 +110,11 @@ int idmp_conn_accepted(struct idmp_listener *l, void *priv,
 	if (!c)
 		return -ENOMEM;
 	c->priv = priv;
-	c->state = IDMP_CONN_LOGIN;
-	idmp_conn_set_names(c, local, peer);
+	c->state = IDM_CONN_PHASE_LOGIN;
+	idm_prov_conn_set_names(c, local, peer);
 	r = portal->accept(portal, c, portal->arg);
 	if (r < 0) {
-		idmp_info(c->ctx, "connection from %s refused by caller: %s",
+		idm_prov_info(c->ctx, "connection from %s refused by caller: %s",
 			  c->peer_name, idm_strerror(r));
 		conn_unlink(c);
 		free(c);
@@ -140,13 +140,13 @@ IDM_API int idm_conn_set_cbs(idm_conn *c, const struct idm_conn_cbs *cbs, void *
 
 /* ---- initiator side ------------------------------------------------- */
 
-static struct idmp_provider *next_candidate(struct idm_conn *c)
+static struct idm_prov *next_candidate(struct idm_conn *c)
 {
 	static const char *const order[] = {"iser", "tcp"};
 	struct idm_ctx *ctx = c->ctx;
 
 	while (c->fallback_index < (int)(sizeof(order) / sizeof(order[0]))) {
-		struct idmp_provider *p =
+		struct idm_prov *p =
 			idmp_provider_by_name(ctx, order[c->fallback_index++]);
 		if (!p || !(p->ops->caps & IDM_CAP_INITIATOR))
 			continue;
@@ -171,7 +171,7 @@ static int start_connect(struct idm_conn *c)
  * mode, try the next one. Returns true if a new attempt is under way. */
 static bool try_fallback(struct idm_conn *c)
 {
-	struct idmp_provider *next;
+	struct idm_prov *next;
 
 	if (c->fallback_index < 0)
 		return false;
@@ -180,7 +180,7 @@ static bool try_fallback(struct idm_conn *c)
 		c->ops->conn_free(c);
 	c->priv = NULL;
 	while ((next = next_candidate(c))) {
-		idmp_info(c->ctx, "connect %s: falling back to %s", c->peer_name,
+		idm_prov_info(c->ctx, "connect %s: falling back to %s", c->peer_name,
 			  next->ops->name);
 		c->prov = next;
 		c->ops = next->ops;
@@ -193,33 +193,33 @@ static bool try_fallback(struct idm_conn *c)
 	return false;
 }
 
-static void connected_deferred(struct idmp_defer *d)
+static void connected_deferred(struct idm_prov_defer *d)
 {
 	struct idm_conn *c = (struct idm_conn *)((char *)d -
 					offsetof(struct idm_conn, connect_defer));
 	int status = c->connect_status;
 
-	if (c->state != IDMP_CONN_CONNECTING)
+	if (c->state != IDM_CONN_PHASE_CONNECTING)
 		return; /* terminated meanwhile */
 	if (status < 0 && try_fallback(c))
 		return;
 	if (status < 0) {
 		if (!c->error[0])
-			idmp_conn_set_error(c, "connect failed: %s",
+			idm_prov_conn_set_error(c, "connect failed: %s",
 					    idm_strerror(status));
-		c->state = IDMP_CONN_FAILED;
+		c->state = IDM_CONN_PHASE_FAILED;
 		c->fail_reason = status;
 	} else {
-		c->state = IDMP_CONN_LOGIN;
+		c->state = IDM_CONN_PHASE_LOGIN;
 	}
 	if (c->cbs.connected)
 		c->cbs.connected(c, status, c->arg);
 }
 
-void idmp_conn_connected(struct idm_conn *c, int status)
+void idm_prov_conn_connected(struct idm_conn *c, int status)
 {
 	c->connect_status = status > 0 ? -status : status;
-	idmp_defer(c->ctx, &c->connect_defer, connected_deferred);
+	idm_prov_defer(c->ctx, &c->connect_defer, connected_deferred);
 }
 
 IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
@@ -228,7 +228,7 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
-	struct idmp_provider *prov = NULL;
+	struct idm_prov *prov = NULL;
 	struct idm_conn *c;
 	bool is_auto;
 	int r;
@@ -268,7 +268,7 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	}
 	memcpy(&c->sa, res->ai_addr, res->ai_addrlen);
 	c->salen = res->ai_addrlen;
-	idmp_conn_set_names(c, NULL, res->ai_addr);
+	idm_prov_conn_set_names(c, NULL, res->ai_addr);
 	c->connect_timeout_ms = attr->connect_timeout_ms
 					? attr->connect_timeout_ms
 					: DEFAULT_CONNECT_TIMEOUT_MS;
@@ -313,16 +313,16 @@ out:
 
 static bool conn_live(const struct idm_conn *c)
 {
-	return c->state == IDMP_CONN_LOGIN || c->state == IDMP_CONN_FFP;
+	return c->state == IDM_CONN_PHASE_LOGIN || c->state == IDM_CONN_PHASE_FFP;
 }
 
-void idmp_control_notify(struct idm_conn *c, struct idm_pdu *pdu)
+void idm_prov_control_notify(struct idm_conn *c, struct idm_pdu *pdu)
 {
 	if (conn_live(c) && c->cbs.control_notify)
 		c->cbs.control_notify(c, pdu, c->arg);
 }
 
-void idmp_data_completion(struct idm_task *t, enum idm_data_dir dir,
+void idm_prov_data_completion(struct idm_task *t, enum idm_data_dir dir,
 			  uint32_t offset, uint32_t length, uint32_t sn, int status)
 {
 	struct idm_conn *c = t->conn;
@@ -332,7 +332,7 @@ void idmp_data_completion(struct idm_task *t, enum idm_data_dir dir,
 					      c->arg);
 }
 
-void idmp_data_ack(struct idm_task *t, uint32_t datasn)
+void idm_prov_data_ack(struct idm_task *t, uint32_t datasn)
 {
 	struct idm_conn *c = t->conn;
 
@@ -340,18 +340,18 @@ void idmp_data_ack(struct idm_task *t, uint32_t datasn)
 		c->cbs.data_ack_notify(t, datasn, c->arg);
 }
 
-static void terminate_deferred(struct idmp_defer *d)
+static void terminate_deferred(struct idm_prov_defer *d)
 {
 	struct idm_conn *c = (struct idm_conn *)((char *)d -
 					offsetof(struct idm_conn, notify_defer));
 
-	if (c->state != IDMP_CONN_FAILED)
+	if (c->state != IDM_CONN_PHASE_FAILED)
 		return;
 	if (c->cbs.connection_terminate_notify)
 		c->cbs.connection_terminate_notify(c, c->fail_reason, c->arg);
 }
 
-void idmp_conn_failed(struct idm_conn *c, int reason)
+void idm_prov_conn_failed(struct idm_conn *c, int reason)
 {
 	if (!conn_live(c))
 		return;
@@ -360,10 +360,10 @@ void idmp_conn_failed(struct idm_conn *c, int reason)
 	if (reason == 0)
 		reason = -ECONNRESET;
 	if (!c->error[0])
-		idmp_conn_set_error(c, "%s", idm_strerror(reason));
-	c->state = IDMP_CONN_FAILED;
+		idm_prov_conn_set_error(c, "%s", idm_strerror(reason));
+	c->state = IDM_CONN_PHASE_FAILED;
 	c->fail_reason = reason;
-	idmp_defer(c->ctx, &c->notify_defer, terminate_deferred);
+	idm_prov_defer(c->ctx, &c->notify_defer, terminate_deferred);
 }
 
 /* ---- teardown ------------------------------------------------------- */
@@ -373,13 +373,13 @@ IDM_API void idm_connection_terminate(idm_conn *c)
 	if (!c)
 		return;
 	idmp_ctx_lock(c->ctx);
-	idmp_defer_cancel(c->ctx, &c->notify_defer);
-	idmp_defer_cancel(c->ctx, &c->connect_defer);
-	if (c->state == IDMP_CONN_CONNECTING || conn_live(c)) {
+	idm_prov_defer_cancel(c->ctx, &c->notify_defer);
+	idm_prov_defer_cancel(c->ctx, &c->connect_defer);
+	if (c->state == IDM_CONN_PHASE_CONNECTING || conn_live(c)) {
 		if (c->ops)
 			c->ops->conn_terminate(c);
 	}
-	c->state = IDMP_CONN_TERMINATED;
+	c->state = IDM_CONN_PHASE_TERMINATED;
 	idmp_ctx_unlock(c->ctx);
 }
 

@@ -27,7 +27,7 @@ void idmp_ctx_unlock(struct idm_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-static void ev_drain(struct idmp_watch *w, uint32_t revents)
+static void ev_drain(struct idm_prov_watch *w, uint32_t revents)
 {
 	uint64_t v;
 	(void)revents;
@@ -81,7 +81,7 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 		ret = -errno;
 		goto fail;
 	}
-	ret = idmp_watch_add(ctx, &ctx->ev_watch, ctx->evfd, EPOLLIN, ev_drain);
+	ret = idm_prov_watch_add(ctx, &ctx->ev_watch, ctx->evfd, EPOLLIN, ev_drain);
 	if (ret < 0)
 		goto fail;
 
@@ -117,7 +117,7 @@ IDM_API void idm_ctx_destroy(idm_ctx *ctx)
 	while (ctx->conns)
 		idm_conn_destroy(ctx->conns);
 	idmp_providers_unload(ctx);
-	idmp_watch_del(ctx, &ctx->ev_watch);
+	idm_prov_watch_del(ctx, &ctx->ev_watch);
 	idmp_ctx_unlock(ctx);
 
 	close(ctx->evfd);
@@ -133,8 +133,8 @@ IDM_API int idm_ctx_get_fd(idm_ctx *ctx)
 	return ctx->epfd;
 }
 
-int idmp_watch_add(struct idm_ctx *ctx, struct idmp_watch *w, int fd,
-		   uint32_t events, idmp_watch_fn fn)
+int idm_prov_watch_add(struct idm_ctx *ctx, struct idm_prov_watch *w, int fd,
+		   uint32_t events, idm_prov_watch_fn fn)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = w};
 
@@ -149,7 +149,7 @@ int idmp_watch_add(struct idm_ctx *ctx, struct idmp_watch *w, int fd,
 	return 0;
 }
 
-int idmp_watch_mod(struct idm_ctx *ctx, struct idmp_watch *w, uint32_t events)
+int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = w};
 
@@ -172,7 +172,7 @@ static __thread struct epoll_event *pass_events;
 static __thread int pass_n;
 static __thread bool in_pass;
 
-void idmp_watch_del(struct idm_ctx *ctx, struct idmp_watch *w)
+void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 {
 	if (!w || !w->added)
 		return;
@@ -183,7 +183,7 @@ void idmp_watch_del(struct idm_ctx *ctx, struct idmp_watch *w)
 			pass_events[i].data.ptr = NULL;
 }
 
-void idmp_defer(struct idm_ctx *ctx, struct idmp_defer *d, idmp_defer_fn fn)
+void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d, idm_prov_defer_fn fn)
 {
 	if (d->queued)
 		return;
@@ -198,9 +198,9 @@ void idmp_defer(struct idm_ctx *ctx, struct idmp_defer *d, idmp_defer_fn fn)
 	ev_kick(ctx);
 }
 
-void idmp_defer_cancel(struct idm_ctx *ctx, struct idmp_defer *d)
+void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
 {
-	struct idmp_defer **pp, *prev = NULL;
+	struct idm_prov_defer **pp, *prev = NULL;
 
 	if (!d->queued)
 		return;
@@ -220,11 +220,11 @@ void idmp_defer_cancel(struct idm_ctx *ctx, struct idmp_defer *d)
  * the next pass so a chatty provider cannot starve the fds. */
 static int run_deferred(struct idm_ctx *ctx)
 {
-	struct idmp_defer *last = ctx->defer_tail;
+	struct idm_prov_defer *last = ctx->defer_tail;
 	int n = 0;
 
 	while (ctx->defer_head) {
-		struct idmp_defer *d = ctx->defer_head;
+		struct idm_prov_defer *d = ctx->defer_head;
 		bool was_last = d == last;
 
 		ctx->defer_head = d->next;
@@ -261,7 +261,7 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	pass_events = evs;
 	pass_n = n;
 	for (int i = 0; i < n; i++) {
-		struct idmp_watch *w = evs[i].data.ptr;
+		struct idm_prov_watch *w = evs[i].data.ptr;
 
 		if (!w || !w->added)
 			continue;

@@ -22,13 +22,13 @@ int idmp_resolve(const char *host, const char *port, const struct addrinfo *hint
 /* provider_loader.c */
 int idmp_providers_load(struct idm_ctx *ctx);
 void idmp_providers_unload(struct idm_ctx *ctx);
-struct idmp_provider *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
+struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
 /* Why a provider of that name is not loaded (found and skipped, or not
  * found): sets idm_last_error() and returns the errno to report. */
 int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 
 /* conn.c */
-struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idmp_provider *prov,
+struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 				 enum idm_role role);
 void idmp_conn_release_tasks(struct idm_conn *conn);
 

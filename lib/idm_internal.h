@@ -31,46 +31,46 @@ struct idmp_prov_status;
 /* Event loop                                                          */
 /* ------------------------------------------------------------------ */
 
-struct idmp_watch;
-typedef void (*idmp_watch_fn)(struct idmp_watch *w, uint32_t revents);
+struct idm_prov_watch;
+typedef void (*idm_prov_watch_fn)(struct idm_prov_watch *w, uint32_t revents);
 
 /* An fd in the context's epoll set. Embed it in your own struct. */
-struct idmp_watch {
+struct idm_prov_watch {
 	int fd;
 	uint32_t events; /* EPOLLIN | EPOLLOUT ... */
-	idmp_watch_fn fn;
+	idm_prov_watch_fn fn;
 	bool added;
 };
 
-IDMP_API int idmp_watch_add(struct idm_ctx *ctx, struct idmp_watch *w, int fd,
-			    uint32_t events, idmp_watch_fn fn);
-IDMP_API int idmp_watch_mod(struct idm_ctx *ctx, struct idmp_watch *w,
+IDMP_API int idm_prov_watch_add(struct idm_ctx *ctx, struct idm_prov_watch *w, int fd,
+			    uint32_t events, idm_prov_watch_fn fn);
+IDMP_API int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w,
 			    uint32_t events);
-IDMP_API void idmp_watch_del(struct idm_ctx *ctx, struct idmp_watch *w);
+IDMP_API void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w);
 
 /* Work to run from the next progress pass (never inside the API call that
  * queued it). Embed it; queueing an already queued item is a no-op. */
-struct idmp_defer;
-typedef void (*idmp_defer_fn)(struct idmp_defer *d);
-struct idmp_defer {
-	idmp_defer_fn fn;
-	struct idmp_defer *next;
+struct idm_prov_defer;
+typedef void (*idm_prov_defer_fn)(struct idm_prov_defer *d);
+struct idm_prov_defer {
+	idm_prov_defer_fn fn;
+	struct idm_prov_defer *next;
 	bool queued;
 };
-IDMP_API void idmp_defer(struct idm_ctx *ctx, struct idmp_defer *d,
-			 idmp_defer_fn fn);
-IDMP_API void idmp_defer_cancel(struct idm_ctx *ctx, struct idmp_defer *d);
+IDMP_API void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d,
+			 idm_prov_defer_fn fn);
+IDMP_API void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d);
 
 /* ------------------------------------------------------------------ */
 /* Logging                                                             */
 /* ------------------------------------------------------------------ */
 
-IDMP_API void idmp_log(struct idm_ctx *ctx, enum idm_log_level level,
+IDMP_API void idm_prov_log(struct idm_ctx *ctx, enum idm_log_level level,
 		       const char *fmt, ...) IDMP_PRINTF(3, 4);
-#define idmp_err(ctx, ...) idmp_log((ctx), IDM_LOG_ERROR, __VA_ARGS__)
-#define idmp_warn(ctx, ...) idmp_log((ctx), IDM_LOG_WARN, __VA_ARGS__)
-#define idmp_info(ctx, ...) idmp_log((ctx), IDM_LOG_INFO, __VA_ARGS__)
-#define idmp_dbg(ctx, ...) idmp_log((ctx), IDM_LOG_DEBUG, __VA_ARGS__)
+#define idm_prov_err(ctx, ...) idm_prov_log((ctx), IDM_LOG_ERROR, __VA_ARGS__)
+#define idm_prov_warn(ctx, ...) idm_prov_log((ctx), IDM_LOG_WARN, __VA_ARGS__)
+#define idm_prov_info(ctx, ...) idm_prov_log((ctx), IDM_LOG_INFO, __VA_ARGS__)
+#define idm_prov_dbg(ctx, ...) idm_prov_log((ctx), IDM_LOG_DEBUG, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ */
 /* Negotiated parameters (Notice_Key_Values)                           */
@@ -100,11 +100,11 @@ struct idm_conn_params {
 };
 
 /* RFC 7143 defaults. */
-IDMP_API void idmp_params_default(struct idm_conn_params *p);
+IDMP_API void idm_prov_params_default(struct idm_conn_params *p);
 /* Parse iSCSI text into p; returns -EINVAL (p unchanged) on a bad value.
  * `role` resolves MaxRecvDataSegmentLength (the peer's declaration);
  * 0 ignores that key. */
-IDMP_API int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
+IDMP_API int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 			       const char *kv, size_t len, char *err,
 			       size_t errlen);
 
@@ -112,8 +112,8 @@ IDMP_API int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */
 
-struct idmp_provider {
-	const struct idmp_provider_ops *ops;
+struct idm_prov {
+	const struct idm_prov_ops *ops;
 	struct idm_ctx *ctx;
 	void *dl;        /* dlopen handle (NULL for built-in test providers) */
 	int index;       /* slot in ctx->providers and idm_buf.reg */
@@ -125,12 +125,12 @@ struct idmp_provider {
 	char why[128];
 };
 
-enum idmp_conn_state {
-	IDMP_CONN_CONNECTING = 0, /* initiator before connected() */
-	IDMP_CONN_LOGIN,          /* connected, login phase */
-	IDMP_CONN_FFP,            /* Enable_Datamover done */
-	IDMP_CONN_FAILED,         /* failed; terminate_notify raised/queued */
-	IDMP_CONN_TERMINATED,     /* Connection_Terminate by the caller */
+enum idm_conn_phase {
+	IDM_CONN_PHASE_CONNECTING = 0, /* initiator before connected() */
+	IDM_CONN_PHASE_LOGIN,          /* connected, login phase */
+	IDM_CONN_PHASE_FFP,            /* Enable_Datamover done */
+	IDM_CONN_PHASE_FAILED,         /* failed; terminate_notify raised/queued */
+	IDM_CONN_PHASE_TERMINATED,     /* Connection_Terminate by the caller */
 };
 
 struct idm_buf {
@@ -160,7 +160,7 @@ struct idm_task {
 	_Alignas(16) unsigned char priv[];
 };
 
-static inline void *idmp_task_priv(struct idm_task *t)
+static inline void *idm_prov_task_priv(struct idm_task *t)
 {
 	return t->priv;
 }
@@ -176,18 +176,18 @@ struct idm_pdu {
 
 struct idm_conn {
 	struct idm_ctx *ctx;
-	struct idmp_provider *prov;
-	const struct idmp_provider_ops *ops;
+	struct idm_prov *prov;
+	const struct idm_prov_ops *ops;
 	void *priv;              /* provider's connection state */
 	enum idm_role role;
-	enum idmp_conn_state state;
+	enum idm_conn_phase state;
 	struct idm_conn_cbs cbs;
 	void *arg;
 	struct idm_conn_params params;
 	bool rsrc_allocated;
 	int fail_reason;
-	struct idmp_defer notify_defer; /* queues terminate_notify */
-	struct idmp_defer connect_defer;
+	struct idm_prov_defer notify_defer; /* queues terminate_notify */
+	struct idm_prov_defer connect_defer;
 	int connect_status;
 	char error[256];
 	char peer_name[64];
@@ -210,9 +210,9 @@ struct idm_conn {
 };
 
 /* One provider listening for one portal, with its private state. */
-struct idmp_listener {
+struct idm_prov_listener {
 	struct idm_portal *portal;
-	struct idmp_provider *prov;
+	struct idm_prov *prov;
 	void *priv;
 };
 
@@ -222,7 +222,7 @@ struct idm_portal {
 	void *arg;
 	int port;
 	size_t n_listeners;
-	struct idmp_listener listeners[IDMP_MAX_PROVIDERS];
+	struct idm_prov_listener listeners[IDMP_MAX_PROVIDERS];
 	struct idm_portal *next, *prev;
 };
 
@@ -230,15 +230,15 @@ struct idm_ctx {
 	pthread_mutex_t lock; /* recursive; see idm_ctx_start_progress_thread */
 	int epfd;
 	int evfd;             /* wakes epfd for deferred work */
-	struct idmp_watch ev_watch;
-	struct idmp_defer *defer_head, *defer_tail;
+	struct idm_prov_watch ev_watch;
+	struct idm_prov_defer *defer_head, *defer_tail;
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;
 	/* providers, loaded lazily */
 	bool providers_loaded;
 	size_t n_providers;
-	struct idmp_provider providers[IDMP_MAX_PROVIDERS];
+	struct idm_prov providers[IDMP_MAX_PROVIDERS];
 	struct idm_provider_info provider_info[IDMP_MAX_PROVIDERS];
 	/* every provider file found, loaded or not (idm_get_provider_status) */
 	struct idmp_prov_status *status;
@@ -265,46 +265,46 @@ void idmp_ctx_unlock(struct idm_ctx *ctx);
  * the portal's accept callback, and returns 0 with *out set or a negative
  * errno (the connection was refused: the provider frees priv and closes its
  * transport). Call from progress context (a watch callback). */
-IDMP_API int idmp_conn_accepted(struct idmp_listener *l, void *priv,
+IDMP_API int idm_prov_conn_accepted(struct idm_prov_listener *l, void *priv,
 				const struct sockaddr *local,
 				const struct sockaddr *peer, struct idm_conn **out);
 /* Set the "ip:port" names (initiator: once connected). */
-IDMP_API void idmp_conn_set_names(struct idm_conn *conn, const struct sockaddr *local,
+IDMP_API void idm_prov_conn_set_names(struct idm_conn *conn, const struct sockaddr *local,
 				  const struct sockaddr *peer);
 
 /* Initiator: connect finished (0) or failed (<0). May be called from
  * anywhere; the callback runs deferred. */
-IDMP_API void idmp_conn_connected(struct idm_conn *conn, int status);
+IDMP_API void idm_prov_conn_connected(struct idm_conn *conn, int status);
 
 /* The notifications. Call only from progress context (a watch or defer
  * callback), never from inside a provider op invoked by the caller. */
-IDMP_API void idmp_control_notify(struct idm_conn *conn, struct idm_pdu *pdu);
-IDMP_API void idmp_data_completion(struct idm_task *task, enum idm_data_dir dir,
+IDMP_API void idm_prov_control_notify(struct idm_conn *conn, struct idm_pdu *pdu);
+IDMP_API void idm_prov_data_completion(struct idm_task *task, enum idm_data_dir dir,
 				   uint32_t offset, uint32_t length,
 				   uint32_t sn, int status);
-IDMP_API void idmp_data_ack(struct idm_task *task, uint32_t datasn);
+IDMP_API void idm_prov_data_ack(struct idm_task *task, uint32_t datasn);
 
 /* Record why the connection is failing (first message wins). */
-IDMP_API void idmp_conn_set_error(struct idm_conn *conn, const char *fmt, ...)
+IDMP_API void idm_prov_conn_set_error(struct idm_conn *conn, const char *fmt, ...)
 	IDMP_PRINTF(2, 3);
 /* The provider has released every task and buffer of the connection after a
  * failure: mark it failed and queue Connection_Terminate_Notify (raised
  * once, from the next progress pass). Safe to call from anywhere. */
-IDMP_API void idmp_conn_failed(struct idm_conn *conn, int reason);
+IDMP_API void idm_prov_conn_failed(struct idm_conn *conn, int reason);
 
 /* Target providers: create the task of a received SCSI Command. -EEXIST if
  * the ITT is active. */
-IDMP_API int idmp_task_new(struct idm_conn *conn, uint32_t itt,
+IDMP_API int idm_prov_task_new(struct idm_conn *conn, uint32_t itt,
 			   struct idm_task **out);
-IDMP_API struct idm_task *idmp_task_find(struct idm_conn *conn, uint32_t itt);
+IDMP_API struct idm_task *idm_prov_task_find(struct idm_conn *conn, uint32_t itt);
 
 /* The limit on data segments this side may send / must accept. */
-static inline uint32_t idmp_send_dsl(const struct idm_conn *c)
+static inline uint32_t idm_prov_send_dsl(const struct idm_conn *c)
 {
 	return c->role == IDM_ROLE_TARGET ? c->params.initiator_recv_dsl
 					  : c->params.target_recv_dsl;
 }
-static inline uint32_t idmp_recv_dsl(const struct idm_conn *c)
+static inline uint32_t idm_prov_recv_dsl(const struct idm_conn *c)
 {
 	return c->role == IDM_ROLE_TARGET ? c->params.target_recv_dsl
 					  : c->params.initiator_recv_dsl;

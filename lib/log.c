@@ -55,7 +55,7 @@ void idmp_log_init(struct idm_ctx *ctx, const struct idm_ctx_attr *attr)
 	ctx->log_level = env;
 }
 
-void idmp_log(struct idm_ctx *ctx, enum idm_log_level level, const char *fmt, ...)
+void idm_prov_log(struct idm_ctx *ctx, enum idm_log_level level, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;

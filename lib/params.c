@@ -15,7 +15,7 @@
 #define DSL_MIN 512u
 #define DSL_MAX 16777215u /* 2^24 - 1 */
 
-void idmp_params_default(struct idm_conn_params *p)
+void idm_prov_params_default(struct idm_conn_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->immediate_data = true;
@@ -144,7 +144,7 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 	return 1; /* not ours: ignored */
 }
 
-int idmp_params_parse(struct idm_conn_params *p, enum idm_role role,
+int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 		      const char *kv, size_t len, char *err, size_t errlen)
 {
 	struct idm_conn_params tmp = *p;

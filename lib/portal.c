@@ -72,8 +72,8 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 	while (*names) {
 		size_t n = strcspn(names, ",");
 		char name[33];
-		struct idmp_provider *prov;
-		struct idmp_listener *l;
+		struct idm_prov *prov;
+		struct idm_prov_listener *l;
 
 		if (n == 0 || n >= sizeof(name)) {
 			r = -EINVAL;
@@ -105,7 +105,7 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 		r = prov->ops->listen(l, (struct sockaddr *)&ss, res->ai_addrlen,
 				      attr->backlog ? attr->backlog : 128);
 		if (r < 0) {
-			idmp_warn(ctx, "portal %s:%s: %s cannot listen: %s",
+			idm_prov_warn(ctx, "portal %s:%s: %s cannot listen: %s",
 				  host ? host : "*", port, name, idm_strerror(r));
 			break;
 		}

@@ -17,7 +17,7 @@
 
 static bool conn_live(const struct idm_conn *c)
 {
-	return c->state == IDMP_CONN_LOGIN || c->state == IDMP_CONN_FFP;
+	return c->state == IDM_CONN_PHASE_LOGIN || c->state == IDM_CONN_PHASE_FFP;
 }
 
 static bool initiator_opcode(uint8_t op)
@@ -72,13 +72,13 @@ static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		return -EINVAL;
 	/* Login PDUs belong to the login phase only (RFC 7145 7.3.9 too). */
 	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) &&
-	    c->state != IDMP_CONN_LOGIN)
+	    c->state != IDM_CONN_PHASE_LOGIN)
 		return -EPROTO;
 	if (op != ISCSI_OP_LOGIN_REQ && op != ISCSI_OP_LOGIN_RSP &&
-	    op != ISCSI_OP_REJECT && c->state != IDMP_CONN_FFP &&
+	    op != ISCSI_OP_REJECT && c->state != IDM_CONN_PHASE_FFP &&
 	    !(c->role == IDM_ROLE_TARGET && op == ISCSI_OP_REJECT))
 		return -ENOTCONN;
-	if (c->state == IDMP_CONN_FFP && data_len > idmp_send_dsl(c))
+	if (c->state == IDM_CONN_PHASE_FFP && data_len > idm_prov_send_dsl(c))
 		return -EMSGSIZE;
 	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD) {
 		/* the task carries the data; it must be this connection's */
@@ -117,7 +117,7 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 
 	if (!t->active || c->role != IDM_ROLE_TARGET)
 		return -EINVAL;
-	if (c->state != IDMP_CONN_FFP)
+	if (c->state != IDM_CONN_PHASE_FFP)
 		return -ENOTCONN;
 	if (!tmpl || iscsi_bhs_opcode(tmpl) != opcode)
 		return -EINVAL;
@@ -199,7 +199,7 @@ IDM_API int idm_conn_set_cmd_window(idm_conn *c, uint32_t commands)
 	if (!c)
 		return -EINVAL;
 	idmp_ctx_lock(c->ctx);
-	if (c->state != IDMP_CONN_CONNECTING && c->state != IDMP_CONN_LOGIN)
+	if (c->state != IDM_CONN_PHASE_CONNECTING && c->state != IDM_CONN_PHASE_LOGIN)
 		r = -ENOTCONN;
 	else if (c->rsrc_allocated)
 		r = -EBUSY; /* the provider sized its buffers already */
@@ -216,7 +216,7 @@ IDM_API void idm_deallocate_connection_resources(idm_conn *c)
 	idmp_ctx_lock(c->ctx);
 	/* In full feature phase the resources carry live I/O: only
 	 * Connection_Terminate may take them away. */
-	if (c->rsrc_allocated && c->state == IDMP_CONN_LOGIN) {
+	if (c->rsrc_allocated && c->state == IDM_CONN_PHASE_LOGIN) {
 		if (c->ops->free_conn_rsrc)
 			c->ops->free_conn_rsrc(c);
 		c->rsrc_allocated = false;
@@ -232,8 +232,8 @@ IDM_API int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN],
 	if (!c)
 		return -EINVAL;
 	idmp_ctx_lock(c->ctx);
-	if (c->state != IDMP_CONN_LOGIN)
-		r = c->state == IDMP_CONN_FFP ? -EALREADY : -ENOTCONN;
+	if (c->state != IDM_CONN_PHASE_LOGIN)
+		r = c->state == IDM_CONN_PHASE_FFP ? -EALREADY : -ENOTCONN;
 	else if (c->role == IDM_ROLE_TARGET &&
 		 (!rsp || iscsi_bhs_opcode(rsp) != ISCSI_OP_LOGIN_RSP))
 		r = -EINVAL;
@@ -250,7 +250,7 @@ IDM_API int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN],
 	if (r == 0)
 		r = c->ops->enable_datamover(c, rsp, data, data_len);
 	if (r == 0)
-		c->state = IDMP_CONN_FFP;
+		c->state = IDM_CONN_PHASE_FFP;
 	idmp_ctx_unlock(c->ctx);
 	return r;
 }
@@ -270,7 +270,7 @@ IDM_API int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
 	old = c->params;
 	/* RDMA providers ignore MaxRecvDataSegmentLength (RFC 7145 6.2): the
 	 * iSER keys carry the receive sizes. */
-	r = idmp_params_parse(&c->params,
+	r = idm_prov_params_parse(&c->params,
 			      (c->ops->caps & IDM_CAP_RDMA) ? (enum idm_role)0
 							    : c->role,
 			      kv, len, NULL, 0);

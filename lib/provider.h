@@ -3,9 +3,9 @@
  * The provider ABI: what a transport module (libidm-<name>.so) exports and
  * what libidm offers it. Private to libidm and the providers built with it,
  * like rdma-core's driver.h: a provider must be rebuilt when
- * IDMP_PROVIDER_ABI changes. See doc/providers.md.
+ * IDM_PROV_ABI changes. See doc/providers.md.
  *
- * A provider exports exactly one symbol, IDMP_PROVIDER_ENTRY (its name
+ * A provider exports exactly one symbol, IDM_PROV_ENTRY (its name
  * carries the ABI major so a mismatched module fails to resolve), which
  * returns its ops table. libidm refuses a table whose abi_version differs
  * or whose size is smaller than the mandatory part, or that lacks a
@@ -16,33 +16,33 @@
 
 #include "idm_internal.h"
 
-#define IDMP_PROVIDER_ABI 1
-#define IDMP_PROVIDER_ENTRY idm_provider_entry_v1
-#define IDMP_PROVIDER_ENTRY_NAME "idm_provider_entry_v1"
+#define IDM_PROV_ABI 1
+#define IDM_PROV_ENTRY idm_provider_entry_v1
+#define IDM_PROV_ENTRY_NAME "idm_provider_entry_v1"
 
 
-struct idmp_provider_ops {
-	uint32_t abi_version; /* IDMP_PROVIDER_ABI */
-	uint32_t size;        /* sizeof(struct idmp_provider_ops) */
+struct idm_prov_ops {
+	uint32_t abi_version; /* IDM_PROV_ABI */
+	uint32_t size;        /* sizeof(struct idm_prov_ops) */
 	const char *name;     /* short, [a-z0-9_]: "tcp" */
 	const char *description;
 	uint64_t caps;        /* IDM_CAP_* */
 	size_t task_priv_size; /* bytes libidm reserves in each task, see
-				  idmp_task_priv() */
+				  idm_prov_task_priv() */
 
 	/* optional: once after loading / before unloading */
-	int (*init)(struct idmp_provider *prov);
-	void (*fini)(struct idmp_provider *prov);
+	int (*init)(struct idm_prov *prov);
+	void (*fini)(struct idm_prov *prov);
 
-	/* Target: listen for connections on sa; call idmp_conn_accepted() for
+	/* Target: listen for connections on sa; call idm_prov_conn_accepted() for
 	 * each. Store private state in l->priv. */
-	int (*listen)(struct idmp_listener *l, const struct sockaddr *sa,
+	int (*listen)(struct idm_prov_listener *l, const struct sockaddr *sa,
 		      socklen_t salen, int backlog);
-	void (*unlisten)(struct idmp_listener *l);
+	void (*unlisten)(struct idm_prov_listener *l);
 	/* bound port of a listener (for port "0") */
-	int (*listener_port)(struct idmp_listener *l);
+	int (*listener_port)(struct idm_prov_listener *l);
 
-	/* Initiator: start connecting; report with idmp_conn_connected().
+	/* Initiator: start connecting; report with idm_prov_conn_connected().
 	 * Store private state in conn->priv. */
 	int (*connect)(struct idm_conn *conn, const struct sockaddr *sa,
 		       socklen_t salen, int timeout_ms);
@@ -78,15 +78,15 @@ struct idmp_provider_ops {
 	void (*conn_free)(struct idm_conn *conn);
 	/* a buffer the provider registered (buf->reg[prov->index]) is being
 	 * destroyed */
-	void (*buf_release)(struct idmp_provider *prov, struct idm_buf *buf);
+	void (*buf_release)(struct idm_prov *prov, struct idm_buf *buf);
 	/* "auto" selection: can this provider reach sa? 0 yes, <0 no */
-	int (*conn_is_capable)(struct idmp_provider *prov,
+	int (*conn_is_capable)(struct idm_prov *prov,
 			       const struct sockaddr *sa, socklen_t salen);
 };
 
 /* The one symbol a provider exports. */
-typedef const struct idmp_provider_ops *(*idmp_provider_entry_fn)(void);
+typedef const struct idm_prov_ops *(*idm_prov_entry_fn)(void);
 
-#define IDMP_PROVIDER_EXPORT __attribute__((visibility("default")))
+#define IDM_PROV_EXPORT __attribute__((visibility("default")))
 
 #endif

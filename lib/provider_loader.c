@@ -110,23 +110,23 @@ static int IDMP_PRINTF(5, 6) status_skip(struct idm_ctx *ctx, struct idmp_prov_s
 	/* A host without RDMA (init failed) is normal, a broken module or
 	 * a full table is not. */
 	if (state == IDM_PROVIDER_SKIPPED && (err == -ELIBBAD || err == -E2BIG))
-		idmp_warn(ctx, "provider %s: %s", st ? st->path : "?", why);
+		idm_prov_warn(ctx, "provider %s: %s", st ? st->path : "?", why);
 	else if (state == IDM_PROVIDER_SKIPPED)
-		idmp_info(ctx, "provider %s: not usable here: %s",
+		idm_prov_info(ctx, "provider %s: not usable here: %s",
 			  st ? st->path : "?", why);
 	else
-		idmp_dbg(ctx, "provider %s: %s", st ? st->path : "?", why);
+		idm_prov_dbg(ctx, "provider %s: %s", st ? st->path : "?", why);
 	return err;
 }
 
 static void status_opened(struct idmp_prov_status *st,
-			  const struct idmp_provider_ops *ops)
+			  const struct idm_prov_ops *ops)
 {
 	if (!st || !ops)
 		return;
 	st->abi_version = ops->abi_version;
-	if (ops->abi_version != IDMP_PROVIDER_ABI ||
-	    ops->size < sizeof(struct idmp_provider_ops))
+	if (ops->abi_version != IDM_PROV_ABI ||
+	    ops->size < sizeof(struct idm_prov_ops))
 		return; /* the rest of the table is not ours to read */
 	st->caps = ops->caps;
 	if (ops->description)
@@ -137,21 +137,21 @@ static void status_opened(struct idmp_prov_status *st,
 /* Validate an ops table; returns 0 or -ELIBBAD with the reason recorded
  * and logged. */
 static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
-		    const struct idmp_provider_ops *ops)
+		    const struct idm_prov_ops *ops)
 {
 	const char *missing = NULL;
 
 	if (!ops)
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "entry point returned no ops");
-	if (ops->abi_version != IDMP_PROVIDER_ABI)
+	if (ops->abi_version != IDM_PROV_ABI)
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ABI %u, libidm needs %u", ops->abi_version,
-				   IDMP_PROVIDER_ABI);
-	if (ops->size < sizeof(struct idmp_provider_ops))
+				   IDM_PROV_ABI);
+	if (ops->size < sizeof(struct idm_prov_ops))
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ops table of %u bytes, need %zu", ops->size,
-				   sizeof(struct idmp_provider_ops));
+				   sizeof(struct idm_prov_ops));
 	if (!valid_name(ops->name))
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "invalid name");
@@ -187,9 +187,9 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	char name[64];
 	size_t n;
 	void *dl;
-	idmp_provider_entry_fn entry;
-	const struct idmp_provider_ops *ops;
-	struct idmp_provider *prov, *first;
+	idm_prov_entry_fn entry;
+	const struct idm_prov_ops *ops;
+	struct idm_prov *prov, *first;
 	struct idmp_prov_status *st;
 
 	base = base ? base + 1 : path;
@@ -222,11 +222,11 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, "%s", dlerror());
 		return;
 	}
-	entry = (idmp_provider_entry_fn)dlsym(dl, IDMP_PROVIDER_ENTRY_NAME);
+	entry = (idm_prov_entry_fn)dlsym(dl, IDM_PROV_ENTRY_NAME);
 	if (!entry) {
 		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 			    "no %s symbol (wrong provider ABI?)",
-			    IDMP_PROVIDER_ENTRY_NAME);
+			    IDM_PROV_ENTRY_NAME);
 		dlclose(dl);
 		return;
 	}
@@ -270,7 +270,7 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	ctx->n_providers++;
 	if (st)
 		st->state = IDM_PROVIDER_LOADED;
-	idmp_dbg(ctx, "provider %s loaded from %s", ops->name, path);
+	idm_prov_dbg(ctx, "provider %s loaded from %s", ops->name, path);
 }
 
 static int cmp_names(const struct dirent **a, const struct dirent **b)
@@ -292,7 +292,7 @@ static void scan_dir(struct idm_ctx *ctx, const char *dir, const char *filter)
 	int n = scandir(dir, &list, is_provider_file, cmp_names);
 
 	if (n < 0) {
-		idmp_dbg(ctx, "provider directory %s: %s", dir, strerror(errno));
+		idm_prov_dbg(ctx, "provider directory %s: %s", dir, strerror(errno));
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -325,7 +325,7 @@ int idmp_providers_load(struct idm_ctx *ctx)
 	}
 	scan_dir(ctx, IDM_PROVIDER_DIR, filter);
 	if (!ctx->n_providers)
-		idmp_warn(ctx, "no provider found (IDM_PROVIDER_PATH=%s, %s)",
+		idm_prov_warn(ctx, "no provider found (IDM_PROVIDER_PATH=%s, %s)",
 			  env ? env : "", IDM_PROVIDER_DIR);
 	return 0;
 }
@@ -335,7 +335,7 @@ void idmp_providers_unload(struct idm_ctx *ctx)
 	bool keep = keep_mapped();
 
 	for (size_t i = 0; i < ctx->n_providers; i++) {
-		struct idmp_provider *prov = &ctx->providers[i];
+		struct idm_prov *prov = &ctx->providers[i];
 		if (prov->ops->fini)
 			prov->ops->fini(prov);
 		if (prov->dl && !keep)
@@ -348,7 +348,7 @@ void idmp_providers_unload(struct idm_ctx *ctx)
 	ctx->n_status = 0;
 }
 
-struct idmp_provider *idmp_provider_by_name(struct idm_ctx *ctx, const char *name)
+struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name)
 {
 	for (size_t i = 0; i < ctx->n_providers; i++)
 		if (!strcmp(ctx->providers[i].ops->name, name))

@@ -40,7 +40,7 @@ static int pool_grow(struct idm_conn *c)
 	return 0;
 }
 
-struct idm_task *idmp_task_find(struct idm_conn *c, uint32_t itt)
+struct idm_task *idm_prov_task_find(struct idm_conn *c, uint32_t itt)
 {
 	struct idm_task *t = NULL;
 
@@ -48,7 +48,7 @@ struct idm_task *idmp_task_find(struct idm_conn *c, uint32_t itt)
 	return t;
 }
 
-int idmp_task_new(struct idm_conn *c, uint32_t itt, struct idm_task **out)
+int idm_prov_task_new(struct idm_conn *c, uint32_t itt, struct idm_task **out)
 {
 	struct idm_task *t;
 	int r;
@@ -56,7 +56,7 @@ int idmp_task_new(struct idm_conn *c, uint32_t itt, struct idm_task **out)
 	*out = NULL;
 	if (itt == 0xffffffffu)
 		return -EINVAL; /* reserved tag */
-	if (idmp_task_find(c, itt))
+	if (idm_prov_task_find(c, itt))
 		return -EEXIST;
 	if (!c->task_free && (r = pool_grow(c)) < 0)
 		return r;
@@ -123,10 +123,10 @@ IDM_API int idm_task_create(idm_conn *conn, uint32_t itt, idm_task **out)
 	idmp_ctx_lock(conn->ctx);
 	if (conn->role != IDM_ROLE_INITIATOR)
 		r = -EINVAL;
-	else if (conn->state != IDMP_CONN_FFP)
+	else if (conn->state != IDM_CONN_PHASE_FFP)
 		r = -ENOTCONN;
 	else
-		r = idmp_task_new(conn, itt, out);
+		r = idm_prov_task_new(conn, itt, out);
 	idmp_ctx_unlock(conn->ctx);
 	return r;
 }
@@ -166,7 +166,7 @@ IDM_API void idm_deallocate_task_resources(idm_task *t)
 		return;
 	c = t->conn;
 	idmp_ctx_lock(c->ctx);
-	if (c->state == IDMP_CONN_LOGIN || c->state == IDMP_CONN_FFP)
+	if (c->state == IDM_CONN_PHASE_LOGIN || c->state == IDM_CONN_PHASE_FFP)
 		c->ops->task_free(t);
 	task_put(t);
 	idmp_ctx_unlock(c->ctx);

@@ -52,7 +52,7 @@ struct iser_dev {
 };
 
 struct iser_prov {
-	struct idmp_provider *prov;
+	struct idm_prov *prov;
 	struct iser_dev devs[ISER_MAX_DEVS];
 	int n_devs;
 	int ack_timeout;    /* local ACK timeout exponent (4.096us << n) */
@@ -66,7 +66,7 @@ struct iser_prov {
 	struct iser_parked *parked;
 	uint32_t n_parked;
 	int park_fd;
-	struct idmp_watch park_w;
+	struct idm_prov_watch park_w;
 };
 
 /* buf->reg[prov->index]: the buffer's MR per PD */
@@ -82,7 +82,7 @@ void iser_devs_close(struct iser_prov *ip);
 /* The MR covering buf in dev's PD, registered on first use. */
 struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 			   struct idm_buf *buf);
-void iser_buf_release(struct idmp_provider *prov, struct idm_buf *buf);
+void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf);
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -172,7 +172,7 @@ struct iser_dop {
 	uint8_t *dst;       /* Get_Data: where offset 0 of the range goes */
 	bool ack;           /* Put_Data with the A bit */
 	bool has_rsp;       /* Put_Data template carried status (S bit) */
-	struct idmp_defer done;
+	struct idm_prov_defer done;
 	struct idm_task *task;
 };
 
@@ -212,7 +212,7 @@ struct iser_task {
 
 static inline struct iser_task *iser_task(struct idm_task *t)
 {
-	return idmp_task_priv(t);
+	return idm_prov_task_priv(t);
 }
 
 /* ---- connections ------------------------------------------------------- */
@@ -226,10 +226,10 @@ enum iser_state {
 
 struct iser_listener {
 	struct iser_prov *ip;
-	struct idmp_listener *l;
+	struct idm_prov_listener *l;
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
-	struct idmp_watch w;
+	struct idm_prov_watch w;
 	int port;
 };
 
@@ -244,7 +244,7 @@ struct iser_conn {
 	struct ibv_comp_channel *scc, *rcc;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
-	struct idmp_watch cm_w, scq_w, rcq_w, timer_w;
+	struct idm_prov_watch cm_w, scq_w, rcq_w, timer_w;
 	int timer_fd;
 	uint32_t scq_unacked, rcq_unacked;
 	struct ibv_wc batch[ISER_CQ_BATCH]; /* completions being handled */
@@ -315,15 +315,15 @@ static inline struct iser_pool *iser_tx_pool(struct iser_conn *ic)
 }
 
 /* iser_cm.c */
-int iser_listen(struct idmp_listener *l, const struct sockaddr *sa,
+int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		socklen_t salen, int backlog);
-void iser_unlisten(struct idmp_listener *l);
-int iser_listener_port(struct idmp_listener *l);
+void iser_unlisten(struct idm_prov_listener *l);
+int iser_listener_port(struct idm_prov_listener *l);
 int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 		 int timeout_ms);
 void iser_conn_terminate(struct idm_conn *c);
 void iser_conn_free(struct idm_conn *c);
-int iser_conn_is_capable(struct idmp_provider *prov, const struct sockaddr *sa,
+int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
 			 socklen_t salen);
 /* Fail the connection: record why, drain, release, notify once. */
 void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
@@ -391,9 +391,9 @@ int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
 		  struct ibv_sge *extra, int n_extra, struct idm_task *task,
 		  uint32_t inv_rkey);
 void iser_cq_poll(struct iser_conn *ic, bool is_send);
-void iser_scq_watch(struct idmp_watch *w, uint32_t revents);
-void iser_rcq_watch(struct idmp_watch *w, uint32_t revents);
-void iser_timer_watch(struct idmp_watch *w, uint32_t revents);
+void iser_scq_watch(struct idm_prov_watch *w, uint32_t revents);
+void iser_rcq_watch(struct idm_prov_watch *w, uint32_t revents);
+void iser_timer_watch(struct idm_prov_watch *w, uint32_t revents);
 
 /* iser_recv.c: received messages */
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc);

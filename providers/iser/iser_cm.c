@@ -40,7 +40,7 @@ static void set_timeouts(struct iser_conn *ic)
 
 	if (rdma_set_option(ic->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			    &t, sizeof(t)))
-		idmp_dbg(ic->ctx, "iser: cannot set the ACK timeout: %s",
+		idm_prov_dbg(ic->ctx, "iser: cannot set the ACK timeout: %s",
 			 strerror(errno));
 }
 
@@ -73,9 +73,9 @@ static void quiesce(struct iser_conn *ic)
 {
 	uint32_t i;
 
-	idmp_watch_del(ic->ctx, &ic->timer_w);
-	idmp_watch_del(ic->ctx, &ic->scq_w);
-	idmp_watch_del(ic->ctx, &ic->rcq_w);
+	idm_prov_watch_del(ic->ctx, &ic->timer_w);
+	idm_prov_watch_del(ic->ctx, &ic->scq_w);
+	idm_prov_watch_del(ic->ctx, &ic->rcq_w);
 	for (i = 0; i < ic->n_mw_free; i++)
 		ibv_dealloc_mw(ic->mw_free[i]);
 	ic->n_mw_free = ic->n_mw = 0;
@@ -129,14 +129,14 @@ void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
 		teardown(ic);
 		return;
 	}
-	idmp_conn_set_error(c, "iser: %s", msg);
-	idmp_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
-	connecting = c->state == IDMP_CONN_CONNECTING;
+	idm_prov_conn_set_error(c, "iser: %s", msg);
+	idm_prov_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
+	connecting = c->state == IDM_CONN_PHASE_CONNECTING;
 	teardown(ic);
 	if (connecting)
-		idmp_conn_connected(c, reason);
+		idm_prov_conn_connected(c, reason);
 	else
-		idmp_conn_failed(c, reason);
+		idm_prov_conn_failed(c, reason);
 }
 
 void iser_conn_terminate(struct idm_conn *c)
@@ -152,7 +152,7 @@ static void conn_destroy(struct iser_conn *ic)
 	teardown(ic);
 	iser_qp_destroy(ic);
 	if (ic->cm_w.added)
-		idmp_watch_del(ic->ctx, &ic->cm_w);
+		idm_prov_watch_del(ic->ctx, &ic->cm_w);
 	if (ic->id && ic->disc_deferred && !iser_port_active(ic->id)) {
 		/* destroying it would send the DREQ now: later */
 		iser_park_id(ic->ip, ic->id, ic->ech);
@@ -190,18 +190,18 @@ static void established(struct iser_conn *ic, const void *priv, size_t len)
 			/* we said we cannot do ZBVA (A12.6): a peer that
 			 * still wants it is tgt sending no private data; it
 			 * uses virtual addresses all the same. */
-			idmp_dbg(ic->ctx, "iser: target REP without ZBVA exception");
+			idm_prov_dbg(ic->ctx, "iser: target REP without ZBVA exception");
 	}
 	iser_cm_negotiate(ic->req_flags, ic->rep_flags, &nego);
 	ic->send_inv = nego.send_inv;
 	ic->state = ISER_UP;
-	idmp_conn_set_names(c, rdma_get_local_addr(ic->id),
+	idm_prov_conn_set_names(c, rdma_get_local_addr(ic->id),
 			    rdma_get_peer_addr(ic->id));
-	idmp_dbg(ic->ctx, "iser: %s connected (REQ %#x REP %#x, SendInv %s, ORD %u)",
+	idm_prov_dbg(ic->ctx, "iser: %s connected (REQ %#x REP %#x, SendInv %s, ORD %u)",
 		 c->peer_name, ic->req_flags, ic->rep_flags,
 		 ic->send_inv ? "yes" : "no", ic->ord);
 	if (c->role == IDM_ROLE_INITIATOR)
-		idmp_conn_connected(c, 0);
+		idm_prov_conn_connected(c, 0);
 	iser_cq_poll(ic, true);
 	iser_cq_poll(ic, false);
 }
@@ -286,7 +286,7 @@ static void conn_event(struct iser_conn *ic, struct rdma_cm_event *ev,
 	}
 }
 
-static void conn_cm_watch(struct idmp_watch *w, uint32_t revents)
+static void conn_cm_watch(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct iser_conn *ic = (struct iser_conn *)((char *)w -
 					offsetof(struct iser_conn, cm_w));
@@ -333,7 +333,7 @@ static struct iser_conn *conn_new(struct iser_prov *ip, struct idm_ctx *ctx)
 
 /* ---- initiator ------------------------------------------------------------ */
 
-int iser_conn_is_capable(struct idmp_provider *prov, const struct sockaddr *sa,
+int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
 			 socklen_t salen)
 {
 	struct ibv_device **list;
@@ -365,7 +365,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 	ic->state = ISER_RESOLVING;
 	if (rdma_create_id(ic->ech, &ic->id, ic, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
-	r = idmp_watch_add(c->ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
+	r = idm_prov_watch_add(c->ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
 	if (r < 0)
 		return r;
 	if (rdma_resolve_addr(ic->id, NULL, (struct sockaddr *)sa, ic->timeout_ms))
@@ -402,7 +402,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		why = "rdma_migrate_id";
 		goto refuse;
 	}
-	if (idmp_watch_add(ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch)) {
+	if (idm_prov_watch_add(ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch)) {
 		why = "epoll";
 		goto refuse;
 	}
@@ -426,7 +426,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 			  ? req->responder_resources : ic->dev->max_rd_atom;
 	ic->rep_flags = iser_cm_rep_flags(req_flags, true);
 
-	r = idmp_conn_accepted(il->l, ic, rdma_get_local_addr(id),
+	r = idm_prov_conn_accepted(il->l, ic, rdma_get_local_addr(id),
 			       rdma_get_peer_addr(id), &c);
 	if (r < 0) {
 		why = "refused by the caller";
@@ -448,12 +448,12 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	return;
 
 refuse:
-	idmp_info(ctx, "iser: connection request refused: %s", why);
+	idm_prov_info(ctx, "iser: connection request refused: %s", why);
 	rdma_reject(id, NULL, 0);
 	conn_destroy(ic);
 }
 
-static void listener_watch(struct idmp_watch *w, uint32_t revents)
+static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct iser_listener *il = (struct iser_listener *)((char *)w -
 					offsetof(struct iser_listener, w));
@@ -478,7 +478,7 @@ static void listener_watch(struct idmp_watch *w, uint32_t revents)
 	}
 }
 
-int iser_listen(struct idmp_listener *l, const struct sockaddr *sa,
+int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		socklen_t salen, int backlog)
 {
 	struct iser_prov *ip = l->prov->priv;
@@ -509,7 +509,7 @@ int iser_listen(struct idmp_listener *l, const struct sockaddr *sa,
 		goto fail;
 	}
 	il->port = ntohs(rdma_get_src_port(il->id));
-	r = idmp_watch_add(l->portal->ctx, &il->w, il->ech->fd, EPOLLIN,
+	r = idm_prov_watch_add(l->portal->ctx, &il->w, il->ech->fd, EPOLLIN,
 			   listener_watch);
 	if (r < 0)
 		goto fail;
@@ -524,21 +524,21 @@ fail:
 	return r;
 }
 
-void iser_unlisten(struct idmp_listener *l)
+void iser_unlisten(struct idm_prov_listener *l)
 {
 	struct iser_listener *il = l->priv;
 
 	if (!il)
 		return;
 	if (il->w.added)
-		idmp_watch_del(l->portal->ctx, &il->w);
+		idm_prov_watch_del(l->portal->ctx, &il->w);
 	rdma_destroy_id(il->id);
 	rdma_destroy_event_channel(il->ech);
 	free(il);
 	l->priv = NULL;
 }
 
-int iser_listener_port(struct idmp_listener *l)
+int iser_listener_port(struct idm_prov_listener *l)
 {
 	struct iser_listener *il = l->priv;
 

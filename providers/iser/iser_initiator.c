@@ -77,7 +77,7 @@ static int stag_advertise(struct iser_conn *ic, struct idm_task *t, int idx,
 static int dout_push(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
-	uint32_t dsl = idmp_send_dsl(ic->conn);
+	uint32_t dsl = idm_prov_send_dsl(ic->conn);
 
 	while (it->dout_next < it->dout_end) {
 		uint32_t off = it->dout_next;
@@ -240,7 +240,7 @@ int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 		out_mr = iser_buf_mr(ic->ip, ic->dev, t->out_buf);
 		out_len = t->out_len < edtl ? t->out_len : edtl;
 		out_base = (uint8_t *)t->out_buf->addr + t->out_off;
-		iser_unsolicited(&c->params, out_len, idmp_send_dsl(c), &imm,
+		iser_unsolicited(&c->params, out_len, idm_prov_send_dsl(c), &imm,
 				 &unsol);
 	}
 	/* binds, the command Send and its Data-Outs leave as one chain */
@@ -435,7 +435,7 @@ void iser_ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 	/* Data-In went straight into the buffer: all of it is placed. */
 	if (t->in_buf && (bhs[1] & 0x06) == 0)
 		t->received = t->in_len;
-	idmp_control_notify(ic->conn, &pdu);
+	idm_prov_control_notify(ic->conn, &pdu);
 	iser_rx_done(ic, m);
 }
 

@@ -166,7 +166,7 @@ static void op_done(struct iser_conn *ic, struct iser_op *op,
 		break;
 	case ISER_OP_ACK_READ:
 		if (t)
-			idmp_data_ack(t, iser_task(t)->datasn);
+			idm_prov_data_ack(t, iser_task(t)->datasn);
 		break;
 	case ISER_OP_LINV:
 		if (t) {
@@ -282,7 +282,7 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
 /* Completions that arrive before ESTABLISHED was seen (the initiator may
  * send its first Login Request right after the RTU) wait on the CQ until
  * established() polls them. */
-void iser_scq_watch(struct idmp_watch *w, uint32_t revents)
+void iser_scq_watch(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct iser_conn *ic = (struct iser_conn *)((char *)w -
 					offsetof(struct iser_conn, scq_w));
@@ -292,7 +292,7 @@ void iser_scq_watch(struct idmp_watch *w, uint32_t revents)
 	iser_cq_poll(ic, true);
 }
 
-void iser_rcq_watch(struct idmp_watch *w, uint32_t revents)
+void iser_rcq_watch(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct iser_conn *ic = (struct iser_conn *)((char *)w -
 					offsetof(struct iser_conn, rcq_w));
@@ -345,14 +345,14 @@ static void sq_report(struct iser_conn *ic)
 	memset(&qa, 0, sizeof(qa));
 	if (ibv_query_qp(ic->qp, &qa, IBV_QP_STATE, &qia))
 		qa.qp_state = IBV_QPS_UNKNOWN;
-	idmp_info(ic->ctx, "iser: send queue: QP state %d, %u posted (%s%s), "
+	idm_prov_info(ic->ctx, "iser: send queue: QP state %d, %u posted (%s%s), "
 		  "%u waiting, %llu WRs / %llu completions so far",
 		  (int)qa.qp_state, ic->sq_posted, buf, ic->sq_posted > i ? ",..." : "",
 		  waiting, (unsigned long long)ic->stat_wrs,
 		  (unsigned long long)ic->stat_signalled);
 }
 
-void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
+void iser_timer_watch(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct iser_conn *ic = (struct iser_conn *)((char *)w -
 					offsetof(struct iser_conn, timer_w));
@@ -383,7 +383,7 @@ void iser_timer_watch(struct idmp_watch *w, uint32_t revents)
 	op = iser_op_get(ic, ISER_OP_PROBE);
 	if (!op)
 		return;
-	idmp_dbg(ic->ctx, "iser: idle, probing the peer");
+	idm_prov_dbg(ic->ctx, "iser: idle, probing the peer");
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = iser_op_wr_id(ic, op);
 	wr.opcode = IBV_WR_RDMA_WRITE;

@@ -82,7 +82,7 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 	return r->e[i].mr;
 }
 
-void iser_buf_release(struct idmp_provider *prov, struct idm_buf *buf)
+void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 {
 	struct iser_bufreg *r = buf->reg[prov->index];
 	int i;

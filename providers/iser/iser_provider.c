@@ -32,7 +32,7 @@
  * load instead, saying why, so the provider is listed as skipped and
  * "auto" goes straight to TCP. Devices that appear later need a new
  * context. */
-static int usable_here(struct idmp_provider *prov)
+static int usable_here(struct idm_prov *prov)
 {
 	struct ibv_device **list;
 	struct rdma_event_channel *ech;
@@ -70,7 +70,7 @@ static int usable_here(struct idmp_provider *prov)
 	return 0;
 }
 
-static int iser_init(struct idmp_provider *prov)
+static int iser_init(struct idm_prov *prov)
 {
 	struct iser_prov *ip;
 	const char *stag = getenv("IDM_ISER_STAG");
@@ -97,7 +97,7 @@ static int iser_init(struct idmp_provider *prov)
 	return 0;
 }
 
-static void iser_fini(struct idmp_provider *prov)
+static void iser_fini(struct idm_prov *prov)
 {
 	struct iser_prov *ip = prov->priv;
 
@@ -167,7 +167,7 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
 		return iser_ini_send_cmd(ic, bhs, ahs, ahs_len, t);
 
-	if (c->state == IDMP_CONN_LOGIN) {
+	if (c->state == IDM_CONN_PHASE_LOGIN) {
 		if (c->role == IDM_ROLE_TARGET && final_login_rsp(bhs))
 			r = iser_rsrc_ffp(ic);
 		else if (op == ISCSI_OP_LOGIN_REQ ||
@@ -181,12 +181,12 @@ int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 	tx = iser_tx_pool(ic);
 	/* what the peer can receive: its declared RecvDataSegmentLength
 	 * (login: 8192) and the AHS room of its buffers */
-	if (data_len > (c->state == IDMP_CONN_LOGIN ? ISER_LOGIN_DSL
-						    : idmp_send_dsl(c)) ||
+	if (data_len > (c->state == IDM_CONN_PHASE_LOGIN ? ISER_LOGIN_DSL
+						    : idm_prov_send_dsl(c)) ||
 	    ahs_len > ISER_AHS_CAP)
 		return -EMSGSIZE;
 	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP) {
-		struct idm_task *task = t ? t : idmp_task_find(c, iscsi_bhs_itt(bhs));
+		struct idm_task *task = t ? t : idm_prov_task_find(c, iscsi_bhs_itt(bhs));
 
 		/* Remote mapping ends with the response (7.3.2); with
 		 * Send with Invalidate the initiator's STag dies with it. */
@@ -273,7 +273,7 @@ static void iser_free_rsrc(struct idm_conn *c)
 	struct iser_conn *ic = iser_conn(c);
 
 	if (ic && !iser_rsrc_ffp_free(ic))
-		idmp_dbg(c->ctx, "iser: full feature phase receives are posted; "
+		idm_prov_dbg(c->ctx, "iser: full feature phase receives are posted; "
 			 "they are released with the connection");
 }
 
@@ -283,10 +283,10 @@ static int iser_notice_keys(struct idm_conn *c)
 	int r;
 
 	if (iser_keys_force(&c->params))
-		idmp_dbg(c->ctx, "iser: digests forced to None (RFC 7145 6.1)");
+		idm_prov_dbg(c->ctx, "iser: digests forced to None (RFC 7145 6.1)");
 	r = iser_keys_check(&c->params, err, sizeof(err));
 	if (r < 0)
-		idmp_warn(c->ctx, "iser: %s", err);
+		idm_prov_warn(c->ctx, "iser: %s", err);
 	return r;
 }
 
@@ -302,9 +302,9 @@ static void iser_task_free(struct idm_task *t)
 		iser_tgt_task_release(ic, t);
 }
 
-static const struct idmp_provider_ops iser_ops = {
-	.abi_version = IDMP_PROVIDER_ABI,
-	.size = sizeof(struct idmp_provider_ops),
+static const struct idm_prov_ops iser_ops = {
+	.abi_version = IDM_PROV_ABI,
+	.size = sizeof(struct idm_prov_ops),
 	.name = "iser",
 	.description = "iSER (RFC 7145) over rdma-core verbs and librdmacm",
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_RDMA |
@@ -330,9 +330,9 @@ static const struct idmp_provider_ops iser_ops = {
 	.conn_is_capable = iser_conn_is_capable,
 };
 
-IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void);
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
 
-const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void)
+const struct idm_prov_ops *IDM_PROV_ENTRY(void)
 {
 	return &iser_ops;
 }

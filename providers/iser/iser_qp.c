@@ -36,8 +36,8 @@ static int set_nonblock(int fd)
 }
 
 static int cq_setup(struct iser_conn *ic, struct ibv_comp_channel **cc,
-		    struct ibv_cq **cq, int depth, struct idmp_watch *w,
-		    idmp_watch_fn fn)
+		    struct ibv_cq **cq, int depth, struct idm_prov_watch *w,
+		    idm_prov_watch_fn fn)
 {
 	struct idm_ctx *ctx = ic->ctx;
 	int r;
@@ -53,7 +53,7 @@ static int cq_setup(struct iser_conn *ic, struct ibv_comp_channel **cc,
 		return errno ? -errno : -ENOMEM;
 	if (ibv_req_notify_cq(*cq, 0))
 		return -EIO;
-	return idmp_watch_add(ctx, w, (*cc)->fd, EPOLLIN, fn);
+	return idm_prov_watch_add(ctx, w, (*cc)->fd, EPOLLIN, fn);
 }
 
 int iser_qp_create(struct iser_conn *ic)
@@ -118,7 +118,7 @@ int iser_qp_create(struct iser_conn *ic)
 			return -errno;
 		if (timerfd_settime(ic->timer_fd, 0, &its, NULL) < 0)
 			return -errno;
-		r = idmp_watch_add(ic->ctx, &ic->timer_w, ic->timer_fd,
+		r = idm_prov_watch_add(ic->ctx, &ic->timer_w, ic->timer_fd,
 				   EPOLLIN, iser_timer_watch);
 		if (r < 0)
 			return r;
@@ -189,7 +189,7 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 			return r; /* the QP is broken; teardown reclaims */
 	}
 	ic->ffp_rsrc = true;
-	idmp_dbg(ic->ctx, "iser: full feature phase: %u receive buffers of %u "
+	idm_prov_dbg(ic->ctx, "iser: full feature phase: %u receive buffers of %u "
 		 "bytes (%u KiB; window %u, %u per command), %u send buffers "
 		 "of %u", ic->ffp.rx_depth, ic->ffp.rx_msg,
 		 (unsigned)(((uint64_t)ic->ffp.rx_depth * ic->ffp.rx_msg) >> 10),
@@ -201,7 +201,7 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 
 		/* RTS to RTS: allowed, and not every device does it */
 		if (ibv_modify_qp(ic->qp, &a, IBV_QP_MIN_RNR_TIMER))
-			idmp_dbg(ic->ctx, "iser: cannot shorten the RNR timer");
+			idm_prov_dbg(ic->ctx, "iser: cannot shorten the RNR timer");
 	}
 	return 0;
 }
@@ -262,12 +262,12 @@ void iser_drain(struct iser_conn *ic)
 
 	if (!ic->qp)
 		return;
-	idmp_dbg(ic->ctx, "iser: %llu work requests posted, %llu send "
+	idm_prov_dbg(ic->ctx, "iser: %llu work requests posted, %llu send "
 		 "completions (selective signalling)",
 		 (unsigned long long)ic->stat_wrs,
 		 (unsigned long long)ic->stat_signalled);
 	if (ic->stat_writes)
-		idmp_dbg(ic->ctx, "iser: %llu write commands (largest %u bytes), "
+		idm_prov_dbg(ic->ctx, "iser: %llu write commands (largest %u bytes), "
 			 "%llu Sends of unsolicited data, %llu RDMA Reads of "
 			 "%llu bytes", (unsigned long long)ic->stat_writes,
 			 ic->stat_max_edtl,
@@ -314,7 +314,7 @@ void iser_drain(struct iser_conn *ic)
 			 * completed before the error leave no trace: once
 			 * nothing more comes they are done. */
 			if (marker)
-				idmp_warn(ic->ctx, "iser: drain incomplete "
+				idm_prov_warn(ic->ctx, "iser: drain incomplete "
 					  "(%u sends, %u receives)",
 					  ic->sq_posted, ic->rx_posted);
 			while ((op = iser_sq_pop(ic)))
@@ -334,14 +334,14 @@ void iser_qp_destroy(struct iser_conn *ic)
 	uint32_t i;
 
 	if (ic->timer_w.added)
-		idmp_watch_del(ctx, &ic->timer_w);
+		idm_prov_watch_del(ctx, &ic->timer_w);
 	if (ic->timer_fd > 0)
 		close(ic->timer_fd);
 	ic->timer_fd = -1;
 	if (ic->scq_w.added)
-		idmp_watch_del(ctx, &ic->scq_w);
+		idm_prov_watch_del(ctx, &ic->scq_w);
 	if (ic->rcq_w.added)
-		idmp_watch_del(ctx, &ic->rcq_w);
+		idm_prov_watch_del(ctx, &ic->rcq_w);
 	/* a bound type-2 window holds a reference on its QP (rxe): dealloc
 	 * first, or rxe_destroy_qp waits 50 s for it */
 	for (i = 0; i < ic->n_mw_free; i++)

@@ -137,10 +137,10 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		return;
 	}
 	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) !=
-	    (c->state == IDMP_CONN_LOGIN)) {
+	    (c->state == IDM_CONN_PHASE_LOGIN)) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "opcode %#x not allowed in the %s phase",
-			       op, c->state == IDMP_CONN_LOGIN ? "login"
+			       op, c->state == IDM_CONN_PHASE_LOGIN ? "login"
 							      : "full feature");
 		return;
 	}
@@ -180,7 +180,7 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		}
 		pdu.task = t;
 		ic->in_dispatch = true;
-		idmp_control_notify(c, &pdu);
+		idm_prov_control_notify(c, &pdu);
 		ic->in_dispatch = false;
 		if (ic->state == ISER_UP && t->active && t->conn == c)
 			iser_tgt_cmd_done(ic, t);
@@ -188,13 +188,13 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		return;
 	}
 	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_RSP) {
-		struct idm_task *t = idmp_task_find(c, iscsi_bhs_itt(bhs));
+		struct idm_task *t = idm_prov_task_find(c, iscsi_bhs_itt(bhs));
 
 		if (t) {
 			iser_ini_rsp(ic, t, m, len, wc);
 			return;
 		}
 	}
-	idmp_control_notify(c, &pdu);
+	idm_prov_control_notify(c, &pdu);
 	iser_rx_done(ic, m);
 }

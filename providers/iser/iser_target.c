@@ -34,9 +34,9 @@ int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 
 	/* Check what the peer claims before creating anything. */
 	if (dlen && (!write || !c->params.immediate_data || dlen > fb ||
-		     dlen > idmp_recv_dsl(c)))
+		     dlen > idm_prov_recv_dsl(c)))
 		return -EPROTO;
-	r = idmp_task_new(c, iscsi_bhs_itt(bhs), &t);
+	r = idm_prov_task_new(c, iscsi_bhs_itt(bhs), &t);
 	if (r < 0)
 		return r == -EEXIST ? -EPROTO : r;
 	it = iser_task(t);
@@ -127,7 +127,7 @@ static uint32_t copy_arrived(struct iser_task *it, struct iser_dop *d,
 int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 		      const uint8_t *data, uint32_t dlen)
 {
-	struct idm_task *t = idmp_task_find(ic->conn, iscsi_bhs_itt(bhs));
+	struct idm_task *t = idm_prov_task_find(ic->conn, iscsi_bhs_itt(bhs));
 	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
 	uint32_t covered = 0;
 	struct iser_dop *done[ISER_TASK_DOPS];
@@ -183,12 +183,12 @@ static void dop_finish(struct iser_conn *ic, struct iser_dop *d)
 	bool ack = d->ack;
 
 	d->used = false;
-	idmp_defer_cancel(ic->ctx, &d->done);
-	idmp_data_completion(t, dir, off, len, sn, status);
+	idm_prov_defer_cancel(ic->ctx, &d->done);
+	idm_prov_data_completion(t, dir, off, len, sn, status);
 	/* no RDMA Read allowed (ORD 0): acknowledge on local completion,
 	 * which ERL 1 permits (7.3.5) */
 	if (ack && status == 0 && t->active)
-		idmp_data_ack(t, it->datasn);
+		idm_prov_data_ack(t, it->datasn);
 }
 
 void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
@@ -203,7 +203,7 @@ void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
 		dop_finish(ic, d);
 }
 
-static void dop_deferred(struct idmp_defer *df)
+static void dop_deferred(struct idm_prov_defer *df)
 {
 	struct iser_dop *d = (struct iser_dop *)((char *)df -
 					offsetof(struct iser_dop, done));
@@ -421,7 +421,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		ic->stat_read_bytes += end - s;
 	}
 	if (d->remaining == 0)
-		idmp_defer(ic->ctx, &d->done, dop_deferred);
+		idm_prov_defer(ic->ctx, &d->done, dop_deferred);
 	return 0;
 }
 
@@ -434,7 +434,7 @@ void iser_tgt_task_release(struct iser_conn *ic, struct idm_task *t)
 	 * buffers as soon as the task is gone. */
 	iser_sq_purge_task(ic, t);
 	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		idmp_defer_cancel(ic->ctx, &it->dops[i].done);
+		idm_prov_defer_cancel(ic->ctx, &it->dops[i].done);
 		it->dops[i].used = false;
 	}
 	iser_ops_orphan(ic, t);

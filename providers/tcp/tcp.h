@@ -103,7 +103,7 @@ struct tcp_get {
 	uint32_t next; /* next offset to ask for by R2T */
 	uint32_t sn;   /* last R2TSN used for it (~0: none) */
 	uint8_t tmpl[ISCSI_BHS_LEN];
-	struct idmp_defer done_defer;
+	struct idm_prov_defer done_defer;
 };
 
 struct tcp_task {
@@ -140,7 +140,7 @@ struct tcp_task {
 
 static inline struct tcp_task *tcp_task(struct idm_task *t)
 {
-	return (struct tcp_task *)idmp_task_priv(t);
+	return (struct tcp_task *)idm_prov_task_priv(t);
 }
 
 /* ---- connection ----------------------------------------------------- */
@@ -160,7 +160,7 @@ struct tcp_conn {
 	struct idm_conn *conn;
 	struct idm_ctx *ctx;
 	int fd;
-	struct idmp_watch w;
+	struct idm_prov_watch w;
 	uint32_t wevents;
 	bool closed; /* socket gone: terminated or failed */
 	bool ffp;    /* digests/limits of full feature phase on */
@@ -173,7 +173,7 @@ struct tcp_conn {
 	uint32_t exp_statsn; /* initiator: from the caller's last PDU */
 	/* connect (initiator) */
 	int tfd;
-	struct idmp_watch tw;
+	struct idm_prov_watch tw;
 	bool connecting;
 	/* receive */
 	enum tcp_rx_state rs;
@@ -192,7 +192,7 @@ struct tcp_conn {
 	uint8_t discard[TCP_DISCARD];
 	uint8_t *stage;
 	uint32_t s_beg, s_end;
-	struct idmp_defer rx_defer;
+	struct idm_prov_defer rx_defer;
 	/* send */
 	struct tcp_txd *gen_head, *gen_tail; /* still producing PDUs */
 	struct tcp_txd *txd_free;
@@ -203,7 +203,7 @@ struct tcp_conn {
 	struct iovec iov[TCP_RING * 4];
 	uint8_t *bounce;
 	size_t bounce_cap;
-	struct idmp_defer tx_defer;
+	struct idm_prov_defer tx_defer;
 };
 
 static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
@@ -218,18 +218,18 @@ struct tcp_knobs {
 };
 
 /* tcp_conn.c */
-int tcp_init(struct idmp_provider *prov);
-void tcp_fini(struct idmp_provider *prov);
+int tcp_init(struct idm_prov *prov);
+void tcp_fini(struct idm_prov *prov);
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd);
 int tcp_conn_start(struct tcp_conn *tc);
 void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
 	IDMP_PRINTF(3, 4);
 void tcp_conn_close(struct tcp_conn *tc);
 void tcp_conn_destroy(struct tcp_conn *tc);
-int tcp_listen(struct idmp_listener *l, const struct sockaddr *sa,
+int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	       socklen_t salen, int backlog);
-void tcp_unlisten(struct idmp_listener *l);
-int tcp_listener_port(struct idmp_listener *l);
+void tcp_unlisten(struct idm_prov_listener *l);
+int tcp_listener_port(struct idm_prov_listener *l);
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		socklen_t salen, int timeout_ms);
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
@@ -253,7 +253,7 @@ void tcp_tx_free_pool(struct tcp_conn *tc);
 /* tcp_rx.c */
 void tcp_rx_run(struct tcp_conn *tc);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
-void tcp_rx_defer_fn(struct idmp_defer *d);
+void tcp_rx_defer_fn(struct idm_prov_defer *d);
 
 /* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
 static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,

@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 struct tcp_listener {
-	struct idmp_listener *l;
+	struct idm_prov_listener *l;
 	int fd;
 	int port;
-	struct idmp_watch w;
+	struct idm_prov_watch w;
 };
 
-static void conn_event(struct idmp_watch *w, uint32_t revents)
+static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, w);
 
@@ -37,7 +37,7 @@ static void conn_event(struct idmp_watch *w, uint32_t revents)
 }
 
 /* The IDM_TCP_* knobs, once per context (providers/tcp/README.md). */
-int tcp_init(struct idmp_provider *prov)
+int tcp_init(struct idm_prov *prov)
 {
 	struct tcp_knobs *k = malloc(sizeof(*k));
 
@@ -51,7 +51,7 @@ int tcp_init(struct idmp_provider *prov)
 	return 0;
 }
 
-void tcp_fini(struct idmp_provider *prov)
+void tcp_fini(struct idm_prov *prov)
 {
 	free(prov->priv);
 	prov->priv = NULL;
@@ -112,14 +112,14 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 int tcp_conn_start(struct tcp_conn *tc)
 {
 	tc->wevents = EPOLLIN | EPOLLRDHUP;
-	return idmp_watch_add(tc->ctx, &tc->w, tc->fd, tc->wevents, conn_event);
+	return idm_prov_watch_add(tc->ctx, &tc->w, tc->fd, tc->wevents, conn_event);
 }
 
 void tcp_set_events(struct tcp_conn *tc, uint32_t events)
 {
 	if (tc->closed || events == tc->wevents || !tc->w.added)
 		return;
-	if (idmp_watch_mod(tc->ctx, &tc->w, events) == 0)
+	if (idm_prov_watch_mod(tc->ctx, &tc->w, events) == 0)
 		tc->wevents = events;
 }
 
@@ -176,17 +176,17 @@ void tcp_conn_close(struct tcp_conn *tc)
 		return;
 	tc->closed = true;
 	if (tc->tw.added)
-		idmp_watch_del(tc->ctx, &tc->tw);
+		idm_prov_watch_del(tc->ctx, &tc->tw);
 	if (tc->tfd >= 0)
 		close(tc->tfd);
 	tc->tfd = -1;
 	if (tc->w.added)
-		idmp_watch_del(tc->ctx, &tc->w);
+		idm_prov_watch_del(tc->ctx, &tc->w);
 	if (tc->fd >= 0)
 		close(tc->fd);
 	tc->fd = -1;
-	idmp_defer_cancel(tc->ctx, &tc->rx_defer);
-	idmp_defer_cancel(tc->ctx, &tc->tx_defer);
+	idm_prov_defer_cancel(tc->ctx, &tc->rx_defer);
+	idm_prov_defer_cancel(tc->ctx, &tc->tx_defer);
 	tcp_tx_drop_all(tc);
 	tcp_release_tasks(tc);
 }
@@ -202,10 +202,10 @@ void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (tc->conn)
-		idmp_conn_set_error(tc->conn, "%s", msg);
+		idm_prov_conn_set_error(tc->conn, "%s", msg);
 	tcp_conn_close(tc);
 	if (tc->conn)
-		idmp_conn_failed(tc->conn, err);
+		idm_prov_conn_failed(tc->conn, err);
 }
 
 void tcp_conn_destroy(struct tcp_conn *tc)
@@ -233,7 +233,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 	tune_socket(fd, tl->l->prov->priv);
 	tc = tcp_conn_new(ctx, fd);
 	if (!tc) {
-		idmp_err(ctx, "tcp: no memory for a new connection");
+		idm_prov_err(ctx, "tcp: no memory for a new connection");
 		close(fd);
 		return;
 	}
@@ -241,7 +241,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		llen = 0;
 	if (getpeername(fd, (struct sockaddr *)&peer, &plen) < 0)
 		plen = 0;
-	if (idmp_conn_accepted(
+	if (idm_prov_conn_accepted(
 		    tl->l, tc, llen ? (struct sockaddr *)&local : NULL,
 		    plen ? (struct sockaddr *)&peer : NULL, &conn) < 0) {
 		tcp_conn_destroy(tc);
@@ -254,7 +254,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		tcp_conn_fail(tc, -ENOMEM, "cannot watch the accepted socket");
 }
 
-static void listen_event(struct idmp_watch *w, uint32_t revents)
+static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, w);
 
@@ -265,7 +265,7 @@ static void listen_event(struct idmp_watch *w, uint32_t revents)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED)
-				idmp_warn(tl->l->portal->ctx, "tcp: accept: %s",
+				idm_prov_warn(tl->l->portal->ctx, "tcp: accept: %s",
 					  strerror(errno));
 			return;
 		}
@@ -273,7 +273,7 @@ static void listen_event(struct idmp_watch *w, uint32_t revents)
 	}
 }
 
-int tcp_listen(struct idmp_listener *l, const struct sockaddr *sa,
+int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	       socklen_t salen, int backlog)
 {
 	struct tcp_listener *tl = calloc(1, sizeof(*tl));
@@ -302,7 +302,7 @@ int tcp_listen(struct idmp_listener *l, const struct sockaddr *sa,
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 	else if (bound.ss_family == AF_INET6)
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-	r = idmp_watch_add(l->portal->ctx, &tl->w, tl->fd, EPOLLIN,
+	r = idm_prov_watch_add(l->portal->ctx, &tl->w, tl->fd, EPOLLIN,
 			   listen_event);
 	if (r < 0)
 		goto fail;
@@ -314,20 +314,20 @@ fail:
 	return r;
 }
 
-void tcp_unlisten(struct idmp_listener *l)
+void tcp_unlisten(struct idm_prov_listener *l)
 {
 	struct tcp_listener *tl = l->priv;
 
 	if (!tl)
 		return;
 	if (tl->w.added)
-		idmp_watch_del(l->portal->ctx, &tl->w);
+		idm_prov_watch_del(l->portal->ctx, &tl->w);
 	close(tl->fd);
 	free(tl);
 	l->priv = NULL;
 }
 
-int tcp_listener_port(struct idmp_listener *l)
+int tcp_listener_port(struct idm_prov_listener *l)
 {
 	struct tcp_listener *tl = l->priv;
 
@@ -339,7 +339,7 @@ int tcp_listener_port(struct idmp_listener *l)
 static void connect_done(struct tcp_conn *tc, int status)
 {
 	if (tc->tw.added)
-		idmp_watch_del(tc->ctx, &tc->tw);
+		idm_prov_watch_del(tc->ctx, &tc->tw);
 	if (tc->tfd >= 0)
 		close(tc->tfd);
 	tc->tfd = -1;
@@ -351,20 +351,20 @@ static void connect_done(struct tcp_conn *tc, int status)
 		if (getsockname(tc->fd, (struct sockaddr *)&local, &llen) ==
 			    0 &&
 		    getpeername(tc->fd, (struct sockaddr *)&peer, &plen) == 0)
-			idmp_conn_set_names(tc->conn, (struct sockaddr *)&local,
+			idm_prov_conn_set_names(tc->conn, (struct sockaddr *)&local,
 					    (struct sockaddr *)&peer);
 		tcp_set_events(tc, EPOLLIN | EPOLLRDHUP);
 	} else {
 		tc->closed = true;
 		if (tc->w.added)
-			idmp_watch_del(tc->ctx, &tc->w);
+			idm_prov_watch_del(tc->ctx, &tc->w);
 		close(tc->fd);
 		tc->fd = -1;
 	}
-	idmp_conn_connected(tc->conn, status);
+	idm_prov_conn_connected(tc->conn, status);
 }
 
-static void connect_event(struct idmp_watch *w, uint32_t revents)
+static void connect_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, w);
 	int err = 0;
@@ -381,19 +381,19 @@ static void connect_event(struct idmp_watch *w, uint32_t revents)
 	if (err == 0 && (revents & (EPOLLERR | EPOLLHUP)))
 		err = ECONNREFUSED;
 	if (err)
-		idmp_conn_set_error(tc->conn, "connect to %s: %s",
+		idm_prov_conn_set_error(tc->conn, "connect to %s: %s",
 				    tc->conn->peer_name, strerror(err));
 	connect_done(tc, -err);
 }
 
-static void timer_event(struct idmp_watch *w, uint32_t revents)
+static void timer_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, tw);
 
 	(void)revents;
 	if (!tc->connecting)
 		return;
-	idmp_conn_set_error(tc->conn, "connect to %s: timed out",
+	idm_prov_conn_set_error(tc->conn, "connect to %s: timed out",
 			    tc->conn->peer_name);
 	connect_done(tc, -ETIMEDOUT);
 }
@@ -432,10 +432,10 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		its.it_value.tv_nsec = 1;
 	timerfd_settime(tc->tfd, 0, &its, NULL);
 	tc->wevents = EPOLLOUT;
-	r = idmp_watch_add(conn->ctx, &tc->w, fd, EPOLLOUT, connect_event);
+	r = idm_prov_watch_add(conn->ctx, &tc->w, fd, EPOLLOUT, connect_event);
 	if (r < 0)
 		goto fail;
-	r = idmp_watch_add(conn->ctx, &tc->tw, tc->tfd, EPOLLIN, timer_event);
+	r = idm_prov_watch_add(conn->ctx, &tc->tw, tc->tfd, EPOLLIN, timer_event);
 	if (r < 0)
 		goto fail;
 	conn->priv = tc;

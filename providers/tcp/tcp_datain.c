@@ -18,7 +18,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	struct tcp_task *tt = tcp_task(t);
 	struct tcp_conn *tc = tcp_conn(t->conn);
 	const struct idm_conn_params *p = &tc->conn->params;
-	uint32_t dsl = idmp_send_dsl(tc->conn);
+	uint32_t dsl = idm_prov_send_dsl(tc->conn);
 	struct tcp_txd *d;
 
 	if (tc->closed)
@@ -61,7 +61,7 @@ void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
 	uint32_t off = d->wire_off, len = d->end, sn = d->datasn - 1;
 
 	(void)tc;
-	idmp_data_completion(t, IDM_DATA_IN, off, len, sn, 0);
+	idm_prov_data_completion(t, IDM_DATA_IN, off, len, sn, 0);
 }
 
 int tcp_tgt_snack(struct tcp_conn *tc)
@@ -79,13 +79,13 @@ int tcp_tgt_snack(struct tcp_conn *tc)
 
 		if (tt->task == t && tt->ack_wait && tt->ack_ttt == ttt) {
 			tt->ack_wait = false;
-			idmp_data_ack(t,
+			idm_prov_data_ack(t,
 				      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET));
 			return 0;
 		}
 	}
 	/* RFC 7143 11.16: an invalid DataACK may be ignored or rejected */
-	idmp_warn(tc->ctx, "tcp: DataACK SNACK with unknown TTT 0x%08x ignored",
+	idm_prov_warn(tc->ctx, "tcp: DataACK SNACK with unknown TTT 0x%08x ignored",
 		  ttt);
 	return 0;
 }

@@ -26,7 +26,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		return -EBUSY; /* one command per task */
 	memcpy(hdr, bhs, ISCSI_BHS_LEN);
 	if ((hdr[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		uint32_t dsl = idmp_send_dsl(tc->conn);
+		uint32_t dsl = idm_prov_send_dsl(tc->conn);
 
 		out = (const uint8_t *)t->out_buf->addr + t->out_off;
 		tcp_unsol_plan(p->immediate_data, p->initial_r2t,
@@ -76,7 +76,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 
 static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt)
 {
-	struct idm_task *t = idmp_task_find(tc->conn, itt);
+	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
 
 	if (!t || tcp_task(t)->task != t || !tcp_task(t)->cmd_sent)
 		return NULL;

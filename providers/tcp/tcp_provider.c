@@ -88,15 +88,15 @@ static int tcp_notice_key_values(struct idm_conn *conn)
 	 * keys after the final Login Response, before Enable_Datamover,
 	 * still gets them for what follows. Nothing to resize here: the rx
 	 * buffer may be in the caller's hands inside a callback. */
-	if (tc && tc->ffp && conn->state == IDMP_CONN_LOGIN &&
+	if (tc && tc->ffp && conn->state == IDM_CONN_PHASE_LOGIN &&
 	    conn->role == IDM_ROLE_INITIATOR)
 		tcp_enter_ffp(tc);
 	return 0;
 }
 
-static const struct idmp_provider_ops tcp_ops = {
-	.abi_version = IDMP_PROVIDER_ABI,
-	.size = sizeof(struct idmp_provider_ops),
+static const struct idm_prov_ops tcp_ops = {
+	.abi_version = IDM_PROV_ABI,
+	.size = sizeof(struct idm_prov_ops),
 	.name = "tcp",
 	.description = "iSCSI over TCP (RFC 7143), CRC32C digests",
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DIGESTS |
@@ -118,9 +118,9 @@ static const struct idmp_provider_ops tcp_ops = {
 	.conn_free = tcp_conn_free,
 };
 
-IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void);
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
 
-IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void)
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void)
 {
 	return &tcp_ops;
 }

@@ -55,10 +55,10 @@ static void get_take_early(struct tcp_task *tt, struct tcp_get *g)
 static void get_finish(struct tcp_get *g)
 {
 	g->active = false;
-	idmp_data_completion(g->task, IDM_DATA_OUT, g->off, g->len, g->sn, 0);
+	idm_prov_data_completion(g->task, IDM_DATA_OUT, g->off, g->len, g->sn, 0);
 }
 
-static void get_done_defer(struct idmp_defer *d)
+static void get_done_defer(struct idm_prov_defer *d)
 {
 	struct tcp_get *g = tcp_container_of(d, struct tcp_get, done_defer);
 
@@ -77,7 +77,7 @@ bool tcp_get_complete_ready(struct tcp_conn *tc, struct idm_task *t)
 
 		if (!g->active || g->got != g->len)
 			continue;
-		idmp_defer_cancel(tc->ctx, &g->done_defer);
+		idm_prov_defer_cancel(tc->ctx, &g->done_defer);
 		get_finish(g);
 		if (tc->closed || !t->active || tt->task != t)
 			return false;
@@ -185,6 +185,6 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return r;
 	}
 	if (g->got == g->len)
-		idmp_defer(tc->ctx, &g->done_defer, get_done_defer);
+		idm_prov_defer(tc->ctx, &g->done_defer, get_done_defer);
 	return 0;
 }

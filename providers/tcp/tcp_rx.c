@@ -92,7 +92,7 @@ void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task)
 		.task = task,
 	};
 
-	idmp_control_notify(tc->conn, &p);
+	idm_prov_control_notify(tc->conn, &p);
 }
 
 static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
@@ -115,7 +115,7 @@ static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
 
 static uint32_t rx_limit(const struct tcp_conn *tc)
 {
-	uint32_t lim = idmp_recv_dsl(tc->conn);
+	uint32_t lim = idm_prov_recv_dsl(tc->conn);
 
 	if (!tc->ffp && lim < TCP_LOGIN_DSL)
 		lim = TCP_LOGIN_DSL;
@@ -237,7 +237,7 @@ static int on_pdu(struct tcp_conn *tc)
 		return tcp_ini_r2t(tc);
 	case ISCSI_OP_SCSI_RSP:
 		tcp_rx_deliver(
-			tc, idmp_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
+			tc, idm_prov_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
 		return 0;
 	case ISCSI_OP_LOGIN_RSP:
 		tcp_rx_deliver(tc, NULL);
@@ -252,7 +252,7 @@ static int on_pdu(struct tcp_conn *tc)
 	}
 }
 
-void tcp_rx_defer_fn(struct idmp_defer *d)
+void tcp_rx_defer_fn(struct idm_prov_defer *d)
 {
 	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
 }
@@ -352,7 +352,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 			if (--budget == 0 || bytes >= TCP_IO_BYTES) {
 				/* let other connections run; staged bytes are
 				 * invisible to epoll, so come back by defer */
-				idmp_defer(tc->ctx, &tc->rx_defer,
+				idm_prov_defer(tc->ctx, &tc->rx_defer,
 					   tcp_rx_defer_fn);
 				return;
 			}

@@ -30,7 +30,7 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 			      "SCSI Command with the reserved ITT");
 		return -1;
 	}
-	r = idmp_task_new(tc->conn, itt, &t);
+	r = idm_prov_task_new(tc->conn, itt, &t);
 	if (r == -EEXIST) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "SCSI Command with ITT 0x%08x already in use",
@@ -117,7 +117,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
 	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN), len = tc->rl.dsl;
 	uint64_t end = (uint64_t)off + len;
-	struct idm_task *t = idmp_task_find(tc->conn, itt);
+	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
 	struct tcp_task *tt;
 
 	if ((!t || tcp_task(t)->task != t) && tcp_dead_itt(tc, itt)) {
@@ -273,7 +273,7 @@ void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
 	for (unsigned i = 0; i < TCP_MAX_GETS; i++) {
-		idmp_defer_cancel(tc->ctx, &tt->get[i].done_defer);
+		idm_prov_defer_cancel(tc->ctx, &tt->get[i].done_defer);
 		tt->get[i].active = false;
 	}
 	free(tt->staging);

@@ -66,7 +66,7 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 	tc->txd_free = d;
 }
 
-static void tx_defer_fn(struct idmp_defer *df)
+static void tx_defer_fn(struct idm_prov_defer *df)
 {
 	tcp_tx_flush(tcp_container_of(df, struct tcp_conn, tx_defer));
 }
@@ -76,7 +76,7 @@ static void tx_defer_fn(struct idmp_defer *df)
 void tcp_tx_kick(struct tcp_conn *tc)
 {
 	if (!tc->closed)
-		idmp_defer(tc->ctx, &tc->tx_defer, tx_defer_fn);
+		idm_prov_defer(tc->ctx, &tc->tx_defer, tx_defer_fn);
 }
 
 void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
@@ -187,7 +187,7 @@ static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
 /* Prepare the next PDU of d in e; true if it is d's last. */
 static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 {
-	uint32_t dsl = idmp_send_dsl(tc->conn), len;
+	uint32_t dsl = idm_prov_send_dsl(tc->conn), len;
 	bool final, last = true;
 
 	if (!dsl)

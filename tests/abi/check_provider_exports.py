@@ -52,7 +52,7 @@ def main():
         # Calls into libidm must go through the versioned nodes.
         for s in sorted(undefined):
             base, _, ver = s.partition("@")
-            if base.startswith(("idm_", "idmp_")) and ver.lstrip("@") not in (
+            if base.startswith(("idm_", "idm_prov_")) and ver.lstrip("@") not in (
                     "IDM_1.0", "IDM_PRIVATE_1"):
                 errors.append(f"{m}: imports {s} outside IDM_1.0/IDM_PRIVATE_1")
     if not modules:

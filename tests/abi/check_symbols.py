@@ -65,7 +65,7 @@ def declared(headers):
         text = open(h, encoding="utf-8").read()
         text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
         text = re.sub(r"^\s*#.*$", " ", text, flags=re.M)
-        for m in re.finditer(r"\b(IDMP?_API)\b([^;{]*?)\b(idmp?_\w+)\s*\(", text):
+        for m in re.finditer(r"\b(IDMP?_API)\b([^;{]*?)\b(idm(?:p|_prov)?_\w+)\s*\(", text):
             decl[m.group(3)] = m.group(1)
     return decl
 

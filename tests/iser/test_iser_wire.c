@@ -169,7 +169,7 @@ START_TEST(keys_force_and_check)
 	struct idm_conn_params p;
 	char err[128];
 
-	idmp_params_default(&p);
+	idm_prov_params_default(&p);
 	p.header_digest = p.data_digest = true;
 	ck_assert(iser_keys_force(&p));
 	ck_assert(!p.header_digest && !p.data_digest);
@@ -190,7 +190,7 @@ START_TEST(sizes)
 	ck_assert_uint_ge(s.rx_msg, 28 + 48 + 8192);
 	ck_assert_uint_le(s.rx_msg * s.rx_depth, 64 * 1024); /* small (11) */
 
-	idmp_params_default(&p);
+	idm_prov_params_default(&p);
 	p.target_recv_dsl = 262144;
 	p.initiator_recv_dsl = 512;
 	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 0);
@@ -211,7 +211,7 @@ START_TEST(sizes)
 	/* InitialR2T=No, no window given: receives for 8 commands'
 	 * unsolicited data, counted in TargetRecvDataSegmentLength units
 	 * (the command with 8 KiB immediate data + 7 Data-Out) */
-	idmp_params_default(&p);
+	idm_prov_params_default(&p);
 	p.initial_r2t = false;
 	p.first_burst_length = 65536;
 	p.target_recv_dsl = 8192;
@@ -237,7 +237,7 @@ START_TEST(rx_provisioning)
 	/* Linux's ib_iser against idm-target: InitialR2T=No ImmediateData=Yes
 	 * FirstBurstLength=256 KiB TargetRecvDataSegmentLength=8 KiB: each
 	 * command brings 32 Sends (8 KiB immediate + 31 Data-Out) */
-	idmp_params_default(&p);
+	idm_prov_params_default(&p);
 	p.initial_r2t = false;
 	p.immediate_data = true;
 	p.first_burst_length = 262144;
@@ -306,7 +306,7 @@ START_TEST(unsolicited)
 	struct idm_conn_params p;
 	uint32_t imm, unsol;
 
-	idmp_params_default(&p); /* ImmediateData=Yes InitialR2T=Yes FBL 64K */
+	idm_prov_params_default(&p); /* ImmediateData=Yes InitialR2T=Yes FBL 64K */
 	iser_unsolicited(&p, 1000000, 8192, &imm, &unsol);
 	ck_assert_uint_eq(imm, 8192);
 	ck_assert_uint_eq(unsol, 8192);

@@ -40,27 +40,27 @@
 #endif
 
 /* Counters the tests read through dlsym(handle, "fake_stats"). */
-IDMP_PROVIDER_EXPORT struct fake_stats fake_stats;
+IDM_PROV_EXPORT struct fake_stats fake_stats;
 
 struct fake_conn {
 	int magic;
 };
 
 struct fake_listener {
-	struct idmp_defer accept_defer;
-	struct idmp_listener *l;
+	struct idm_prov_defer accept_defer;
+	struct idm_prov_listener *l;
 	struct sockaddr_in sa;
 };
 
 /* Per-task area (ops->task_priv_size): the pending data transfer. */
 struct fake_task {
-	struct idmp_defer done;
+	struct idm_prov_defer done;
 	struct idm_task *task;
 	enum idm_data_dir dir;
 	uint32_t offset, length;
 };
 
-static int fake_init(struct idmp_provider *prov)
+static int fake_init(struct idm_prov *prov)
 {
 	fake_stats.init++;
 #if FAKE_VARIANT == FAKE_INITFAIL
@@ -71,12 +71,12 @@ static int fake_init(struct idmp_provider *prov)
 #endif
 }
 
-static void fake_fini(struct idmp_provider *prov)
+static void fake_fini(struct idm_prov *prov)
 {
 	fake_stats.fini++;
 }
 
-static void accept_one(struct idmp_defer *d)
+static void accept_one(struct idm_prov_defer *d)
 {
 	struct fake_listener *fl = (struct fake_listener *)d;
 	struct fake_conn *fc = calloc(1, sizeof(*fc));
@@ -85,12 +85,12 @@ static void accept_one(struct idmp_defer *d)
 	if (!fc)
 		return;
 	fc->magic = 0xfa6e;
-	if (idmp_conn_accepted(fl->l, fc, (struct sockaddr *)&fl->sa,
+	if (idm_prov_conn_accepted(fl->l, fc, (struct sockaddr *)&fl->sa,
 			       (struct sockaddr *)&fl->sa, &conn) < 0)
 		free(fc); /* refused: the provider frees its state */
 }
 
-static int fake_listen(struct idmp_listener *l, const struct sockaddr *sa,
+static int fake_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		       socklen_t salen, int backlog)
 {
 	struct fake_listener *fl = calloc(1, sizeof(*fl));
@@ -103,23 +103,23 @@ static int fake_listen(struct idmp_listener *l, const struct sockaddr *sa,
 	fl->sa.sin_port = htons(3260);
 	fl->sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->priv = fl;
-	idmp_defer(l->prov->ctx, &fl->accept_defer, accept_one);
+	idm_prov_defer(l->prov->ctx, &fl->accept_defer, accept_one);
 	return 0;
 }
 
-static void fake_unlisten(struct idmp_listener *l)
+static void fake_unlisten(struct idm_prov_listener *l)
 {
 	struct fake_listener *fl = l->priv;
 
 	fake_stats.unlisten++;
 	if (fl) {
-		idmp_defer_cancel(l->prov->ctx, &fl->accept_defer);
+		idm_prov_defer_cancel(l->prov->ctx, &fl->accept_defer);
 		free(fl);
 	}
 	l->priv = NULL;
 }
 
-static int fake_listener_port(struct idmp_listener *l)
+static int fake_listener_port(struct idm_prov_listener *l)
 {
 	return 3260;
 }
@@ -135,7 +135,7 @@ static int fake_connect(struct idm_conn *conn, const struct sockaddr *sa,
 	fake_stats.connect++;
 	fc->magic = 0xfa6e;
 	conn->priv = fc;
-	idmp_conn_connected(conn, in->sin_family == AF_INET && ntohs(in->sin_port) == 1
+	idm_prov_conn_connected(conn, in->sin_family == AF_INET && ntohs(in->sin_port) == 1
 					  ? -ECONNREFUSED
 					  : 0);
 	return 0;
@@ -151,18 +151,18 @@ static int fake_send_control(struct idm_conn *conn, const uint8_t *bhs,
 	return 0;
 }
 
-static void data_done(struct idmp_defer *d)
+static void data_done(struct idm_prov_defer *d)
 {
 	struct fake_task *ft = (struct fake_task *)d;
 
 	ft->task->received += ft->dir == IDM_DATA_OUT ? ft->length : 0;
-	idmp_data_completion(ft->task, ft->dir, ft->offset, ft->length, 0, 0);
+	idm_prov_data_completion(ft->task, ft->dir, ft->offset, ft->length, 0, 0);
 }
 
 static int queue_data(struct idm_task *task, enum idm_data_dir dir,
 		      uint32_t offset, uint32_t length)
 {
-	struct fake_task *ft = idmp_task_priv(task);
+	struct fake_task *ft = idm_prov_task_priv(task);
 
 	if (ft->done.queued)
 		return -EBUSY;
@@ -170,7 +170,7 @@ static int queue_data(struct idm_task *task, enum idm_data_dir dir,
 	ft->dir = dir;
 	ft->offset = offset;
 	ft->length = length;
-	idmp_defer(task->conn->ctx, &ft->done, data_done);
+	idm_prov_defer(task->conn->ctx, &ft->done, data_done);
 	return 0;
 }
 
@@ -206,15 +206,15 @@ static void fake_conn_terminate(struct idm_conn *conn)
 	fake_stats.conn_terminate++;
 	/* let go of every transfer: no callback may follow */
 	HASH_ITER(hh, conn->tasks, t, tmp)
-		idmp_defer_cancel(conn->ctx, &((struct fake_task *)idmp_task_priv(t))->done);
+		idm_prov_defer_cancel(conn->ctx, &((struct fake_task *)idm_prov_task_priv(t))->done);
 }
 
 static void fake_task_free(struct idm_task *task)
 {
-	struct fake_task *ft = idmp_task_priv(task);
+	struct fake_task *ft = idm_prov_task_priv(task);
 
 	fake_stats.task_free++;
-	idmp_defer_cancel(task->conn->ctx, &ft->done);
+	idm_prov_defer_cancel(task->conn->ctx, &ft->done);
 }
 
 static int fake_alloc_conn_rsrc(struct idm_conn *conn)
@@ -241,7 +241,7 @@ static void fake_conn_free(struct idm_conn *conn)
 	conn->priv = NULL;
 }
 
-static void fake_buf_release(struct idmp_provider *prov, struct idm_buf *buf)
+static void fake_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 {
 	fake_stats.buf_release++;
 }
@@ -262,16 +262,16 @@ static void fake_buf_release(struct idmp_provider *prov, struct idm_buf *buf)
 #define FAKE_NAME "fake"
 #endif
 
-static const struct idmp_provider_ops fake_ops = {
+static const struct idm_prov_ops fake_ops = {
 #if FAKE_VARIANT == FAKE_BADABI
-	.abi_version = IDMP_PROVIDER_ABI + 1,
+	.abi_version = IDM_PROV_ABI + 1,
 #else
-	.abi_version = IDMP_PROVIDER_ABI,
+	.abi_version = IDM_PROV_ABI,
 #endif
 #if FAKE_VARIANT == FAKE_SMALL
-	.size = offsetof(struct idmp_provider_ops, send_control),
+	.size = offsetof(struct idm_prov_ops, send_control),
 #else
-	.size = sizeof(struct idmp_provider_ops),
+	.size = sizeof(struct idm_prov_ops),
 #endif
 	.name = FAKE_NAME,
 #if FAKE_VARIANT == FAKE_SECOND
@@ -304,14 +304,14 @@ static const struct idmp_provider_ops fake_ops = {
 
 #if FAKE_VARIANT == FAKE_NOENTRY
 /* Same function under another name, hidden: dlsym must not find it. */
-const struct idmp_provider_ops *fake_entry_hidden(void);
-const struct idmp_provider_ops *fake_entry_hidden(void)
+const struct idm_prov_ops *fake_entry_hidden(void);
+const struct idm_prov_ops *fake_entry_hidden(void)
 {
 	return &fake_ops;
 }
 #else
-IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void);
-IDMP_PROVIDER_EXPORT const struct idmp_provider_ops *IDMP_PROVIDER_ENTRY(void)
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void)
 {
 	return &fake_ops;
 }

@@ -202,7 +202,7 @@ START_TEST(target_put_get_data)
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 3), -EINVAL);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, "k=v", 4), 0);
 
-	ck_assert_int_eq(idmp_task_new(conn, 0x42, &t), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 0x42, &t), 0);
 	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
 	unit_bhs(r2t, ISCSI_OP_R2T, 0x42);
 
@@ -267,9 +267,9 @@ END_TEST
 
 static idm_conn *g_conn;
 static idm_task *g_task;
-static struct idmp_defer notify_d;
+static struct idm_prov_defer notify_d;
 
-static void raise_control(struct idmp_defer *d)
+static void raise_control(struct idm_prov_defer *d)
 {
 	static uint8_t bhs[ISCSI_BHS_LEN];
 	struct idm_pdu pdu = {.bhs = bhs, .data = (const uint8_t *)"xyz", .data_len = 3,
@@ -277,8 +277,8 @@ static void raise_control(struct idmp_defer *d)
 
 	(void)d;
 	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, idm_task_itt(g_task));
-	idmp_control_notify(g_conn, &pdu);
-	idmp_data_ack(g_task, 3);
+	idm_prov_control_notify(g_conn, &pdu);
+	idm_prov_data_ack(g_task, 3);
 }
 
 START_TEST(control_notify_and_ack)
@@ -288,8 +288,8 @@ START_TEST(control_notify_and_ack)
 
 	g_conn = unit_target(ctx, &portal, true);
 	ck_assert_int_eq(idm_notice_key_values(g_conn, "ErrorRecoveryLevel=1", 21), 0);
-	ck_assert_int_eq(idmp_task_new(g_conn, 9, &g_task), 0);
-	idmp_defer(ctx, &notify_d, raise_control);
+	ck_assert_int_eq(idm_prov_task_new(g_conn, 9, &g_task), 0);
+	idm_prov_defer(ctx, &notify_d, raise_control);
 	ck_assert(unit_progress_until(ctx, &unit_ev.control));
 	ck_assert_int_eq(unit_ev.last_opcode, ISCSI_OP_SCSI_CMD);
 	ck_assert_ptr_eq(unit_ev.last_task, g_task);
@@ -297,7 +297,7 @@ START_TEST(control_notify_and_ack)
 
 	/* nothing reaches the caller once the connection is terminated */
 	idm_connection_terminate(g_conn);
-	idmp_defer(ctx, &notify_d, raise_control);
+	idm_prov_defer(ctx, &notify_d, raise_control);
 	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
 	ck_assert_int_eq(unit_ev.control, 1);
 	ck_assert_int_eq(unit_ev.acks, 1);
@@ -318,7 +318,7 @@ START_TEST(deallocate_task_cancels_silently)
 	idm_task *t;
 
 	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
-	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
 	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
 	idm_deallocate_task_resources(t);
@@ -343,7 +343,7 @@ START_TEST(terminate_is_silent)
 	idm_task *t;
 
 	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
-	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
 	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
 	idm_connection_terminate(conn);
@@ -380,10 +380,10 @@ START_TEST(peer_failure_notifies_once)
 
 	ck_assert_int_eq(idm_task_create(conn, 3, &t), 0);
 	/* what a provider does when the peer vanishes */
-	idmp_conn_set_error(conn, "peer closed the connection mid-PDU");
-	idmp_conn_set_error(conn, "second reason is dropped");
-	idmp_conn_failed(conn, ECONNRESET);
-	idmp_conn_failed(conn, -EPROTO);
+	idm_prov_conn_set_error(conn, "peer closed the connection mid-PDU");
+	idm_prov_conn_set_error(conn, "second reason is dropped");
+	idm_prov_conn_failed(conn, ECONNRESET);
+	idm_prov_conn_failed(conn, -EPROTO);
 	ck_assert_int_eq(unit_ev.terminate, 0); /* never inside the call */
 	ck_assert(unit_progress_until(ctx, &unit_ev.terminate));
 	for (int i = 0; i < 5; i++)
@@ -392,7 +392,7 @@ START_TEST(peer_failure_notifies_once)
 	ck_assert_int_eq(unit_ev.terminate_reason, -ECONNRESET);
 	ck_assert_str_eq(idm_conn_error(conn), "peer closed the connection mid-PDU");
 	/* late completions are not delivered */
-	idmp_data_completion(t, IDM_DATA_IN, 0, 1, 0, 0);
+	idm_prov_data_completion(t, IDM_DATA_IN, 0, 1, 0, 0);
 	ck_assert_int_eq(unit_ev.completions, 0);
 	unit_bhs(bhs, ISCSI_OP_NOP_OUT, 4);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
@@ -532,13 +532,13 @@ START_TEST(older_callbacks_struct)
 	old.size = offsetof(struct idm_conn_cbs, data_completion_notify);
 	ck_assert_int_eq(idm_conn_set_cbs(conn, &old, NULL), 0);
 	ck_assert_int_eq(idm_buf_alloc(ctx, 512, &buf), 0);
-	ck_assert_int_eq(idmp_task_new(conn, 1, &t), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
 	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 512, 0), 0);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
 	ck_assert_int_eq(unit_ev.completions, 0);
-	idmp_conn_failed(conn, -EPIPE);
+	idm_prov_conn_failed(conn, -EPIPE);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
 	ck_assert_int_eq(unit_ev.terminate, 0);

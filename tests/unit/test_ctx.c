@@ -45,26 +45,26 @@ END_TEST
 
 static int order[8], n_order;
 static idm_ctx *g_ctx;
-static struct idmp_defer d1, d2, d3;
+static struct idm_prov_defer d1, d2, d3;
 
-static void run1(struct idmp_defer *d)
+static void run1(struct idm_prov_defer *d)
 {
 	(void)d;
 	order[n_order++] = 1;
 }
 
-static void run3(struct idmp_defer *d)
+static void run3(struct idm_prov_defer *d)
 {
 	(void)d;
 	order[n_order++] = 3;
 }
 
-static void run2(struct idmp_defer *d)
+static void run2(struct idm_prov_defer *d)
 {
 	(void)d;
 	order[n_order++] = 2;
 	/* queued from a deferred item: runs in the next pass, not this one */
-	idmp_defer(g_ctx, &d3, run3);
+	idm_prov_defer(g_ctx, &d3, run3);
 }
 
 START_TEST(defer_and_fd)
@@ -77,9 +77,9 @@ START_TEST(defer_and_fd)
 	ck_assert(!fd_readable(fd));
 	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
 
-	idmp_defer(ctx, &d1, run1);
-	idmp_defer(ctx, &d2, run2);
-	idmp_defer(ctx, &d1, run1); /* already queued: no-op */
+	idm_prov_defer(ctx, &d1, run1);
+	idm_prov_defer(ctx, &d2, run2);
+	idm_prov_defer(ctx, &d1, run1); /* already queued: no-op */
 	ck_assert_int_eq(n_order, 0); /* never inside the call */
 	ck_assert(fd_readable(fd));
 
@@ -93,10 +93,10 @@ START_TEST(defer_and_fd)
 	ck_assert_int_eq(order[2], 3);
 
 	/* a cancelled item never runs */
-	idmp_defer(ctx, &d1, run1);
-	idmp_defer(ctx, &d2, run1);
-	idmp_defer_cancel(ctx, &d1);
-	idmp_defer_cancel(ctx, &d1); /* twice is harmless */
+	idm_prov_defer(ctx, &d1, run1);
+	idm_prov_defer(ctx, &d2, run1);
+	idm_prov_defer_cancel(ctx, &d1);
+	idm_prov_defer_cancel(ctx, &d1); /* twice is harmless */
 	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
 	ck_assert_int_eq(n_order, 4);
 	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
@@ -125,7 +125,7 @@ END_TEST
 
 static int nested_rc = 1;
 
-static void nested(struct idmp_defer *d)
+static void nested(struct idm_prov_defer *d)
 {
 	(void)d;
 	nested_rc = idm_ctx_progress(g_ctx, 0);
@@ -136,7 +136,7 @@ START_TEST(progress_from_callback_refused)
 	idm_ctx *ctx = unit_ctx();
 
 	g_ctx = ctx;
-	idmp_defer(ctx, &d1, nested);
+	idm_prov_defer(ctx, &d1, nested);
 	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
 	ck_assert_int_eq(nested_rc, -EDEADLK);
 	idm_ctx_destroy(ctx);
@@ -215,9 +215,9 @@ START_TEST(logging_levels)
 	idm_ctx *ctx;
 
 	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
-	idmp_log(ctx, IDM_LOG_WARN, "hidden %d", 1);
+	idm_prov_log(ctx, IDM_LOG_WARN, "hidden %d", 1);
 	ck_assert_int_eq(n_msgs, 0);
-	idmp_log(ctx, IDM_LOG_ERROR, "shown %d", 2);
+	idm_prov_log(ctx, IDM_LOG_ERROR, "shown %d", 2);
 	ck_assert_int_eq(n_msgs, 1);
 	ck_assert_str_eq(last_msg, "shown 2");
 	idm_ctx_destroy(ctx);
@@ -226,7 +226,7 @@ START_TEST(logging_levels)
 	setenv("IDM_LOG_LEVEL", "debug", 1);
 	attr.log_level = -1;
 	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
-	idmp_log(ctx, IDM_LOG_DEBUG, "debug %s", "line");
+	idm_prov_log(ctx, IDM_LOG_DEBUG, "debug %s", "line");
 	ck_assert_int_eq(n_msgs, 2);
 	ck_assert_str_eq(last_msg, "debug line");
 	idm_ctx_destroy(ctx);
@@ -234,9 +234,9 @@ START_TEST(logging_levels)
 	/* default without the variable: warnings, not info */
 	unsetenv("IDM_LOG_LEVEL");
 	ck_assert_int_eq(idm_ctx_create(&attr, &ctx), 0);
-	idmp_log(ctx, IDM_LOG_INFO, "info");
+	idm_prov_log(ctx, IDM_LOG_INFO, "info");
 	ck_assert_int_eq(n_msgs, 2);
-	idmp_log(ctx, IDM_LOG_WARN, "warn");
+	idm_prov_log(ctx, IDM_LOG_WARN, "warn");
 	ck_assert_int_eq(n_msgs, 3);
 	idm_ctx_destroy(ctx);
 }
@@ -256,7 +256,7 @@ START_TEST(destroy_with_objects_open)
 	(void)unit_target(ctx, &portal, false);
 	st = unit_fake_stats();
 	/* a failure queued but not yet notified must not be notified */
-	idmp_conn_failed(unit_ev.accepted_conn, -ECONNRESET);
+	idm_prov_conn_failed(unit_ev.accepted_conn, -ECONNRESET);
 	idm_ctx_destroy(ctx);
 	ck_assert_int_eq(unit_ev.terminate, 0);
 	ck_assert_int_eq(st->conn_free, 2);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Notice_Key_Values: idmp_params_parse() and idm_notice_key_values().
+ * Notice_Key_Values: idm_prov_params_parse() and idm_notice_key_values().
  * Good values land; a bad value of a known key fails with -EINVAL and
  * changes nothing; unknown keys are ignored; every key's range follows
  * RFC 7143 section 13 and RFC 7145 section 6.
@@ -18,8 +18,8 @@ static int parse_n(const char *kv, size_t len, enum idm_role role,
 	char err[128] = "";
 	int r;
 
-	idmp_params_default(out);
-	r = idmp_params_parse(out, role, kv, len, err, sizeof(err));
+	idm_prov_params_default(out);
+	r = idm_prov_params_parse(out, role, kv, len, err, sizeof(err));
 	if (r < 0)
 		ck_assert_msg(err[0], "no reason given for %s", kv);
 	return r;
@@ -34,7 +34,7 @@ static void expect_unchanged_n(const char *kv, size_t len)
 {
 	struct idm_conn_params p, d;
 
-	idmp_params_default(&d);
+	idm_prov_params_default(&d);
 	ck_assert_msg(parse_n(kv, len, IDM_ROLE_TARGET, &p) == -EINVAL, "%s accepted", kv);
 	ck_assert_msg(!memcmp(&p, &d, sizeof(p)), "%s changed the params", kv);
 }
@@ -51,7 +51,7 @@ START_TEST(defaults_are_rfc7143)
 {
 	struct idm_conn_params p;
 
-	idmp_params_default(&p);
+	idm_prov_params_default(&p);
 	ck_assert(!p.header_digest && !p.data_digest);
 	ck_assert(p.immediate_data && p.initial_r2t);
 	ck_assert(p.data_pdu_in_order && p.data_seq_in_order);
@@ -82,8 +82,8 @@ START_TEST(good_values)
 				 "iSERHelloRequired=Yes";
 	struct idm_conn_params p;
 
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
 	ck_assert(p.header_digest && p.data_digest);
 	ck_assert_uint_eq(p.max_burst_length, 1048576);
 	ck_assert_uint_eq(p.first_burst_length, 131072);
@@ -110,13 +110,13 @@ START_TEST(length_without_final_nul)
 	struct idm_conn_params p;
 
 	/* `len` counts the text; a last pair need not be NUL-terminated */
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, strlen(kv), NULL, 0), 0);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, strlen(kv), NULL, 0), 0);
 	ck_assert_uint_eq(p.max_outstanding_r2t, 7);
 	/* and bytes past `len` are not read: the bad pair after it is unseen */
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, strlen(kv) + 1, NULL, 0), 0);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), -EINVAL);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, strlen(kv) + 1, NULL, 0), 0);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -222,8 +222,8 @@ START_TEST(unknown_keys_ignored)
 				 "MaxOutstandingR2T=3\0AuthMethod=None";
 	struct idm_conn_params p;
 
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
 	ck_assert_uint_eq(p.max_outstanding_r2t, 3);
 }
 END_TEST
@@ -240,8 +240,8 @@ START_TEST(unknown_key_with_long_value_ignored)
 	n += 2048;
 	kv[n++] = '\0';
 	n += (size_t)sprintf(kv + n, "MaxOutstandingR2T=5") + 1;
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, n, NULL, 0), 0);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, n, NULL, 0), 0);
 	ck_assert_uint_eq(p.max_outstanding_r2t, 5);
 }
 END_TEST
@@ -269,12 +269,12 @@ START_TEST(empty_and_padding)
 	static const char kv[] = "\0\0MaxOutstandingR2T=2\0\0\0";
 	struct idm_conn_params p;
 
-	idmp_params_default(&p);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, "", 0, NULL, 0), 0);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, NULL, 0, NULL, 0), 0);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, "", 0, NULL, 0), 0);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, kv, sizeof(kv), NULL, 0), 0);
 	ck_assert_uint_eq(p.max_outstanding_r2t, 2);
-	ck_assert_int_eq(idmp_params_parse(&p, IDM_ROLE_TARGET, NULL, 5, NULL, 0), -EINVAL);
+	ck_assert_int_eq(idm_prov_params_parse(&p, IDM_ROLE_TARGET, NULL, 5, NULL, 0), -EINVAL);
 }
 END_TEST
 

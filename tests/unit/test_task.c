@@ -26,9 +26,9 @@ START_TEST(pool_create_lookup_free_reuse)
 	ck_assert_ptr_ne(a, b);
 	ck_assert_uint_eq(idm_task_itt(a), 0x10);
 	ck_assert_ptr_eq(idm_task_conn(a), conn);
-	ck_assert_ptr_eq(idmp_task_find(conn, 0x10), a);
-	ck_assert_ptr_eq(idmp_task_find(conn, 0x11), b);
-	ck_assert_ptr_null(idmp_task_find(conn, 0x12));
+	ck_assert_ptr_eq(idm_prov_task_find(conn, 0x10), a);
+	ck_assert_ptr_eq(idm_prov_task_find(conn, 0x11), b);
+	ck_assert_ptr_null(idm_prov_task_find(conn, 0x12));
 
 	/* an active ITT cannot be used twice */
 	c = (idm_task *)conn;
@@ -43,12 +43,12 @@ START_TEST(pool_create_lookup_free_reuse)
 
 	/* free, then the ITT is free again and the memory is reused */
 	idm_deallocate_task_resources(a);
-	ck_assert_ptr_null(idmp_task_find(conn, 0x10));
+	ck_assert_ptr_null(idm_prov_task_find(conn, 0x10));
 	ck_assert_int_eq(idm_task_create(conn, 0x10, &again), 0);
 	ck_assert_ptr_eq(again, a);
 	ck_assert_ptr_null(idm_task_get_arg(again)); /* fresh state */
 	ck_assert_uint_eq(idm_task_data_received(again), 0);
-	ck_assert_ptr_eq(idmp_task_find(conn, 0x11), b);
+	ck_assert_ptr_eq(idm_prov_task_find(conn, 0x11), b);
 
 	idm_deallocate_task_resources(again);
 	idm_deallocate_task_resources(b);
@@ -71,10 +71,10 @@ START_TEST(pool_grows_and_recycles)
 	for (uint32_t i = 0; i < N; i++) {
 		ck_assert_int_eq(idm_task_create(conn, i * 7919u, &t[i]), 0);
 		/* the provider's area is 16-byte aligned and ours alone */
-		ck_assert_uint_eq((uintptr_t)idmp_task_priv(t[i]) % 16, 0);
+		ck_assert_uint_eq((uintptr_t)idm_prov_task_priv(t[i]) % 16, 0);
 	}
 	for (uint32_t i = 0; i < N; i++)
-		ck_assert_ptr_eq(idmp_task_find(conn, i * 7919u), t[i]);
+		ck_assert_ptr_eq(idm_prov_task_find(conn, i * 7919u), t[i]);
 	chunks = conn->n_task_chunks;
 	ck_assert_uint_ge(chunks, 1);
 	/* steady state: free and create again, the pool does not grow */
@@ -104,12 +104,12 @@ START_TEST(target_tasks_from_provider)
 	conn = unit_target(ctx, &portal, true);
 	/* idm_task_create is for initiators; targets get tasks with commands */
 	ck_assert_int_eq(idm_task_create(conn, 5, &t), -EINVAL);
-	ck_assert_int_eq(idmp_task_new(conn, 5, &t), 0);
-	ck_assert_int_eq(idmp_task_new(conn, 5, &dup), -EEXIST);
+	ck_assert_int_eq(idm_prov_task_new(conn, 5, &t), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 5, &dup), -EEXIST);
 	ck_assert_ptr_null(dup);
-	ck_assert_ptr_eq(idmp_task_find(conn, 5), t);
+	ck_assert_ptr_eq(idm_prov_task_find(conn, 5), t);
 	idm_deallocate_task_resources(t);
-	ck_assert_ptr_null(idmp_task_find(conn, 5));
+	ck_assert_ptr_null(idm_prov_task_find(conn, 5));
 	idm_portal_destroy(portal);
 	idm_conn_destroy(conn);
 	idm_ctx_destroy(ctx);
