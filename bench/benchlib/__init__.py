@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Helpers of bench/run (see bench/README.md)."""

@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The two targets under test, started and stopped the same way: on
+127.0.0.1, a port of their own, LUN 1 of the same size and backing kind,
+512-byte blocks, default keys except the digests."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+IQN_BASE = "iqn.2026-11.org.libidm:bench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _stop_proc(proc, grace=5.0):
+    """SIGTERM, then SIGKILL after `grace` seconds: only our own child."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def fs_type(path):
+    """File system type of the mount holding `path`, from /proc/mounts."""
+    path = os.path.realpath(path)
+    best, kind = "", "unknown"
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            mnt = fields[1].replace("\\040", " ")
+            if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) \
+                    and len(mnt) >= len(best):
+                best, kind = mnt, fields[2]
+    return kind
+
+
+def make_lun_file(path, size):
+    """A LUN file written through once, so that reads hit real pages in
+    both targets (a sparse tmpfs file would read holes)."""
+    chunk = bytes([0xa5]) * (1 << 20)
+    with open(path, "wb") as f:
+        left = size
+        while left > 0:
+            n = min(left, len(chunk))
+            f.write(chunk[:n])
+            left -= n
+
+
+class Target:
+    name = "?"
+    proc = None
+    port = None
+    iqn = None
+    log = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def url(self):
+        return f"iscsi://127.0.0.1:{self.port}/{self.iqn}/1"
+
+    def log_tail(self, n=15):
+        try:
+            with open(self.log, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+class IdmTarget(Target):
+    """examples/target/idm-target with a file LUN on tmpfs (pread/pwrite)
+    or a RAM LUN (one registered idm_buf: zero copy)."""
+
+    name = "idm-target"
+
+    def __init__(self, binary, workdir, backing, lun_file, lun_size, env):
+        self.binary = binary
+        self.workdir = workdir
+        self.backing = backing
+        self.lun_file = lun_file
+        self.lun_size = lun_size
+        self.env = env
+        self.iqn = IQN_BASE + ":idm"
+        self.log = os.path.join(workdir, "idm-target.log")
+
+    def describe_backing(self):
+        if self.backing == "ram":
+            return "RAM LUN (ram:SIZE, one registered buffer, zero copy)"
+        return "file on tmpfs (file:PATH, pread/pwrite)"
+
+    def start(self, digests):
+        port_file = os.path.join(self.workdir, "idm-target.port")
+        if os.path.exists(port_file):
+            os.unlink(port_file)
+        spec = (f"ram:{self.lun_size}" if self.backing == "ram"
+                else f"file:{self.lun_file}")
+        dig = "CRC32C" if digests else "None"
+        # Digests on: the header digest is required (so that libiscsi,
+        # which offers None first, gets it too); the data digest is
+        # offered, and taken by initiators that ask for it.
+        cmd = [self.binary, "--portal", "127.0.0.1:0", "--port-file",
+               port_file, "--target-name", self.iqn, "--lun", spec,
+               "--log-level", "warn", "-k", f"HeaderDigest={dig}",
+               "-k", "DataDigest=" + ("CRC32C,None" if digests else "None")]
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                         stderr=log, env=self.env)
+        for _ in range(100):
+            if os.path.exists(port_file) and os.path.getsize(port_file):
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        try:
+            with open(port_file) as f:
+                self.port = int(f.read().strip())
+        except (OSError, ValueError):
+            self.stop()
+            raise RuntimeError("idm-target did not start:\n" +
+                               self.log_tail())
+        if not port_open(self.port):
+            self.stop()
+            raise RuntimeError("idm-target does not accept connections:\n"
+                               + self.log_tail())
+
+    def stop(self):
+        _stop_proc(self.proc)
+
+
+class Tgtd(Target):
+    """Debian's tgtd in the foreground on a port of its own, configured
+    through a private IPC socket (a system tgtd is left alone)."""
+
+    name = "tgtd"
+
+    def __init__(self, workdir, backing, lun_file):
+        self.workdir = workdir
+        self.backing = backing
+        self.lun_file = lun_file
+        self.iqn = IQN_BASE + ":tgtd"
+        self.log = os.path.join(workdir, "tgtd.log")
+        self.env = dict(os.environ,
+                        TGT_IPC_SOCKET=os.path.join(workdir, "tgtd.socket"))
+
+    @staticmethod
+    def available():
+        if shutil.which("tgtd") and shutil.which("tgtadm"):
+            return True, None
+        return False, "tgtd/tgtadm not installed (Debian package tgt)"
+
+    def describe_backing(self):
+        if self.backing == "ram":
+            return "file on tmpfs, memory-mapped (--bstype mmap)"
+        return "file on tmpfs (--bstype rdwr, pread/pwrite)"
+
+    def _adm(self, *args, check=True):
+        r = subprocess.run(["tgtadm", *args], env=self.env,
+                           capture_output=True, text=True, timeout=15)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"tgtadm {' '.join(args)}: "
+                               f"{r.stderr.strip() or r.stdout.strip()}")
+        return r
+
+    def start(self, digests):
+        # A port found free can be taken by someone else before tgtd binds
+        # it: try a few.
+        for _ in range(5):
+            self.port = free_port()
+            with open(self.log, "a") as log:
+                self.proc = subprocess.Popen(
+                    ["tgtd", "-f", "--iscsi",
+                     f"portal=127.0.0.1:{self.port}"],
+                    stdout=log, stderr=log, env=self.env)
+            for _ in range(100):
+                if self.proc.poll() is not None or port_open(self.port):
+                    break
+                time.sleep(0.05)
+            if self.alive() and port_open(self.port):
+                break
+            self.stop()
+        else:
+            raise RuntimeError("tgtd did not start:\n" + self.log_tail())
+        for _ in range(50):
+            if self._adm("--op", "show", "--mode", "system",
+                         check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        self._adm("--lld", "iscsi", "--op", "new", "--mode", "target",
+                  "--tid", "1", "-T", self.iqn)
+        self._adm("--lld", "iscsi", "--op", "bind", "--mode", "target",
+                  "--tid", "1", "-I", "ALL")
+        self._adm("--lld", "iscsi", "--op", "new", "--mode", "logicalunit",
+                  "--tid", "1", "--lun", "1", "-b", self.lun_file,
+                  "--bstype", "mmap" if self.backing == "ram" else "rdwr",
+                  "--blocksize", "512")
+        dig = "CRC32C" if digests else "None"
+        self._adm("--lld", "iscsi", "--op", "update", "--mode", "target",
+                  "--tid", "1", "-n", "HeaderDigest", "-v", dig)
+        self._adm("--lld", "iscsi", "--op", "update", "--mode", "target",
+                  "--tid", "1", "-n", "DataDigest",
+                  "-v", "CRC32C,None" if digests else "None")
+
+    def stop(self):
+        if self.alive():
+            # tgtd ignores SIGTERM while targets exist: ask it to exit
+            self._adm("--lld", "iscsi", "--op", "delete", "--force",
+                      "--mode", "target", "--tid", "1", check=False)
+            self._adm("--op", "delete", "--mode", "system", check=False)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        _stop_proc(self.proc, grace=2)
