@@ -31,9 +31,13 @@ def vm_rss_kib(pid):
 
 
 # perf counts these tracepoints in the kernel: cheap enough to leave on
-# during the timed runs. recvfrom is counted on its own because the issue
-# it serves gives a budget for it (per 1 MiB write).
+# during the timed runs. recvfrom is counted on its own because the
+# hot-path goals give a budget for it (per 1 MiB write); the LUN's own
+# reads and writes (a file LUN: pread/pwrite) so that the transport's
+# syscalls can be told from the backing's.
 PERF_EVENTS = ["raw_syscalls:sys_enter", "syscalls:sys_enter_recvfrom"]
+LUN_IO_CALLS = ["pread64", "pwrite64", "preadv", "pwritev"]
+PERF_EVENTS += [f"syscalls:sys_enter_{c}" for c in LUN_IO_CALLS]
 
 
 def _perf_works():
@@ -87,7 +91,8 @@ def pick_syscall_method(wanted):
 
 class SyscallCounter:
     """Counts a running process's system calls between start() and
-    stop(). stop() returns {'syscalls': N, 'recvfrom': N or None}."""
+    stop(). stop() returns {'syscalls': N, 'recvfrom': N, 'lun_io': N}
+    (the last two None when not counted), or None."""
 
     def __init__(self, method, pid):
         self.method = method
@@ -136,20 +141,24 @@ class SyscallCounter:
         total = counts.get(PERF_EVENTS[0])
         if total is None:
             return None
-        return {"syscalls": total, "recvfrom": counts.get(PERF_EVENTS[1])}
+        lun = [counts.get(f"syscalls:sys_enter_{c}") for c in LUN_IO_CALLS]
+        return {"syscalls": total, "recvfrom": counts.get(PERF_EVENTS[1]),
+                "lun_io": None if None in lun else sum(lun)}
 
     @staticmethod
     def _parse_strace(text):
-        total = recvfrom = None
+        total = None
+        calls = {}
         for line in text.splitlines():
             f = line.split()
             # "% time seconds usecs/call calls [errors] syscall", and the
             # "total" line, whose errors column may be empty
-            if len(f) >= 5 and f[-1] == "total":
-                total = int(f[3])
-            elif len(f) >= 5 and f[-1] == "recvfrom" and \
-                    re.match(r"^\d+$", f[3]):
-                recvfrom = int(f[3])
+            if len(f) >= 5 and re.match(r"^\d+$", f[3]):
+                if f[-1] == "total":
+                    total = int(f[3])
+                else:
+                    calls[f[-1]] = int(f[3])
         if total is None:
             return None
-        return {"syscalls": total, "recvfrom": recvfrom or 0}
+        return {"syscalls": total, "recvfrom": calls.get("recvfrom", 0),
+                "lun_io": sum(calls.get(c, 0) for c in LUN_IO_CALLS)}

@@ -172,7 +172,8 @@ class Tgtd(Target):
 
     def describe_backing(self):
         if self.backing == "ram":
-            return "file on tmpfs, memory-mapped (--bstype mmap)"
+            return ("file on tmpfs (--bstype rdwr, pread/pwrite): tgt has "
+                    "no RAM backing store")
         return "file on tmpfs (--bstype rdwr, pread/pwrite)"
 
     def _adm(self, *args, check=True):
@@ -213,7 +214,7 @@ class Tgtd(Target):
                   "--tid", "1", "-I", "ALL")
         self._adm("--lld", "iscsi", "--op", "new", "--mode", "logicalunit",
                   "--tid", "1", "--lun", "1", "-b", self.lun_file,
-                  "--bstype", "mmap" if self.backing == "ram" else "rdwr",
+                  "--bstype", "rdwr",
                   "--blocksize", "512")
         dig = "CRC32C" if digests else "None"
         self._adm("--lld", "iscsi", "--op", "update", "--mode", "target",
