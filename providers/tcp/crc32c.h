@@ -13,13 +13,32 @@
 
 #define TCP_CRC32C_INIT 0xffffffffu
 
-/* Fastest implementation this CPU has (SSE4.2 or slicing-by-8). */
+/* The fastest implementation this CPU has, chosen on first use (or the
+ * one named by IDM_TCP_CRC32C, see tcp_crc32c_force). */
 uint32_t tcp_crc32c(uint32_t crc, const void *buf, size_t len);
-/* The two implementations, for tests. tcp_crc32c_hw returns the software
- * result when the CPU lacks SSE4.2 (see tcp_crc32c_have_hw). */
+
+/* The portable slicing-by-8 code: the reference the others are tested
+ * against. */
 uint32_t tcp_crc32c_sw(uint32_t crc, const void *buf, size_t len);
-uint32_t tcp_crc32c_hw(uint32_t crc, const void *buf, size_t len);
-int tcp_crc32c_have_hw(void);
+
+/* crc advanced over len zero bytes without reading them: with it the CRC
+ * of A then B is tcp_crc32c_shift(crc_A, len_B) ^ tcp_crc32c(0, B, len_B). */
+uint32_t tcp_crc32c_shift(uint32_t crc, uint64_t len);
+
+/* Every implementation compiled in, for the tests and the benchmark. */
+typedef uint32_t (*tcp_crc32c_fn)(uint32_t crc, const void *buf, size_t len);
+struct tcp_crc32c_impl {
+	const char *name;
+	tcp_crc32c_fn fn;
+	int (*usable)(void); /* 1 when this CPU runs it */
+};
+/* The table, best first; the last entry is "sw". */
+const struct tcp_crc32c_impl *tcp_crc32c_impls(size_t *n);
+/* Make tcp_crc32c use the implementation called name (NULL: the best
+ * usable). -ENOENT if none is called so, -ENOTSUP if this CPU lacks it. */
+int tcp_crc32c_force(const char *name);
+/* The name of the implementation tcp_crc32c uses now. */
+const char *tcp_crc32c_name(void);
 
 static inline uint32_t tcp_crc32c_final(uint32_t crc)
 {
