@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The in-process iSER initiator/target pair of the RDMA tests (iser_pair.h). */
 #include "iser_pair.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -43,13 +44,13 @@ void p_pattern(uint8_t *b, size_t n, uint32_t seed)
 
 void p_keys_default(struct p_keys *k)
 {
-	k->immediate_data = true;
-	k->initial_r2t = true;
-	k->first_burst = 65536;
-	k->max_burst = 262144;
-	k->ini_rdsl = 8192;
-	k->tgt_rdsl = 8192;
-	k->erl = 0;
+	k->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	k->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	k->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	k->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	k->ini_rdsl = IDM_ISER_DEFAULT_INITIATOR_RECV_DATA_SEGMENT_LENGTH;
+	k->tgt_rdsl = IDM_ISER_DEFAULT_TARGET_RECV_DATA_SEGMENT_LENGTH;
+	k->erl = IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL;
 }
 
 static void kv_add(struct pair *p, const char *fmt, ...)

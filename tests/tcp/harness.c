@@ -7,6 +7,7 @@
  */
 #include "harness.h"
 #include "harness_priv.h"
+#include <libidm/keys.h>
 
 #include <check.h>
 #include <dirent.h>
@@ -52,13 +53,13 @@ void h_unexpected(struct h_side *s, const char *fmt, ...)
 void h_params_default(struct h_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->first_burst = 65536;
-	p->max_burst = 262144;
-	p->ini_mrdsl = 8192;
-	p->tgt_mrdsl = 8192;
-	p->max_r2t = 1;
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->ini_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->tgt_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->max_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
 }
 
 const char *h_params_str(const struct h_params *p, char *buf, size_t len)
