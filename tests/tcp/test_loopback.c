@@ -374,8 +374,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_loopback", 110))
 		return 77;
@@ -394,9 +392,5 @@ int main(void)
 	tcase_add_test(tc, progress_thread);
 run:
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }
