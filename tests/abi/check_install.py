@@ -31,29 +31,37 @@ def run(cmd, env=None, **kw):
     return r.stdout
 
 
+def stage_install(meson, pkgconfig, build_root, tmp):
+    """`meson install --destdir TMP/dest`; returns (dest, prefix, pkg, env):
+    the pkg-config command and environment that read the staged .pc files
+    with their prefix moved under dest."""
+    dest = os.path.join(tmp, "dest")
+    run(meson.split() + ["install", "-C", build_root, "--no-rebuild", "--quiet",
+                         "--destdir", dest])
+    pcs = glob.glob(os.path.join(dest, "**", "libidm.pc"), recursive=True)
+    if len(pcs) != 1:
+        raise SystemExit(f"error: want one installed libidm.pc, found {pcs}")
+    pc = pcs[0]
+    prefix = None
+    for line in open(pc, encoding="utf-8"):
+        if line.startswith("prefix="):
+            prefix = line.split("=", 1)[1].strip()
+    if not prefix or not prefix.startswith("/"):
+        raise SystemExit(f"error: {pc} has no absolute prefix")
+    # The installed .pc names the real prefix; move it under DESTDIR.
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = os.path.dirname(pc)
+    pkg = [pkgconfig, "--define-variable=prefix=" + dest + prefix]
+    return dest, prefix, pkg, env
+
+
 def main():
     argv = sys.argv[1:]
     sep = argv.index("--")
     meson, pkgconfig, build_root, source, version, sanitize = argv[:sep]
     cc = argv[sep + 1:]
     with tempfile.TemporaryDirectory(prefix="libidm-install-") as tmp:
-        dest = os.path.join(tmp, "dest")
-        run(meson.split() + ["install", "-C", build_root, "--no-rebuild", "--quiet",
-                             "--destdir", dest])
-        pcs = glob.glob(os.path.join(dest, "**", "libidm.pc"), recursive=True)
-        if len(pcs) != 1:
-            raise SystemExit(f"error: want one installed libidm.pc, found {pcs}")
-        pc = pcs[0]
-        prefix = None
-        for line in open(pc, encoding="utf-8"):
-            if line.startswith("prefix="):
-                prefix = line.split("=", 1)[1].strip()
-        if not prefix or not prefix.startswith("/"):
-            raise SystemExit(f"error: {pc} has no absolute prefix")
-        # The installed .pc names the real prefix; move it under DESTDIR.
-        env = dict(os.environ)
-        env["PKG_CONFIG_PATH"] = os.path.dirname(pc)
-        pkg = [pkgconfig, "--define-variable=prefix=" + dest + prefix]
+        dest, prefix, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
         flags = run(pkg + ["--cflags", "--libs", "libidm"], env=env).split()
         libdir = run(pkg + ["--variable=libdir", "libidm"], env=env).strip()
         provdir = run(pkg + ["--variable=providerdir", "libidm"], env=env).strip()
