@@ -237,6 +237,9 @@ void h_pattern(uint8_t *p, size_t len, uint32_t seed);
 long h_pattern_check(const uint8_t *p, size_t len, uint32_t seed);
 
 /* Build the BHS of a SCSI command the way the harness initiator does. */
+/* Build an immediate NOP-Out ping (F, TTT reserved) with ITT and CmdSN,
+ * every other field 0. */
+void h_build_nop_out(uint8_t bhs[48], uint32_t itt, uint32_t cmdsn);
 void h_build_scsi_cmd(uint8_t bhs[48], bool write, uint32_t itt,
 		      uint32_t cmdsn, uint32_t expstatsn, uint32_t len,
 		      uint64_t disk_off, bool final);

@@ -532,11 +532,7 @@ enum h_raw_outcome h_raw_target_outcome(struct h *h, struct h_raw *r,
 	ck_assert_msg(allow_drop, "%s: connection not failed within 1.5 s",
 		      what);
 	/* still usable? ping with a NOP-Out and wait for its NOP-In */
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x7777);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->cmdsn);
+	h_build_nop_out(bhs, 0x7777, r->cmdsn);
 	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, NULL, 0, 0);
 	ck_assert_msg(rc == 0, "%s: ping send: %d", what, rc);
 	for (;;) {

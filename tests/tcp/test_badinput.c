@@ -73,10 +73,7 @@ START_TEST(ahs_too_long)
 	memset(ahs, 0xee, sizeof(ahs));
 	iscsi_put16(ahs, 0xffff);
 	ahs[2] = 0x01; /* extended CDB */
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, ISCSI_RESERVED_TAG, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, sizeof(ahs), NULL, 0, 0), 0);
 	h_raw_target_outcome(&h, &r, true, "TotalAHSLength 255 with a 65535-byte AHS");
 	h_raw_end(&h, &r);
@@ -94,10 +91,7 @@ START_TEST(dsl_over_mrdsl)
 	h_params_default(&p);
 	p.tgt_mrdsl = 8192;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x99);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x99, 0);
 	/* ignore a send error: the target may close before taking it all */
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
 	h_raw_target_outcome(&h, &r, false,
@@ -115,10 +109,7 @@ START_TEST(dsl_huge_header_only)
 
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x99);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x99, 0);
 	iscsi_bhs_set_data_len(bhs, 0xffffff);
 	/* the header alone must be enough to fail: no waiting for 16 MiB */
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0,
@@ -141,10 +132,7 @@ START_TEST(header_digest_mismatch)
 	p.header_digest = true;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	controls = h.t.control_count;
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x98);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x98, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, H_RAW_BAD_HD), 0);
 	/* RFC 7143 7.8: discard the PDU or close the connection */
 	h_raw_target_outcome(&h, &r, true, "header digest mismatch");
@@ -169,10 +157,7 @@ START_TEST(data_digest_mismatch)
 	p.data_digest = true;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	controls = h.t.control_count;
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x97);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x97, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, ping, sizeof(ping),
 					H_RAW_BAD_DD), 0);
 	/* RFC 7143 7.8: Reject and discard, or close at ERL 0 */

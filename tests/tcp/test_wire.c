@@ -551,12 +551,7 @@ START_TEST(control_data_and_padding)
 		h_raw_evil_initiator(&h, &r, &p, 8192);
 		for (size_t i = 0; i < N(lens); i++) {
 			h_pattern(out, lens[i], lens[i]);
-			memset(bhs, 0, sizeof(bhs));
-			bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-			bhs[1] = ISCSI_FLAG_FINAL;
-			iscsi_put32(bhs + ISCSI_BHS_ITT, 0x3000 + (uint32_t)i);
-			iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-			iscsi_put32(bhs + ISCSI_BHS_CMDSN, r.cmdsn);
+			h_build_nop_out(bhs, 0x3000 + (uint32_t)i, r.cmdsn);
 			/* an AHS too, on every other ping */
 			ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, (i & 1) ? 8 : 0,
 							out, lens[i], 0), 0);
