@@ -4,7 +4,9 @@
  * parsed from iSCSI text ("Key=Value\0..."). Ranges are those of RFC 7143
  * section 13 and RFC 7145 section 6.
  */
-#include "idm_internal.h"
+#include "core.h"
+
+#include <libidm/keys.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,17 +20,17 @@
 void idm_prov_params_default(struct idm_conn_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->data_pdu_in_order = true;
-	p->data_seq_in_order = true;
-	p->max_burst_length = 262144;
-	p->first_burst_length = 65536;
-	p->max_outstanding_r2t = 1;
-	p->error_recovery_level = 0;
-	p->initiator_recv_dsl = 8192;
-	p->target_recv_dsl = 8192;
-	p->max_ahs_length = 256; /* RFC 7145 default */
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->data_pdu_in_order = IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER;
+	p->data_seq_in_order = IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER;
+	p->max_burst_length = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->first_burst_length = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_outstanding_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
+	p->error_recovery_level = IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL;
+	p->initiator_recv_dsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->target_recv_dsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->max_ahs_length = IDM_ISER_DEFAULT_MAX_AHS_LENGTH;
 }
 
 static int parse_bool(const char *v, bool *out)

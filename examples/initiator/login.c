@@ -10,6 +10,7 @@
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "ex_text.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,15 +23,15 @@ static void params_default(struct ini_params *p, uint32_t local_dsl)
 {
 	/* RFC 7143 section 13 defaults, used for anything not negotiated */
 	memset(p, 0, sizeof(*p));
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->data_pdu_in_order = true;
-	p->data_seq_in_order = true;
-	p->max_burst = 262144;
-	p->first_burst = 65536;
-	p->max_outstanding_r2t = 1;
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->data_pdu_in_order = IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER;
+	p->data_seq_in_order = IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER;
+	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_outstanding_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
 	p->local_dsl = local_dsl;
-	p->remote_dsl = 8192;
+	p->remote_dsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
 }
 
 static int offer(struct ini_session *s, struct ex_textbuf *tb, const char *key,

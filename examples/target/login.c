@@ -12,6 +12,7 @@
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "ex_text.h"
+#include <libidm/keys.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,18 +59,18 @@ struct login_state {
 static void params_default(struct params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->data_pdu_in_order = true;
-	p->data_seq_in_order = true;
-	p->max_burst = 262144;
-	p->first_burst = 65536;
-	p->max_outstanding_r2t = 1;
-	p->ini_mrdsl = 8192;
-	p->tgt_mrdsl = 8192;
-	p->max_conns = 1;
-	p->t2w = 2;
-	p->t2r = 20;
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->data_pdu_in_order = IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER;
+	p->data_seq_in_order = IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER;
+	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_outstanding_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
+	p->ini_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->tgt_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->max_conns = IDM_ISCSI_DEFAULT_MAX_CONNECTIONS;
+	p->t2w = IDM_ISCSI_DEFAULT_TIME2WAIT;
+	p->t2r = IDM_ISCSI_DEFAULT_TIME2RETAIN;
 }
 
 void login_free(struct tconn *c)

@@ -1,29 +1,17 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Shared helpers of the command-line tests (sourced, not run): a private
-# temp dir, peers killed on exit, every step bounded by timeout(1).
-set -u
+# What the command-line tests share beyond tests/lib (sourced, not run):
+# checks that count failures and go on to the next (fail, expect_run,
+# finish), idm-target started from its options or a config file.
+: "${IDM_TEST_NAME:=idm-cli-test}"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/target.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/target.sh"
 
-# shellcheck source-path=SCRIPTDIR source=../lib/procs.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/procs.sh"
-
-TMP=$(mktemp -d /tmp/idm-cli-test.XXXXXX)
-PIDS=""
 FAILS=0
 
-cleanup() {
-	# shellcheck disable=SC2086 # one PID per word
-	stop_pids $PIDS
-	# never follow a mount (the syslog check binds /dev in a namespace
-	# of its own; should it ever leak out, leave it alone)
-	if grep -q " $TMP/" /proc/self/mountinfo 2>/dev/null; then
-		echo "warning: mounts under $TMP: not removed"
-	else
-		rm -rf --one-file-system "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
+# fail WHY: count a failed check and go on; finish reports them all.
 fail() {
 	echo "FAIL: $*"
 	FAILS=$((FAILS + 1))
@@ -50,21 +38,11 @@ expect_run() {
 # start_target LOG ARGS...: idm-target on 127.0.0.1 with a free port;
 # sets PORT and TARGET_PID. The caller gives the LUNs (or a config).
 start_target() {
-	local log=$1
-	shift
-	rm -f "$TMP/port"
-	"$IDM_TARGET" --port-file "$TMP/port" --log-target stderr "$@" >/dev/null 2>"$log" &
-	TARGET_PID=$!
-	PIDS="$PIDS $TARGET_PID"
-	for _ in $(seq 100); do
-		[ -s "$TMP/port" ] && break
-		kill -0 "$TARGET_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -s "$TMP/port" ] || { echo "idm-target did not start:"; cat "$log"; exit 1; }
-	PORT=$(cat "$TMP/port")
+	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 10 --log-target stderr "${@:2}"
+	TARGET_PID=$TGT_PID
 }
 
+# stop_target: SIGTERM, and idm-target's exit status.
 stop_target() {
 	kill "$TARGET_PID" 2>/dev/null
 	for _ in $(seq 50); do

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The in-process iSER initiator/target pair of the RDMA tests (iser_pair.h). */
 #include "iser_pair.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -43,14 +44,16 @@ void p_pattern(uint8_t *b, size_t n, uint32_t seed)
 
 void p_keys_default(struct p_keys *k)
 {
-	k->immediate_data = true;
-	k->initial_r2t = true;
-	k->first_burst = 65536;
-	k->max_burst = 262144;
-	k->ini_rdsl = 8192;
-	k->tgt_rdsl = 8192;
-	k->erl = 0;
+	k->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	k->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	k->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	k->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	k->ini_rdsl = IDM_ISER_DEFAULT_INITIATOR_RECV_DATA_SEGMENT_LENGTH;
+	k->tgt_rdsl = IDM_ISER_DEFAULT_TARGET_RECV_DATA_SEGMENT_LENGTH;
+	k->erl = IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL;
 }
+
+static const char hello_key[] = P_HELLO_KEY;
 
 static void kv_add(struct pair *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -118,6 +121,8 @@ static void t_login(struct pair *p, idm_conn *c, const uint8_t *req)
 	iscsi_put32(rsp + 28, iscsi_get32(req + 24));
 	iscsi_put32(rsp + 32, iscsi_get32(req + 24) + 64);
 	r = idm_notice_key_values(c, p->kv, p->kv_len);
+	if (r == 0 && p->hello)
+		r = idm_notice_key_values(c, hello_key, sizeof(hello_key));
 	if (r == 0)
 		r = idm_allocate_connection_resources(c);
 	if (r == 0)
@@ -138,6 +143,11 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 
 	if (!t) {
 		set_err(p, "target: SCSI Command without a task");
+		return;
+	}
+	if (len > p->cap) {
+		set_err(p, "target: SCSI Command of %u bytes, the disk has %u",
+			len, p->cap);
 		return;
 	}
 	memcpy(tmpl + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
@@ -296,7 +306,11 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 			set_err(p, "login rejected %#x/%#x", bhs[36], bhs[37]);
 			return;
 		}
-		r = idm_enable_datamover(c, NULL, NULL, 0);
+		/* the caller noticed iSERHelloRequired=Yes in the response */
+		r = p->hello ? idm_notice_key_values(c, hello_key,
+						     sizeof(hello_key)) : 0;
+		if (r == 0)
+			r = idm_enable_datamover(c, NULL, NULL, 0);
 		if (r < 0)
 			set_err(p, "initiator: Enable_Datamover: %s",
 				idm_strerror(r));
@@ -325,6 +339,7 @@ static void i_term(idm_conn *c, int reason, void *arg)
 	(void)c;
 	p->i_terminated++;
 	p->i_reason = reason;
+	p->task = NULL; /* ended with the connection */
 }
 
 static const struct idm_conn_cbs i_cbs = {
@@ -376,8 +391,13 @@ int p_init(struct pair *p, const char *ip, uint32_t cap)
 int p_init_with(struct pair *p, const char *ip, uint32_t cap,
 		const char *providers)
 {
-	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = providers,
-				     .accept = t_accept};
+	if (p_init_ctx(p, ip, cap, NULL) < 0)
+		return -1;
+	return p_listen(p, providers);
+}
+
+int p_init_ctx(struct pair *p, const char *ip, uint32_t cap, idm_ctx *shared)
+{
 	int r;
 
 	memset(p, 0, sizeof(*p));
@@ -385,11 +405,15 @@ int p_init_with(struct pair *p, const char *ip, uint32_t cap,
 	p->cap = cap;
 	p->cmdsn = 1;
 	p->itt = 1;
-	pa.arg = p;
-	r = idm_ctx_create(NULL, &p->ctx);
-	if (r < 0) {
-		set_err(p, "idm_ctx_create: %s", idm_strerror(r));
-		return -1;
+	if (shared) {
+		p->ctx = shared;
+		p->shared_ctx = true;
+	} else {
+		r = idm_ctx_create(NULL, &p->ctx);
+		if (r < 0) {
+			set_err(p, "idm_ctx_create: %s", idm_strerror(r));
+			return -1;
+		}
 	}
 	p->disk = guarded(cap);
 	p->mem = guarded(cap);
@@ -404,16 +428,32 @@ int p_init_with(struct pair *p, const char *ip, uint32_t cap,
 		set_err(p, "idm_buf_create: %s", idm_strerror(r));
 		return -1;
 	}
-	r = idm_portal_create(p->ctx, ip, "0", &pa, &p->portal);
+	return 0;
+}
+
+int p_listen(struct pair *p, const char *providers)
+{
+	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = providers,
+				     .accept = t_accept};
+	int r;
+
+	pa.arg = p;
+	r = idm_portal_create(p->ctx, p->ip, "0", &pa, &p->portal);
 	if (r < 0) {
-		set_err(p, "idm_portal_create(%s, %s): %s", providers, ip,
+		set_err(p, "idm_portal_create(%s, %s): %s", providers, p->ip,
 			idm_strerror(r));
 		return -1;
 	}
 	return 0;
 }
 
-void p_fini(struct pair *p)
+void p_set_keys(struct pair *p, const struct p_keys *k, bool rdma)
+{
+	p->k = *k;
+	build_kv(p, rdma);
+}
+
+void p_close_conns(struct pair *p)
 {
 	if (p->ic)
 		idm_conn_destroy(p->ic);
@@ -421,11 +461,19 @@ void p_fini(struct pair *p)
 		idm_conn_destroy(p->tc);
 	if (p->portal)
 		idm_portal_destroy(p->portal);
+	p->ic = NULL;
+	p->tc = NULL;
+	p->portal = NULL;
+}
+
+void p_fini(struct pair *p)
+{
+	p_close_conns(p);
 	if (p->buf)
 		idm_buf_destroy(p->buf);
 	if (p->disk_buf)
 		idm_buf_destroy(p->disk_buf);
-	if (p->ctx)
+	if (p->ctx && !p->shared_ctx)
 		idm_ctx_destroy(p->ctx);
 	free(p->disk);
 	free(p->mem);
@@ -438,18 +486,16 @@ static bool both_ffp(struct pair *p)
 	       (p->i_ffp && (p->t_ffp || p->remote_port));
 }
 
-int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
+int p_connect(struct pair *p, const struct p_keys *k)
 {
 	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "iser",
 				   .cbs = &i_cbs};
-	const char *want = p->expect_provider ? p->expect_provider : "iser";
 	char port[16];
 	int r;
 
 	if (p->ini_provider)
 		ca.provider = p->ini_provider;
-	p->k = *k;
-	build_kv(p, strcmp(ca.provider, "tcp") != 0);
+	p_set_keys(p, k, strcmp(ca.provider, "tcp") != 0);
 	ca.arg = p;
 	snprintf(port, sizeof(port), "%d",
 		 p->remote_port ? p->remote_port : idm_portal_port(p->portal));
@@ -459,6 +505,15 @@ int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
 			port, idm_strerror(r));
 		return -1;
 	}
+	return 0;
+}
+
+int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
+{
+	const char *want = p->expect_provider ? p->expect_provider : "iser";
+
+	if (p_connect(p, k) < 0)
+		return -1;
 	if (p_progress_until(p, both_ffp, timeout_ms) < 0)
 		return -1;
 	if (p->connect_status < 0) {
@@ -475,7 +530,6 @@ int p_login(struct pair *p, const struct p_keys *k, int timeout_ms)
 	return 0;
 }
 
-
 static bool io_done(struct pair *p)
 {
 	return p->done;
@@ -485,12 +539,18 @@ int p_io(struct pair *p, bool write, uint32_t len, int timeout_ms)
 {
 	if (p_io_start(p, write, len) < 0)
 		return -1;
+	return p_io_wait(p, timeout_ms);
+}
+
+int p_io_wait(struct pair *p, int timeout_ms)
+{
 	if (p_progress_until(p, io_done, timeout_ms) < 0) {
 		char e[sizeof(p->err)];
 
 		snprintf(e, sizeof(e), "%s", p->err);
-		set_err(p, "%s %u: %s [ini: %s | tgt: %s]", write ? "WRITE" : "READ",
-			len, e, idm_conn_error(p->ic),
+		set_err(p, "%s %u: %s [ini: %s | tgt: %s]",
+			p->io_write ? "WRITE" : "READ", p->io_len, e,
+			p->ic ? idm_conn_error(p->ic) : "",
 			p->tc ? idm_conn_error(p->tc) : "");
 		return -1;
 	}
@@ -511,6 +571,8 @@ int p_io_start(struct pair *p, bool write, uint32_t len)
 		return -1;
 	}
 	p->done = false;
+	p->io_write = write;
+	p->io_len = len;
 	p->itt++;
 	r = idm_task_create(p->ic, p->itt, &p->task);
 	if (r == 0)

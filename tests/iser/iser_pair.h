@@ -4,7 +4,9 @@
  * built on the public API only: the smallest iSCSI layer that logs in,
  * notices the keys, and runs READ/WRITE commands against a RAM disk with
  * guard bytes around every buffer. Used by the iSER conformance tests;
- * over TCP too, for the "auto" provider fallback.
+ * over TCP too, for the "auto" provider fallback. Either half also plays
+ * against a raw-verbs peer (test_iser_stag): p_init_ctx() without a
+ * portal, p_connect() to the peer's port, or p_listen() for its connect.
  */
 #ifndef TESTS_ISER_PAIR_H
 #define TESTS_ISER_PAIR_H
@@ -20,6 +22,8 @@
 #define P_GUARD_BYTE 0x5a
 #define P_CDB_READ 0x28
 #define P_CDB_WRITE 0x2a
+/* RFC 7145 iSER Hello: noticed by both sides, after the keys, when p->hello */
+#define P_HELLO_KEY "iSERHelloRequired=Yes"
 
 struct p_keys {
 	bool immediate_data;
@@ -63,6 +67,8 @@ struct pair {
 	idm_buf *buf;
 	uint32_t cmdsn, itt;
 	bool done;
+	bool io_write;   /* the last command started, for messages */
+	uint32_t io_len;
 	uint8_t status;
 	idm_task *task;
 	int cb_after_end;
@@ -76,19 +82,42 @@ struct pair {
 	/* > 0: the target writes one byte here once a command's RDMA is
 	 * under way (another process waits for it to kill this one) */
 	int cmd_fd;
+	/* both sides notice P_HELLO_KEY: the initiator once the Login
+	 * Response came (the caller saw the target's answer), the target
+	 * with the request's keys */
+	bool hello;
+	/* the context is another pair's (same protection domain): p_fini
+	 * leaves it */
+	bool shared_ctx;
 };
 
 void p_keys_default(struct p_keys *k);
+/* Both halves, the target listening on an ephemeral port on "iser". */
 int p_init(struct pair *p, const char *ip, uint32_t cap);
 /* The same with the target portal on other providers ("tcp", "tcp,iser"). */
 int p_init_with(struct pair *p, const char *ip, uint32_t cap,
 		const char *providers);
+/* A context (shared: another pair's, else a new one) and the guarded
+ * buffers; no portal yet. */
+int p_init_ctx(struct pair *p, const char *ip, uint32_t cap, idm_ctx *shared);
+/* The target half: a portal on `providers` at p->ip, ephemeral port. */
+int p_listen(struct pair *p, const char *providers);
+/* The keys both halves offer and notice (p->kv), with RDMAExtensions=Yes
+ * iff rdma; p_login sets them, a lone target sets them before its peer
+ * logs in. */
+void p_set_keys(struct pair *p, const struct p_keys *k, bool rdma);
+/* Destroy the connections and the portal, keep buffers and context. */
+void p_close_conns(struct pair *p);
 void p_fini(struct pair *p);
+/* Connect the initiator (to p->remote_port, else our portal) and log in:
+ * p_connect only starts it, p_login waits for both sides' FFP. */
+int p_connect(struct pair *p, const struct p_keys *k);
 int p_login(struct pair *p, const struct p_keys *k, int timeout_ms);
 /* One command, waited for: 0 or -1 with p->err. */
 int p_io(struct pair *p, bool write, uint32_t len, int timeout_ms);
-/* Start one command without waiting for it. */
+/* Start one command without waiting for it; wait for its good response. */
 int p_io_start(struct pair *p, bool write, uint32_t len);
+int p_io_wait(struct pair *p, int timeout_ms);
 /* Write a pattern, read it back, compare, check guards. */
 int p_write_read_verify(struct pair *p, uint32_t len, uint32_t seed);
 int p_progress_until(struct pair *p, bool (*cond)(struct pair *p), int ms);

@@ -3,7 +3,8 @@
  * STag hygiene, Send with Invalidate and the iSER Hello, seen from the
  * other end of the wire (suite 'rdma'). A raw-verbs peer (raw_peer.c)
  * plays the target of a libidm initiator, or the initiator of a libidm
- * target, and checks what only the peer can see:
+ * target (either one half of iser_pair.c), and checks what only the peer
+ * can see:
  *
  *  - after a task completed, an RDMA Write or Read with its old rkey fails
  *    (remote access error), the caller's buffer is untouched, and libidm
@@ -29,380 +30,63 @@
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
 
+#include "iser_pair.h"
 #include "raw_peer.h"
 #include "rdma_env.h"
 
 #define CAP (64u * 1024u)
 #define IO_LEN (32u * 1024u)
-#define GUARD 4096u
-#define CDB_READ 0x28
-#define CDB_WRITE 0x2a
 #define TMO 20000
 
 static const char *ip;
 
-/* Operational keys of both sides: no unsolicited data, so every WRITE
- * byte moves by RDMA Read through the Write STag. */
-static const char keys[] =
-	"RDMAExtensions=Yes\0HeaderDigest=None\0DataDigest=None\0"
-	"ImmediateData=No\0InitialR2T=Yes\0FirstBurstLength=65536\0"
-	"MaxBurstLength=262144\0InitiatorRecvDataSegmentLength=8192\0"
-	"TargetRecvDataSegmentLength=8192\0MaxOutstandingUnexpectedPDUs=0\0"
-	"ErrorRecoveryLevel=0";
-static const char hello_key[] = "iSERHelloRequired=Yes";
-
+/* A libidm initiator or target (iser_pair.c, one half of it used) and the
+ * raw-verbs peer that plays the other half. */
 struct fx {
-	idm_ctx *ctx;
+	struct pair p;
 	struct raw_peer peer;
-	char err[256];
-	/* libidm initiator */
-	idm_conn *ic;
-	uint8_t *mem; /* GUARD + CAP */
-	idm_buf *buf;
-	bool i_hello, i_ffp;
-	int connect_status;
-	int i_terminated, i_reason, cb_after_end;
-	idm_task *task;
-	bool done;
-	uint32_t itt, cmdsn;
-	/* libidm target */
-	idm_portal *portal;
-	idm_conn *tc;
-	uint8_t *disk;
-	idm_buf *disk_buf;
-	bool t_hello, t_ffp;
-	int t_terminated;
-	uint32_t statsn;
-	bool shared_ctx; /* a second connection in another fixture's context */
 };
 
-static void set_err(struct fx *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(struct fx *f, const char *fmt, ...)
+/* Operational keys of both sides: no unsolicited data, so every WRITE
+ * byte moves by RDMA Read through the Write STag. */
+static void stag_keys(struct p_keys *k)
 {
-	va_list ap;
-
-	if (f->err[0])
-		return; /* keep the first */
-	va_start(ap, fmt);
-	vsnprintf(f->err, sizeof(f->err), fmt, ap);
-	va_end(ap);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void pattern(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		b[i] = (uint8_t)x;
-	}
+	p_keys_default(k);
+	k->immediate_data = false;
+	k->initial_r2t = true;
 }
 
 static void pump(void *arg)
 {
 	struct fx *f = arg;
 
-	idm_ctx_progress(f->ctx, 1);
-}
-
-static bool pump_until(struct fx *f, bool *flag, int ms)
-{
-	double end = now_s() + ms / 1000.0;
-
-	while (!*flag && !f->err[0] && now_s() < end)
-		idm_ctx_progress(f->ctx, 5);
-	return *flag;
+	idm_ctx_progress(f->p.ctx, 1);
 }
 
 /* Run libidm for `ms` more (late or duplicate callbacks show up here). */
 static void settle(struct fx *f, int ms)
 {
-	double end = now_s() + ms / 1000.0;
+	double end = p_now() + ms / 1000.0;
 
-	while (now_s() < end) {
-		idm_ctx_progress(f->ctx, 10);
+	while (p_now() < end) {
+		idm_ctx_progress(f->p.ctx, 10);
 		rp_poll_cm(&f->peer);
 	}
 }
 
-/* ---- libidm initiator (public API) -------------------------------------- */
-
-static void i_connected(idm_conn *c, int status, void *arg)
+static bool ini_ffp(struct pair *p)
 {
-	struct fx *f = arg;
-	uint8_t req[IDM_BHS_LEN] = {0};
-	char data[1024];
-	size_t n = 0;
-	int r;
-
-	f->connect_status = status;
-	if (status < 0) {
-		set_err(f, "connect: %s", idm_strerror(status));
-		return;
-	}
-	r = idm_notice_key_values(c, keys, sizeof(keys));
-	if (r == 0)
-		r = idm_allocate_connection_resources(c);
-	if (r < 0) {
-		set_err(f, "initiator keys: %s", idm_strerror(r));
-		return;
-	}
-	n += (size_t)snprintf(data + n, sizeof(data) - n,
-			      "InitiatorName=iqn.2026-11.test:stag") + 1;
-	n += (size_t)snprintf(data + n, sizeof(data) - n,
-			      "TargetName=iqn.2026-11.test:peer") + 1;
-	n += (size_t)snprintf(data + n, sizeof(data) - n,
-			      "SessionType=Normal") + 1;
-	memcpy(data + n, keys, sizeof(keys));
-	n += sizeof(keys);
-	req[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	req[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
-	req[8] = 0x80;
-	req[13] = 1;
-	iscsi_put32(req + ISCSI_BHS_ITT, 0x1000);
-	iscsi_put32(req + ISCSI_BHS_CMDSN, f->cmdsn);
-	r = idm_send_control(c, req, NULL, 0, data, n, NULL, 0);
-	if (r < 0)
-		set_err(f, "send Login Request: %s", idm_strerror(r));
-}
-
-static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
-{
-	struct fx *f = arg;
-	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	int r;
-
-	if (f->i_terminated)
-		f->cb_after_end++;
-	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_RSP:
-		if (bhs[36] != 0) {
-			set_err(f, "login rejected %#x", bhs[36]);
-			return;
-		}
-		/* the caller noticed iSERHelloRequired=Yes in the response */
-		r = f->i_hello ? idm_notice_key_values(c, hello_key,
-						       sizeof(hello_key)) : 0;
-		if (r == 0)
-			r = idm_enable_datamover(c, NULL, NULL, 0);
-		if (r < 0)
-			set_err(f, "initiator FFP: %s", idm_strerror(r));
-		else
-			f->i_ffp = true;
-		break;
-	case ISCSI_OP_SCSI_RSP:
-		if (idm_pdu_task(pdu) != f->task) {
-			set_err(f, "response for the wrong task");
-			return;
-		}
-		if (bhs[3] != 0)
-			set_err(f, "SCSI status %#x", bhs[3]);
-		f->done = true;
-		idm_deallocate_task_resources(f->task);
-		f->task = NULL;
-		break;
-	default:
-		set_err(f, "initiator: unexpected opcode %#x", idm_pdu_opcode(pdu));
-	}
-}
-
-static void i_term(idm_conn *c, int reason, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)c;
-	f->i_terminated++;
-	f->i_reason = reason;
-	f->task = NULL; /* ended with the connection */
-}
-
-static const struct idm_conn_cbs i_cbs = {
-	.size = sizeof(struct idm_conn_cbs),
-	.connected = i_connected,
-	.control_notify = i_control,
-	.connection_terminate_notify = i_term,
-};
-
-static int ini_io(struct fx *f, bool write, uint32_t len)
-{
-	uint8_t bhs[IDM_BHS_LEN] = {0};
-	int r;
-
-	f->done = false;
-	r = idm_task_create(f->ic, ++f->itt, &f->task);
-	if (r == 0)
-		r = idm_task_set_data(f->task, write ? NULL : f->buf, GUARD,
-				      write ? 0 : len, write ? f->buf : NULL,
-				      GUARD, write ? len : 0);
-	if (r < 0)
-		return r;
-	bhs[0] = ISCSI_OP_SCSI_CMD;
-	bhs[1] = ISCSI_FLAG_FINAL | (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) |
-		 ISCSI_ATTR_SIMPLE;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, f->itt);
-	iscsi_put32(bhs + ISCSI_CMD_EDTL, len);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, f->cmdsn++);
-	bhs[ISCSI_CMD_CDB] = write ? CDB_WRITE : CDB_READ;
-	r = idm_send_control(f->ic, bhs, NULL, 0, NULL, 0, f->task, 0);
-	if (r < 0) {
-		idm_deallocate_task_resources(f->task);
-		f->task = NULL;
-	}
-	return r;
-}
-
-/* ---- libidm target (public API, the minimum of iser_pair.c) ------------ */
-
-static void t_send_rsp(struct fx *f, idm_task *t)
-{
-	uint8_t rsp[IDM_BHS_LEN] = {0};
-	int r;
-
-	rsp[0] = ISCSI_OP_SCSI_RSP;
-	rsp[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(rsp + ISCSI_BHS_ITT, idm_task_itt(t));
-	iscsi_put32(rsp + ISCSI_BHS_CMDSN, f->statsn++);
-	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, 1);
-	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, 64);
-	/* task NULL: the provider finds it by ITT, and with it the STag to
-	 * invalidate */
-	r = idm_send_control(f->tc, rsp, NULL, 0, NULL, 0, NULL, 0);
-	if (r < 0)
-		set_err(f, "target: send SCSI Response: %s", idm_strerror(r));
-}
-
-static void t_login(struct fx *f, idm_conn *c, const uint8_t *req)
-{
-	uint8_t rsp[IDM_BHS_LEN] = {0};
-	int r;
-
-	rsp[0] = ISCSI_OP_LOGIN_RSP;
-	rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
-	memcpy(rsp + 8, req + 8, 6);
-	iscsi_put16(rsp + 14, 1);
-	memcpy(rsp + ISCSI_BHS_ITT, req + ISCSI_BHS_ITT, 4);
-	iscsi_put32(rsp + ISCSI_BHS_CMDSN, f->statsn++);
-	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, iscsi_get32(req + ISCSI_BHS_CMDSN));
-	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, iscsi_get32(req + ISCSI_BHS_CMDSN) + 64);
-	r = idm_notice_key_values(c, keys, sizeof(keys));
-	if (r == 0 && f->t_hello)
-		r = idm_notice_key_values(c, hello_key, sizeof(hello_key));
-	if (r == 0)
-		r = idm_allocate_connection_resources(c);
-	if (r == 0)
-		r = idm_enable_datamover(c, rsp, keys, sizeof(keys));
-	if (r < 0)
-		set_err(f, "target login: %s", idm_strerror(r));
-	else
-		f->t_ffp = true;
-}
-
-static void t_cmd(struct fx *f, idm_pdu *pdu)
-{
-	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	idm_task *t = idm_pdu_task(pdu);
-	uint32_t len = iscsi_get32(bhs + ISCSI_CMD_EDTL);
-	uint8_t tmpl[IDM_BHS_LEN] = {0};
-	int r;
-
-	if (!t || len > CAP) {
-		set_err(f, "target: bad SCSI Command");
-		return;
-	}
-	memcpy(tmpl + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
-	memcpy(tmpl + ISCSI_BHS_ITT, bhs + ISCSI_BHS_ITT, 4);
-	if (bhs[ISCSI_CMD_CDB] == CDB_READ) {
-		tmpl[0] = ISCSI_OP_DATA_IN;
-		r = idm_put_data(t, tmpl, f->disk_buf, 0, 0, len, 0);
-	} else {
-		tmpl[0] = ISCSI_OP_R2T;
-		r = idm_get_data(t, tmpl, f->disk_buf, 0, 0, len, 0);
-	}
-	if (r < 0)
-		set_err(f, "target: data op: %s", idm_strerror(r));
-}
-
-static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
-{
-	struct fx *f = arg;
-
-	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_REQ:
-		t_login(f, c, idm_pdu_bhs(pdu));
-		break;
-	case ISCSI_OP_SCSI_CMD:
-		t_cmd(f, pdu);
-		break;
-	default:
-		set_err(f, "target: unexpected opcode %#x", idm_pdu_opcode(pdu));
-	}
-}
-
-static void t_done(idm_task *t, enum idm_data_dir dir, uint32_t off,
-		   uint32_t len, uint32_t sn, int status, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)dir;
-	(void)off;
-	(void)len;
-	(void)sn;
-	if (status < 0)
-		set_err(f, "target: data completion: %s", idm_strerror(status));
-	t_send_rsp(f, t); /* before the task ends: it names the STag */
-	idm_deallocate_task_resources(t);
-}
-
-static void t_term(idm_conn *c, int reason, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)c;
-	(void)reason;
-	f->t_terminated++;
-}
-
-static const struct idm_conn_cbs t_cbs = {
-	.size = sizeof(struct idm_conn_cbs),
-	.control_notify = t_control,
-	.data_completion_notify = t_done,
-	.connection_terminate_notify = t_term,
-};
-
-static int t_accept(idm_portal *portal, idm_conn *c, void *arg)
-{
-	struct fx *f = arg;
-
-	(void)portal;
-	if (f->tc)
-		return -EBUSY;
-	f->tc = c;
-	return idm_conn_set_cbs(c, &t_cbs, f);
+	return p->i_ffp;
 }
 
 /* ---- fixture -------------------------------------------------------------- */
 
-static void fx_bufs(struct fx *f)
+/* A pair without a portal in `shared`'s context (another connection in
+ * the same protection domain), else in a new one; with the raw peer. */
+static void fx_start(struct fx *f, idm_ctx *shared)
 {
-	ck_assert_int_eq(posix_memalign((void **)&f->mem, 4096, GUARD + CAP), 0);
-	ck_assert_int_eq(posix_memalign((void **)&f->disk, 4096, CAP), 0);
-	memset(f->mem, 0, GUARD + CAP);
-	memset(f->disk, 0, CAP);
-	ck_assert_int_eq(idm_buf_create(f->ctx, f->mem, GUARD + CAP, &f->buf), 0);
-	ck_assert_int_eq(idm_buf_create(f->ctx, f->disk, CAP, &f->disk_buf), 0);
+	memset(f, 0, sizeof(*f));
+	ck_assert_msg(p_init_ctx(&f->p, ip, CAP, shared) == 0, "%s", f->p.err);
 	rp_init(&f->peer, pump, f, TMO);
 }
 
@@ -412,59 +96,38 @@ static void fx_init(struct fx *f, bool stag_mr)
 	size_t n = 0;
 	bool iser = false;
 
-	memset(f, 0, sizeof(*f));
-	f->cmdsn = 1;
-	f->itt = 0x100;
 	/* read by the provider when it loads into this context */
 	if (stag_mr)
 		setenv("IDM_ISER_STAG", "mr", 1);
 	else
 		unsetenv("IDM_ISER_STAG");
-	ck_assert_int_eq(idm_ctx_create(NULL, &f->ctx), 0);
-	ck_assert_int_eq(idm_get_providers(f->ctx, &list, &n), 0);
+	fx_start(f, NULL);
+	ck_assert_int_eq(idm_get_providers(f->p.ctx, &list, &n), 0);
 	unsetenv("IDM_ISER_STAG");
 	for (size_t i = 0; i < n; i++)
 		iser |= !strcmp(list[i].name, "iser");
 	ck_assert_msg(iser, "the iser provider did not load");
-	fx_bufs(f);
 }
 
 /* Another connection (own peer, buffers, callbacks) in owner's context,
  * so in the same protection domain. */
 static void fx_init_shared(struct fx *f, const struct fx *owner)
 {
-	memset(f, 0, sizeof(*f));
-	f->cmdsn = 1;
-	f->itt = 0x800;
-	f->ctx = owner->ctx;
-	f->shared_ctx = true;
-	fx_bufs(f);
+	fx_start(f, owner->p.ctx);
 }
 
 static void fx_fini(struct fx *f)
 {
-	if (f->ic)
-		idm_conn_destroy(f->ic);
-	if (f->tc)
-		idm_conn_destroy(f->tc);
-	if (f->portal)
-		idm_portal_destroy(f->portal);
+	p_close_conns(&f->p);
 	rp_close(&f->peer);
-	if (f->buf)
-		idm_buf_destroy(f->buf);
-	if (f->disk_buf)
-		idm_buf_destroy(f->disk_buf);
-	if (!f->shared_ctx)
-		idm_ctx_destroy(f->ctx);
-	free(f->mem);
-	free(f->disk);
+	p_fini(&f->p);
 }
 
 #define PEER_OK(f, expr) \
 	ck_assert_msg((expr) == 0, "%s: %s [libidm: %s | %s]", #expr, \
-		      (f)->peer.err, (f)->err, \
-		      (f)->ic ? idm_conn_error((f)->ic) : "")
-#define FX_OK(f, cond) ck_assert_msg((cond) && !(f)->err[0], "%s: %s", #cond, (f)->err)
+		      (f)->peer.err, (f)->p.err, \
+		      (f)->p.ic ? idm_conn_error((f)->p.ic) : "")
+#define FX_OK(f, cond) ck_assert_msg((cond) && !(f)->p.err[0], "%s: %s", #cond, (f)->p.err)
 
 /* ---- raw target peer + libidm initiator ------------------------------- */
 
@@ -490,25 +153,23 @@ static void peer_login_rsp(struct fx *f)
 	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, iscsi_get32(req + ISCSI_BHS_CMDSN));
 	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, iscsi_get32(req + ISCSI_BHS_CMDSN) + 64);
 	free(m);
-	PEER_OK(f, rp_send_pdu(&f->peer, &h, rsp, keys, sizeof(keys), false, 0));
+	PEER_OK(f, rp_send_pdu(&f->peer, &h, rsp, f->p.kv, (uint32_t)f->p.kv_len, false, 0));
 }
 
 /* Connect a libidm initiator to a fresh raw target peer that answers the
  * REQ with `rep_flags` (< 0: as libidm's target would) and log in. */
 static void ini_login(struct fx *f, int rep_flags)
 {
-	struct idm_conn_attr ca = {.size = sizeof(ca), .provider = "iser",
-				   .cbs = &i_cbs};
-	char port[16];
-	int p = 0;
+	struct p_keys k;
+	int port = 0;
 
-	ca.arg = f;
-	PEER_OK(f, rp_listen(&f->peer, ip, &p));
-	snprintf(port, sizeof(port), "%d", p);
-	ck_assert_int_eq(idm_conn_connect(f->ctx, ip, port, &ca, &f->ic), 0);
+	stag_keys(&k);
+	PEER_OK(f, rp_listen(&f->peer, ip, &port));
+	f->p.remote_port = port;
+	ck_assert_msg(p_connect(&f->p, &k) == 0, "%s", f->p.err);
 	PEER_OK(f, rp_accept(&f->peer, rep_flags));
 	peer_login_rsp(f);
-	FX_OK(f, pump_until(f, &f->i_ffp, TMO));
+	FX_OK(f, p_progress_until(&f->p, ini_ffp, TMO) == 0);
 }
 
 static bool send_inv_negotiated(const struct raw_peer *p)
@@ -566,18 +227,18 @@ static void do_read(struct fx *f, uint32_t seed, uint32_t *stag, uint64_t *va)
 	uint8_t cmd[ISCSI_BHS_LEN];
 	bool inv = send_inv_negotiated(&f->peer);
 
-	memset(f->mem + GUARD, 0, CAP);
-	ck_assert_int_eq(ini_io(f, false, IO_LEN), 0);
+	memset(f->p.mem + P_GUARD, 0, CAP);
+	ck_assert_int_eq(p_io_start(&f->p, false, IO_LEN), 0);
 	peer_cmd(f, &h, cmd);
 	ck_assert(h.rsv && !h.wsv);
-	ck_assert_uint_eq(h.read_va, (uintptr_t)(f->mem + GUARD));
-	pattern(f->peer.data, IO_LEN, seed);
+	ck_assert_uint_eq(h.read_va, (uintptr_t)(f->p.mem + P_GUARD));
+	p_pattern(f->peer.data, IO_LEN, seed);
 	ck_assert_msg(rp_rdma(&f->peer, true, h.read_stag, h.read_va, 0, IO_LEN) ==
 		      IBV_WC_SUCCESS, "RDMA Write with a live STag: %s",
 		      f->peer.err);
 	ck_assert_int_eq(peer_rsp(f, cmd, inv, h.read_stag), IBV_WC_SUCCESS);
-	FX_OK(f, pump_until(f, &f->done, TMO));
-	ck_assert_mem_eq(f->mem + GUARD, f->peer.data, IO_LEN);
+	FX_OK(f, p_io_wait(&f->p, TMO) == 0);
+	ck_assert_mem_eq(f->p.mem + P_GUARD, f->peer.data, IO_LEN);
 	*stag = h.read_stag;
 	*va = h.read_va;
 }
@@ -589,45 +250,45 @@ static void do_write(struct fx *f, uint32_t seed, uint32_t *stag, uint64_t *va)
 	uint8_t cmd[ISCSI_BHS_LEN];
 	bool inv = send_inv_negotiated(&f->peer);
 
-	pattern(f->mem + GUARD, IO_LEN, seed);
+	p_pattern(f->p.mem + P_GUARD, IO_LEN, seed);
 	memset(f->peer.data, 0, IO_LEN);
-	ck_assert_int_eq(ini_io(f, true, IO_LEN), 0);
+	ck_assert_int_eq(p_io_start(&f->p, true, IO_LEN), 0);
 	peer_cmd(f, &h, cmd);
 	ck_assert(h.wsv && !h.rsv);
 	ck_assert_msg(rp_rdma(&f->peer, false, h.write_stag, h.write_va, 0,
 			      IO_LEN) == IBV_WC_SUCCESS,
 		      "RDMA Read with a live STag: %s", f->peer.err);
-	ck_assert_mem_eq(f->peer.data, f->mem + GUARD, IO_LEN);
+	ck_assert_mem_eq(f->peer.data, f->p.mem + P_GUARD, IO_LEN);
 	ck_assert_int_eq(peer_rsp(f, cmd, inv, h.write_stag), IBV_WC_SUCCESS);
-	FX_OK(f, pump_until(f, &f->done, TMO));
+	FX_OK(f, p_io_wait(&f->p, TMO) == 0);
 	*stag = h.write_stag;
 	*va = h.write_va;
 }
 
 static bool i_terminated(struct fx *f)
 {
-	return f->i_terminated > 0;
+	return f->p.i_terminated > 0;
 }
 
 /* The connection failure libidm reports after the peer's bad access:
  * exactly one notification, nothing after it. */
 static void expect_one_failure(struct fx *f, const char *what)
 {
-	double t0 = now_s();
+	double t0 = p_now();
 	bool term = false;
 
 	double dt;
 
-	while (!(term = i_terminated(f)) && now_s() - t0 < TMO / 1000.0)
-		idm_ctx_progress(f->ctx, 10);
-	dt = now_s() - t0;
+	while (!(term = i_terminated(f)) && p_now() - t0 < TMO / 1000.0)
+		idm_ctx_progress(f->p.ctx, 10);
+	dt = p_now() - t0;
 	ck_assert_msg(term, "%s: libidm reported no failure", what);
 	settle(f, 500);
-	ck_assert_int_eq(f->i_terminated, 1);
-	ck_assert_int_eq(f->cb_after_end, 0);
-	ck_assert_int_lt(f->i_reason, 0);
+	ck_assert_int_eq(f->p.i_terminated, 1);
+	ck_assert_int_eq(f->p.cb_after_end, 0);
+	ck_assert_int_lt(f->p.i_reason, 0);
 	printf("%s: libidm failed the connection once, %.3f s later: %s (%s)\n",
-	       what, dt, idm_strerror(f->i_reason), idm_conn_error(f->ic));
+	       what, dt, idm_strerror(f->p.i_reason), idm_conn_error(f->p.ic));
 }
 
 /* The peer uses the old STag of a finished task (write: RDMA Write with
@@ -638,14 +299,14 @@ static void stale_must_fail(struct fx *f, bool write, uint32_t stag, uint64_t va
 	int st;
 
 	ck_assert_ptr_nonnull(snap);
-	memcpy(snap, f->mem + GUARD, CAP);
-	pattern(f->peer.data, IO_LEN, 0xbad);
+	memcpy(snap, f->p.mem + P_GUARD, CAP);
+	p_pattern(f->peer.data, IO_LEN, 0xbad);
 	st = rp_rdma(&f->peer, write, stag, va, 0, IO_LEN);
 	ck_assert_msg(st >= 0, "%s", f->peer.err);
 	printf("stale RDMA %s with rkey %#x: %s\n", write ? "Write" : "Read",
 	       stag, ibv_wc_status_str((enum ibv_wc_status)st));
 	ck_assert_int_eq(st, IBV_WC_REM_ACCESS_ERR);
-	ck_assert_mem_eq(f->mem + GUARD, snap, CAP);
+	ck_assert_mem_eq(f->p.mem + P_GUARD, snap, CAP);
 	free(snap);
 	expect_one_failure(f, write ? "stale Write" : "stale Read");
 }
@@ -713,15 +374,15 @@ START_TEST(mw_unnegotiated_invalidate)
 
 	fx_init(&f, false);
 	ini_login(&f, ISER_CM_ZBVA_NOT_USED | ISER_CM_SEND_INV_NOT_USED);
-	ck_assert_int_eq(ini_io(&f, false, IO_LEN), 0);
+	ck_assert_int_eq(p_io_start(&f.p, false, IO_LEN), 0);
 	peer_cmd(&f, &h, cmd);
 	ck_assert(h.rsv);
 	ck_assert_int_eq(rp_rdma(&f.peer, true, h.read_stag, h.read_va, 0, IO_LEN),
 			 IBV_WC_SUCCESS);
 	ck_assert_int_eq(peer_rsp(&f, cmd, true, h.read_stag), IBV_WC_SUCCESS);
 	expect_one_failure(&f, "unnegotiated Send with Invalidate");
-	ck_assert_int_eq(f.i_reason, -EPROTO);
-	ck_assert(!f.done); /* the response never reached the caller */
+	ck_assert_int_eq(f.p.i_reason, -EPROTO);
+	ck_assert(!f.p.done); /* the response never reached the caller */
 	fx_fini(&f);
 }
 END_TEST
@@ -746,25 +407,25 @@ START_TEST(mr_stale_until_deregistered)
 	do_write(&f, 8, &ws, &wva);
 	ck_assert_uint_eq(rs, ws); /* one MR, one rkey for both directions */
 
-	pattern(f.peer.data, IO_LEN, 0xbad);
+	p_pattern(f.peer.data, IO_LEN, 0xbad);
 	st = rp_rdma(&f.peer, true, rs, rva, 0, IO_LEN);
 	printf("MR mode: stale RDMA Write with rkey %#x after the task ended: "
 	       "%s\n", rs, ibv_wc_status_str((enum ibv_wc_status)st));
 	ck_assert_int_eq(st, IBV_WC_SUCCESS);
-	ck_assert_mem_eq(f.mem + GUARD, f.peer.data, IO_LEN); /* overwritten */
-	ck_assert_int_eq(f.i_terminated, 0);
+	ck_assert_mem_eq(f.p.mem + P_GUARD, f.peer.data, IO_LEN); /* overwritten */
+	ck_assert_int_eq(f.p.i_terminated, 0);
 
 	/* deregistration is what ends the exposure */
-	idm_buf_destroy(f.buf);
-	f.buf = NULL;
-	memset(f.mem + GUARD, 0x11, IO_LEN);
-	pattern(f.peer.data, IO_LEN, 0xbad2);
+	idm_buf_destroy(f.p.buf);
+	f.p.buf = NULL;
+	memset(f.p.mem + P_GUARD, 0x11, IO_LEN);
+	p_pattern(f.peer.data, IO_LEN, 0xbad2);
 	st = rp_rdma(&f.peer, true, rs, rva, 0, IO_LEN);
 	printf("MR mode: after idm_buf_destroy: %s\n",
 	       ibv_wc_status_str((enum ibv_wc_status)st));
 	ck_assert_int_eq(st, IBV_WC_REM_ACCESS_ERR);
 	for (uint32_t i = 0; i < IO_LEN; i++)
-		ck_assert_uint_eq(f.mem[GUARD + i], 0x11);
+		ck_assert_uint_eq(f.p.mem[P_GUARD + i], 0x11);
 	expect_one_failure(&f, "MR mode, Write after deregistration");
 	fx_fini(&f);
 }
@@ -786,7 +447,7 @@ START_TEST(mr_send_inv_refused)
 	fx_init(&f, true);
 	ini_login(&f, -1);
 	ck_assert(!send_inv_negotiated(&f.peer));
-	ck_assert_int_eq(ini_io(&f, false, IO_LEN), 0);
+	ck_assert_int_eq(p_io_start(&f.p, false, IO_LEN), 0);
 	peer_cmd(&f, &h, cmd);
 	ck_assert_int_eq(rp_rdma(&f.peer, true, h.read_stag, h.read_va, 0, IO_LEN),
 			 IBV_WC_SUCCESS);
@@ -794,10 +455,10 @@ START_TEST(mr_send_inv_refused)
 	printf("MR mode: Send with Invalidate of rkey %#x: %s\n", h.read_stag,
 	       ibv_wc_status_str((enum ibv_wc_status)st));
 	expect_one_failure(&f, "MR mode, Send with Invalidate");
-	if (f.i_reason != -EPROTO)
-		ck_assert_msg(strstr(idm_conn_error(f.ic), "receive failed"),
-			      "%s", idm_conn_error(f.ic));
-	ck_assert(!f.done);
+	if (f.p.i_reason != -EPROTO)
+		ck_assert_msg(strstr(idm_conn_error(f.p.ic), "receive failed"),
+			      "%s", idm_conn_error(f.p.ic));
+	ck_assert(!f.p.done);
 	fx_fini(&f);
 }
 END_TEST
@@ -818,15 +479,15 @@ START_TEST(mr_rkey_reaches_other_connections)
 	do_read(&a, 11, &rs, &rva);
 	fx_init_shared(&b, &a);
 	ini_login(&b, -1);
-	pattern(b.peer.data, IO_LEN, 0xc0de);
+	p_pattern(b.peer.data, IO_LEN, 0xc0de);
 	st = rp_rdma(&b.peer, true, rs, rva, 0, IO_LEN);
 	printf("MR mode: connection B's target writes connection A's buffer "
 	       "with A's old rkey %#x: %s\n", rs,
 	       ibv_wc_status_str((enum ibv_wc_status)st));
 	ck_assert_int_eq(st, IBV_WC_SUCCESS);
-	ck_assert_mem_eq(a.mem + GUARD, b.peer.data, IO_LEN);
+	ck_assert_mem_eq(a.p.mem + P_GUARD, b.peer.data, IO_LEN);
 	settle(&a, 200);
-	ck_assert_int_eq(a.i_terminated + b.i_terminated, 0);
+	ck_assert_int_eq(a.p.i_terminated + b.p.i_terminated, 0);
 	fx_fini(&b);
 	fx_fini(&a);
 }
@@ -847,27 +508,27 @@ START_TEST(mw_stag_bound_to_its_connection)
 	ini_login(&a, -1);
 	fx_init_shared(&b, &a);
 	ini_login(&b, -1);
-	memset(a.mem + GUARD, 0, CAP);
-	ck_assert_int_eq(ini_io(&a, false, IO_LEN), 0);
+	memset(a.p.mem + P_GUARD, 0, CAP);
+	ck_assert_int_eq(p_io_start(&a.p, false, IO_LEN), 0);
 	peer_cmd(&a, &h, cmd);
-	memcpy(snap, a.mem + GUARD, CAP);
-	pattern(b.peer.data, IO_LEN, 0xc0de);
+	memcpy(snap, a.p.mem + P_GUARD, CAP);
+	p_pattern(b.peer.data, IO_LEN, 0xc0de);
 	st = rp_rdma(&b.peer, true, h.read_stag, h.read_va, 0, IO_LEN);
 	printf("windows: connection B's target uses connection A's live STag "
 	       "%#x: %s\n", h.read_stag,
 	       ibv_wc_status_str((enum ibv_wc_status)st));
 	ck_assert_int_eq(st, IBV_WC_REM_ACCESS_ERR);
-	ck_assert_mem_eq(a.mem + GUARD, snap, CAP);
+	ck_assert_mem_eq(a.p.mem + P_GUARD, snap, CAP);
 	free(snap);
 	expect_one_failure(&b, "foreign STag on connection B");
 	/* A is not affected and completes its READ */
-	pattern(a.peer.data, IO_LEN, 12);
+	p_pattern(a.peer.data, IO_LEN, 12);
 	ck_assert_int_eq(rp_rdma(&a.peer, true, h.read_stag, h.read_va, 0, IO_LEN),
 			 IBV_WC_SUCCESS);
 	ck_assert_int_eq(peer_rsp(&a, cmd, true, h.read_stag), IBV_WC_SUCCESS);
-	FX_OK(&a, pump_until(&a, &a.done, TMO));
-	ck_assert_mem_eq(a.mem + GUARD, a.peer.data, IO_LEN);
-	ck_assert_int_eq(a.i_terminated, 0);
+	FX_OK(&a, p_io_wait(&a.p, TMO) == 0);
+	ck_assert_mem_eq(a.p.mem + P_GUARD, a.peer.data, IO_LEN);
+	ck_assert_int_eq(a.p.i_terminated, 0);
 	fx_fini(&b);
 	fx_fini(&a);
 }
@@ -888,10 +549,10 @@ START_TEST(initiator_sends_hello)
 
 	ck_assert_ptr_nonnull(m);
 	fx_init(&f, false);
-	f.i_hello = true;
+	f.p.hello = true;
 	ini_login(&f, -1);
 	/* a command right away: it must not overtake the Hello */
-	ck_assert_int_eq(ini_io(&f, false, IO_LEN), 0);
+	ck_assert_int_eq(p_io_start(&f.p, false, IO_LEN), 0);
 	PEER_OK(&f, rp_recv(&f.peer, m));
 	ck_assert_msg(iser_hello_decode(m->buf, m->len, &hello) == 0 &&
 		      hello.opcode == ISER_OP_HELLO,
@@ -921,13 +582,13 @@ START_TEST(initiator_sends_hello)
 	free(m);
 	/* the READ then works as usual */
 	ck_assert(h.rsv);
-	pattern(f.peer.data, IO_LEN, 9);
+	p_pattern(f.peer.data, IO_LEN, 9);
 	ck_assert_int_eq(rp_rdma(&f.peer, true, h.read_stag, h.read_va, 0, IO_LEN),
 			 IBV_WC_SUCCESS);
 	ck_assert_int_eq(peer_rsp(&f, cmd, true, h.read_stag), IBV_WC_SUCCESS);
-	FX_OK(&f, pump_until(&f, &f.done, TMO));
-	ck_assert_mem_eq(f.mem + GUARD, f.peer.data, IO_LEN);
-	ck_assert_int_eq(f.i_terminated, 0);
+	FX_OK(&f, p_io_wait(&f.p, TMO) == 0);
+	ck_assert_mem_eq(f.p.mem + P_GUARD, f.peer.data, IO_LEN);
+	ck_assert_int_eq(f.p.i_terminated, 0);
 	/* and another, to be sure the HelloReply left nothing behind */
 	do_read(&f, 10, &rs, &rva);
 	fx_fini(&f);
@@ -938,13 +599,13 @@ END_TEST
 
 static void tgt_listen(struct fx *f, bool hello, int *port)
 {
-	struct idm_portal_attr pa = {.size = sizeof(pa), .providers = "iser",
-				     .accept = t_accept};
+	struct p_keys k;
 
-	pa.arg = f;
-	f->t_hello = hello;
-	ck_assert_int_eq(idm_portal_create(f->ctx, ip, "0", &pa, &f->portal), 0);
-	*port = idm_portal_port(f->portal);
+	stag_keys(&k);
+	p_set_keys(&f->p, &k, true);
+	f->p.hello = hello;
+	ck_assert_msg(p_listen(&f->p, "iser") == 0, "%s", f->p.err);
+	*port = idm_portal_port(f->p.portal);
 }
 
 static void peer_login_req(struct fx *f, bool hello)
@@ -961,11 +622,11 @@ static void peer_login_req(struct fx *f, bool hello)
 			      "InitiatorName=iqn.2026-11.test:peer") + 1;
 	n += (size_t)snprintf(data + n, sizeof(data) - n,
 			      "TargetName=iqn.2026-11.test:stag") + 1;
-	memcpy(data + n, keys, sizeof(keys));
-	n += sizeof(keys);
+	memcpy(data + n, f->p.kv, f->p.kv_len);
+	n += f->p.kv_len;
 	if (hello) {
-		memcpy(data + n, hello_key, sizeof(hello_key));
-		n += sizeof(hello_key);
+		memcpy(data + n, P_HELLO_KEY, sizeof(P_HELLO_KEY));
+		n += sizeof(P_HELLO_KEY);
 	}
 	req[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
 	req[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
@@ -982,7 +643,7 @@ static void peer_login_req(struct fx *f, bool hello)
 	ck_assert_uint_eq(rsp[36], 0);
 	ck_assert(rsp[1] & ISCSI_LOGIN_TRANSIT);
 	free(m);
-	FX_OK(f, f->t_ffp);
+	FX_OK(f, f->p.t_ffp);
 }
 
 /* One command from the raw initiator through a window of its own; the
@@ -999,13 +660,13 @@ static void peer_io(struct fx *f, bool write, bool expect_inv)
 	ck_assert_ptr_nonnull(m);
 	PEER_OK(f, rp_mw_bind(&f->peer, 0, IO_LEN, !write, &mw, &stag));
 	if (write) {
-		pattern(f->peer.data, IO_LEN, 20);
-		memset(f->disk, 0, CAP);
+		p_pattern(f->peer.data, IO_LEN, 20);
+		memset(f->p.disk + P_GUARD, 0, CAP);
 		h.wsv = true;
 		h.write_stag = stag;
 		h.write_va = (uintptr_t)f->peer.data;
 	} else {
-		pattern(f->disk, IO_LEN, 21);
+		p_pattern(f->p.disk + P_GUARD, IO_LEN, 21);
 		memset(f->peer.data, 0, IO_LEN);
 		h.rsv = true;
 		h.read_stag = stag;
@@ -1014,17 +675,17 @@ static void peer_io(struct fx *f, bool write, bool expect_inv)
 	cmd[0] = ISCSI_OP_SCSI_CMD;
 	cmd[1] = ISCSI_FLAG_FINAL | (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) |
 		 ISCSI_ATTR_SIMPLE;
-	iscsi_put32(cmd + ISCSI_BHS_ITT, ++f->itt);
+	iscsi_put32(cmd + ISCSI_BHS_ITT, ++f->p.itt);
 	iscsi_put32(cmd + ISCSI_CMD_EDTL, IO_LEN);
-	iscsi_put32(cmd + ISCSI_BHS_CMDSN, f->cmdsn++);
-	cmd[ISCSI_CMD_CDB] = write ? CDB_WRITE : CDB_READ;
+	iscsi_put32(cmd + ISCSI_BHS_CMDSN, f->p.cmdsn++);
+	cmd[ISCSI_CMD_CDB] = write ? P_CDB_WRITE : P_CDB_READ;
 	ck_assert_int_eq(rp_send_pdu(&f->peer, &h, cmd, NULL, 0, false, 0),
 			 IBV_WC_SUCCESS);
 	PEER_OK(f, rp_recv(&f->peer, m));
 	FX_OK(f, true);
 	ck_assert_uint_eq(m->buf[ISER_HDR_LEN] & ISCSI_OPCODE_MASK,
 			  ISCSI_OP_SCSI_RSP);
-	ck_assert_uint_eq(iscsi_get32(m->buf + ISER_HDR_LEN + ISCSI_BHS_ITT), f->itt);
+	ck_assert_uint_eq(iscsi_get32(m->buf + ISER_HDR_LEN + ISCSI_BHS_ITT), f->p.itt);
 	ck_assert_uint_eq(m->buf[ISER_HDR_LEN + 3], 0);
 	inv = rp_wc_invalidated(&m->wc, &inv_rkey);
 	printf("target %s response: wc_flags %#x invalidated_rkey %#x "
@@ -1035,9 +696,9 @@ static void peer_io(struct fx *f, bool write, bool expect_inv)
 		ck_assert_uint_eq(inv_rkey, stag);
 	free(m);
 	if (write)
-		ck_assert_mem_eq(f->disk, f->peer.data, IO_LEN);
+		ck_assert_mem_eq(f->p.disk + P_GUARD, f->peer.data, IO_LEN);
 	else
-		ck_assert_mem_eq(f->peer.data, f->disk, IO_LEN);
+		ck_assert_mem_eq(f->peer.data, f->p.disk + P_GUARD, IO_LEN);
 }
 
 static void target_send_inv(bool offer)
@@ -1058,7 +719,7 @@ static void target_send_inv(bool offer)
 	peer_io(&f, false, offer);
 	peer_io(&f, true, offer);
 	settle(&f, 200);
-	ck_assert_int_eq(f.t_terminated, 0);
+	ck_assert_int_eq(f.p.t_terminated, 0);
 	fx_fini(&f);
 }
 
@@ -1109,7 +770,7 @@ START_TEST(target_answers_hello)
 	peer_io(&f, true, true);
 	peer_io(&f, false, true);
 	settle(&f, 200);
-	ck_assert_int_eq(f.t_terminated, 0);
+	ck_assert_int_eq(f.p.t_terminated, 0);
 	fx_fini(&f);
 }
 END_TEST

@@ -1,6 +1,7 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Process helpers shared by the shell tests on the host (tests/cli,
-# tests/interop/target); sourced, not run.
+# Processes and loopback ports of the shell tests (sourced through
+# common.sh, not run).
 
 # stop_pids PID...: SIGTERM to each, then up to 2 s for each to go before
 # SIGKILL, so that no peer a test started outlives it.
@@ -18,8 +19,48 @@ stop_pids() {
 	done
 }
 
-# skip WHY...: meson's "skipped" (exit status 77), saying why.
-skip() {
-	echo "SKIP: $*"
-	exit 77
+# stop_pid PID [SECS]: stop a child we started: TERM, KILL after SECS
+# (default 5) seconds, and reap it.
+stop_pid() {
+	local pid=$1 n=$(( ${2:-5} * 10 )) i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < n; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# port_open PORT: is something listening on 127.0.0.1:PORT?
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port: a loopback port nobody listens on right now (the kernel's
+# choice for a socket bound to port 0; the peer is started right after).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT [SECS]: wait up to SECS (default 10) for 127.0.0.1:PORT
+# to accept.
+wait_port() {
+	local i n=$(( ${2:-10} * 10 ))
+	for ((i = 0; i < n; i++)); do
+		port_open "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_file FILE PID SECS: wait until FILE is not empty, PID exited or
+# SECS passed; 0 iff FILE is not empty.
+wait_file() {
+	local f=$1 pid=$2 n=$(( $3 * 10 )) i
+	for ((i = 0; i < n; i++)); do
+		[ -s "$f" ] && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -s "$f" ]
 }

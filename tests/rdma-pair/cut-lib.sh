@@ -15,23 +15,11 @@ since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # epoch seconds of an "HH:MM:SS.mmm" stamp of today (idm-initiator's logs)
 stamp_epoch() { date -d "$(date +%F) $1" +%s.%N; }
 
-# cut_idm_target NAME IQN PROVIDER: idm-target in A on $A_IP, a free port;
-# sets PORT. Stopped when the test ends; its log: pair_a_log NAME.
+# cut_idm_target NAME IQN PROVIDER: idm-target in A on $A_IP, a free port,
+# a 256 MiB RAM LUN; sets PORT. Stopped when the test ends; its log:
+# pair_a_log NAME.
 cut_idm_target() {
-	local name=$1 iqn=$2 prov=$3 pf i
-	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
-	pair_a_start "$name" "$IDM_TARGET" --provider "$prov" --portal "$A_IP:0" \
-		--port-file "$pf" --target-name "$iqn" --lun ram:256M -v ||
-		fail "cannot start idm-target in A"
-	CLEANUP_CMDS+=("pair_a_stop $name")
-	PORT=
-	for ((i = 0; i < 300; i++)); do
-		[ -s "$pf" ] && read -r PORT <"$pf" && [ -n "$PORT" ] && break
-		pair_a_status "$name" >/dev/null && break
-		_pair_sleep 0.2
-	done
-	[ -n "$PORT" ] || { tail -n 20 "$(pair_a_log "$name")"; fail "idm-target ($prov) did not start in A"; }
-	log "idm-target ($prov) in A listens on $A_IP:$PORT"
+	PAIR_TGT_PROVIDER=$3 pair_idm_target "$1" "$2" ram:256M -v
 }
 
 # cut_during PID FILE REGEX: once REGEX shows in FILE (the I/O runs), wait

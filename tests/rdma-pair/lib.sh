@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Shared by the tests of suite rdma-pair (sourced). They run in guest B of
 # the two-guest rig (tests/rdma-vm/vm-pair) and drive guest A through
-# pair-lib.sh; the helpers of the one-guest iSER interop tests (log, fail,
-# skip, run_bounded, CLEANUP_CMDS undone on exit, ...) come with them.
+# pair-lib.sh; tests/lib's helpers (log, fail, skip, run_bounded,
+# CLEANUP_CMDS undone on exit, ...) come with the one-guest iSER interop
+# tests' lib.sh.
 # shellcheck source-path=SCRIPTDIR source=../iser-interop/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../iser-interop/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../rdma-vm/pair-lib.sh
@@ -20,24 +21,25 @@ B_IP=$IDM_PAIR_B_IP
 # pair_a_cleanup NAME: stop A's job NAME when the test ends.
 pair_a_cleanup() { CLEANUP_CMDS+=("pair_a_stop $1 KILL"); }
 
-# pair_idm_target NAME IQN LUNSPEC [ARGS...]: idm-target over iSER in A on
-# $A_IP, a free port (written to the shared job dir); sets PORT. Stopped
-# (TERM) when the test ends; its log: pair_a_log NAME.
+# pair_idm_target NAME IQN LUNSPEC [ARGS...]: idm-target over iSER (or
+# $PAIR_TGT_PROVIDER) in A on $A_IP, a free port (written to the shared
+# job dir); sets PORT. Stopped (TERM) when the test ends; its log:
+# pair_a_log NAME.
 pair_idm_target() {
-	local name=$1 iqn=$2 lun=$3 pf i
+	local name=$1 iqn=$2 lun=$3 prov=${PAIR_TGT_PROVIDER:-iser} pf i
 	shift 3
 	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
-	pair_a_start "$name" "$IDM_TARGET" --provider iser --portal "$A_IP:0" --port-file "$pf" \
+	pair_a_start "$name" "$IDM_TARGET" --provider "$prov" --portal "$A_IP:0" --port-file "$pf" \
 		--target-name "$iqn" --lun "$lun" "$@" || fail "cannot start idm-target in A"
-	CLEANUP_CMDS+=("pair_a_stop $name")
+	on_exit "pair_a_stop $name"
 	PORT=
 	for ((i = 0; i < 300; i++)); do
 		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
 		pair_a_status "$name" >/dev/null && break
 		_pair_sleep 0.2
 	done
-	[ -n "$PORT" ] || { tail -n 20 "$(pair_a_log "$name")"; fail "idm-target (iSER) did not start in A"; }
-	log "idm-target (iSER) in A listens on $A_IP:$PORT"
+	[ -n "$PORT" ] || { tail -n 20 "$(pair_a_log "$name")"; fail "idm-target ($prov) did not start in A"; }
+	log "idm-target ($prov) in A listens on $A_IP:$PORT"
 }
 
 # pair_a_alive NAME: A's job NAME must still run.

@@ -3,11 +3,13 @@
  * Harness core: the context, the portal and the "disk", the initiator's
  * login and callbacks, and progress with deadlines. The target's side is
  * in harness_target.c, the I/O workload in harness_io.c, the login keys in
- * harness_keys.c, the raw evil peers in harness_raw.c.
+ * harness_keys.c, the raw evil peers in raw_peer.c.
  */
 #include "harness.h"
 #include "harness_priv.h"
+#include <libidm/keys.h>
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,13 +56,13 @@ void h_unexpected(struct h_side *s, const char *fmt, ...)
 void h_params_default(struct h_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->first_burst = 65536;
-	p->max_burst = 262144;
-	p->ini_mrdsl = 8192;
-	p->tgt_mrdsl = 8192;
-	p->max_r2t = 1;
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->ini_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->tgt_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	p->max_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
 }
 
 const char *h_params_str(const struct h_params *p, char *buf, size_t len)
@@ -576,4 +580,72 @@ int h_connect_login(struct h *h, const struct h_params *p, int timeout_ms)
 		return -EPROTO;
 	}
 	return 0;
+}
+
+static int warm_accept(idm_portal *p, idm_conn *c, void *arg)
+{
+	(void)p;
+	(void)c;
+	(void)arg;
+	return -ECONNREFUSED;
+}
+
+bool h_main_prologue(const char *prog, unsigned alarm_s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	const char *scale = getenv("IDM_TEST_TIME_SCALE");
+	int fd;
+
+	/* Emulated RDMA (soft-RoCE under TCG) is far slower than loopback. */
+	if (scale && atoi(scale) > 1)
+		alarm_s *= (unsigned)atoi(scale);
+	alarm(alarm_s);
+	if (strcmp(h_provider(), "tcp")) {
+		if (!getenv("IDM_RDMA_IP") && !getenv("IDM_TEST_HOST")) {
+			printf("%s: SKIP: provider %s needs an RDMA device "
+			       "(run through tests/rdma-vm/ci.sh)\n",
+			       prog, h_provider());
+			return false;
+		}
+		/* rdma-core opens its device files once per process and keeps
+		 * them: load the provider (and use the device) once before any
+		 * test counts open descriptors. */
+		{
+			idm_ctx *ctx = NULL;
+			idm_portal *pt = NULL;
+			struct idm_portal_attr pa = {
+				.size = sizeof(pa),
+				.providers = h_provider(),
+				.accept = warm_accept,
+			};
+
+			if (idm_ctx_create(NULL, &ctx) == 0 &&
+			    idm_portal_create(ctx, h_host(), "0", &pa, &pt) == 0)
+				idm_portal_destroy(pt);
+			idm_ctx_destroy(ctx);
+		}
+		return true;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "%s: SKIP: cannot bind a TCP socket on 127.0.0.1: %s\n",
+			prog, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+int h_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -12,8 +12,8 @@
  * (write) and CDB bytes 2..9 carry the byte offset into the disk; the
  * transfer length is the Expected Data Transfer Length.
  *
- * The raw-peer helpers (h_raw_*) speak iSCSI over a plain socket so the
- * bad-input tests can play an evil initiator or target against libidm.
+ * raw_peer.h: a raw iSCSI peer on a plain socket, to play an evil
+ * initiator or target against one side of this harness.
  */
 #ifndef TESTS_TCP_HARNESS_H
 #define TESTS_TCP_HARNESS_H
@@ -21,6 +21,7 @@
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
 
+#include <check.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -236,6 +237,9 @@ void h_pattern(uint8_t *p, size_t len, uint32_t seed);
 long h_pattern_check(const uint8_t *p, size_t len, uint32_t seed);
 
 /* Build the BHS of a SCSI command the way the harness initiator does. */
+/* Build an immediate NOP-Out ping (F, TTT reserved) with ITT and CmdSN,
+ * every other field 0. */
+void h_build_nop_out(uint8_t bhs[48], uint32_t itt, uint32_t cmdsn);
 void h_build_scsi_cmd(uint8_t bhs[48], bool write, uint32_t itt,
 		      uint32_t cmdsn, uint32_t expstatsn, uint32_t len,
 		      uint64_t disk_off, bool final);
@@ -263,61 +267,13 @@ void h_unexpected(struct h_side *s, const char *fmt, ...)
  * hang even with CK_FORK=no, and a check that 127.0.0.1 works. Returns
  * false (after saying why) when the test must be skipped (exit 77). */
 bool h_main_prologue(const char *prog, unsigned alarm_s);
+/* Run the suite (Check's CK_* environment applies); the exit status. */
+int h_run_suite(Suite *s);
 /* Provider and address under test (IDM_TEST_PROVIDER, IDM_TEST_HOST). */
 const char *h_provider(void);
 const char *h_host(void);
 
 /* Log line to stderr, prefixed with the test name. */
 void h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* ------------------------------------------------------------------ */
-/* Raw peers for the bad-input tests                                   */
-/* ------------------------------------------------------------------ */
-
-uint32_t h_crc32c(uint32_t crc, const void *data, size_t len);
-
-struct h_raw {
-	int fd;
-	bool hd, dd;   /* digests in effect */
-	bool closed;   /* EOF or reset seen */
-	uint32_t cmdsn, statsn;
-};
-
-/* Evil initiator: connect to the harness target. */
-int h_raw_connect(struct h *h, struct h_raw *r);
-/* Evil target: a listening socket on 127.0.0.1:0; *port gets its port. */
-int h_raw_listen(int *port);
-/* Accept on lfd while making libidm progress. */
-int h_raw_accept(struct h *h, int lfd, struct h_raw *r, int timeout_ms);
-void h_raw_close(struct h_raw *r);
-
-/* Write all bytes, making libidm progress whenever the socket is full.
- * Returns 0 or a negative errno (-EPIPE when the peer is gone). */
-int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len);
-
-/* H_RAW_* corrupt flags for h_raw_send_pdu */
-#define H_RAW_BAD_HD (1u << 0)
-#define H_RAW_BAD_DD (1u << 1)
-#define H_RAW_KEEP_LENGTHS (1u << 2) /* don't fill AHS/DSL fields */
-
-/* Send one PDU with padding and the digests in effect. */
-int h_raw_send_pdu(struct h *h, struct h_raw *r, const uint8_t bhs[48],
-		   const void *ahs, size_t ahs_len, const void *data,
-		   size_t data_len, unsigned flags);
-/* Receive one PDU (data up to cap bytes kept, the rest discarded) while
- * making libidm progress, checking the digests in effect with our own
- * CRC32C. 0, -ETIMEDOUT, -ECONNRESET (closed), -EBADMSG (digest). */
-int h_raw_recv_pdu(struct h *h, struct h_raw *r, uint8_t bhs[48],
-		   uint8_t *data, size_t cap, uint32_t *data_len,
-		   int timeout_ms);
-/* Wait until the peer closed the socket (EOF/reset), discarding what it
- * sends. 0 or -ETIMEDOUT. */
-int h_raw_wait_closed(struct h *h, struct h_raw *r, int timeout_ms);
-
-/* Log in as an initiator with the keys of *p (sets r->hd/dd). */
-int h_raw_login_initiator(struct h *h, struct h_raw *r,
-			  const struct h_params *p);
-/* Answer the libidm initiator's Login Request with the keys of *p. */
-int h_raw_login_target(struct h *h, struct h_raw *r, const struct h_params *p);
 
 #endif

@@ -100,6 +100,16 @@ void h_build_scsi_cmd(uint8_t bhs[48], bool write, uint32_t itt,
 	iscsi_put64(bhs + ISCSI_CMD_CDB + 2, disk_off);
 }
 
+void h_build_nop_out(uint8_t bhs[48], uint32_t itt, uint32_t cmdsn)
+{
+	memset(bhs, 0, 48);
+	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
+	bhs[1] = ISCSI_FLAG_FINAL;
+	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
+	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	iscsi_put32(bhs + ISCSI_BHS_CMDSN, cmdsn);
+}
+
 void h_slot_prepare(struct h *h, size_t s, bool write, uint32_t len)
 {
 	struct h_slot *sl = &h->slots[s];

@@ -5,6 +5,7 @@
  * to libidm after negotiation.
  */
 #include "harness.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -180,13 +181,13 @@ int h_parse_keys(const void *data, size_t len, struct h_params *p,
 	/* RFC 7143 section 13 defaults */
 	p->header_digest = false;
 	p->data_digest = false;
-	p->immediate_data = true;
-	p->initial_r2t = true;
-	p->first_burst = 65536;
-	p->max_burst = 262144;
-	p->max_r2t = 1;
-	p->erl = 0;
-	*peer_mrdsl = 8192;
+	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
+	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
+	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
+	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
+	p->max_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
+	p->erl = IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL;
+	*peer_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
 	get_digest(data, len, "HeaderDigest", &p->header_digest);
 	get_digest(data, len, "DataDigest", &p->data_digest);
 	if (get_bool(data, len, "ImmediateData", &p->immediate_data) ||

@@ -9,7 +9,7 @@
  * a connection that still works. Guard bytes around every buffer catch
  * writes outside the caller's ranges; ASan catches the rest.
  */
-#include "badinput_util.h"
+#include "raw_peer.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -30,6 +30,15 @@ static void params_write(struct h_params *p)
 	p->max_r2t = 1;
 }
 
+/* A WRITE of len (ITT) to an untouched disk slot 0; bhs gets its R2T. */
+static void write_to_r2t(struct h *h, struct h_raw *r, uint32_t len,
+			 uint8_t bhs[48])
+{
+	h_disk_slot_clear(h, 0);
+	h_raw_send_cmd(h, r, true, ITT, len);
+	h_raw_recv_op(h, r, ISCSI_OP_R2T, bhs);
+}
+
 /* ---- against the libidm target --------------------------------------- */
 
 START_TEST(unknown_opcode)
@@ -40,14 +49,13 @@ START_TEST(unknown_opcode)
 	uint8_t bhs[48] = { 0 };
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	bhs[0] = 0x1e; /* no such initiator opcode */
 	bhs[1] = ISCSI_FLAG_FINAL;
 	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x42);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
-	bi_target_outcome(&h, &r, true, "unknown opcode 0x1e");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_target_outcome(&h, &r, true, "unknown opcode 0x1e");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -60,19 +68,15 @@ START_TEST(ahs_too_long)
 	uint8_t ahs[1020];
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	/* TotalAHSLength 255 words whose first AHS claims 65535 bytes */
 	memset(ahs, 0xee, sizeof(ahs));
 	iscsi_put16(ahs, 0xffff);
 	ahs[2] = 0x01; /* extended CDB */
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, ISCSI_RESERVED_TAG, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, sizeof(ahs), NULL, 0, 0), 0);
-	bi_target_outcome(&h, &r, true, "TotalAHSLength 255 with a 65535-byte AHS");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_target_outcome(&h, &r, true, "TotalAHSLength 255 with a 65535-byte AHS");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -86,17 +90,13 @@ START_TEST(dsl_over_mrdsl)
 
 	h_params_default(&p);
 	p.tgt_mrdsl = 8192;
-	bi_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x99);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	h_build_nop_out(bhs, 0x99, 0);
 	/* ignore a send error: the target may close before taking it all */
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
-	bi_target_outcome(&h, &r, false,
+	h_raw_target_outcome(&h, &r, false,
 			  "NOP-Out DataSegmentLength 8704 > MaxRecvDataSegmentLength 8192");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -108,18 +108,14 @@ START_TEST(dsl_huge_header_only)
 	uint8_t bhs[48] = { 0 };
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x99);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	h_build_nop_out(bhs, 0x99, 0);
 	iscsi_bhs_set_data_len(bhs, 0xffffff);
 	/* the header alone must be enough to fail: no waiting for 16 MiB */
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0,
 					H_RAW_KEEP_LENGTHS), 0);
-	bi_target_outcome(&h, &r, false, "DataSegmentLength 0xffffff, header only");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_target_outcome(&h, &r, false, "DataSegmentLength 0xffffff, header only");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -134,20 +130,16 @@ START_TEST(header_digest_mismatch)
 
 	h_params_default(&p);
 	p.header_digest = true;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	controls = h.t.control_count;
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x98);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x98, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, H_RAW_BAD_HD), 0);
 	/* RFC 7143 7.8: discard the PDU or close the connection */
-	bi_target_outcome(&h, &r, true, "header digest mismatch");
+	h_raw_target_outcome(&h, &r, true, "header digest mismatch");
 	/* dropped: only the ping may have reached the caller */
 	ck_assert_msg(h.t.terminate_count || h.t.control_count == controls + 1,
 		      "a PDU with a bad header digest reached the caller");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -163,20 +155,16 @@ START_TEST(data_digest_mismatch)
 	h_params_default(&p);
 	p.header_digest = true;
 	p.data_digest = true;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	controls = h.t.control_count;
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x97);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	h_build_nop_out(bhs, 0x97, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, ping, sizeof(ping),
 					H_RAW_BAD_DD), 0);
 	/* RFC 7143 7.8: Reject and discard, or close at ERL 0 */
-	bi_target_outcome(&h, &r, true, "data digest mismatch (NOP-Out)");
+	h_raw_target_outcome(&h, &r, true, "data digest mismatch (NOP-Out)");
 	ck_assert_msg(h.t.terminate_count || h.t.control_count == controls + 1,
 		      "the PDU with the bad data digest reached the caller");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -190,20 +178,17 @@ START_TEST(dataout_digest_mismatch)
 
 	params_write(&p);
 	p.data_digest = true;
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
 	memset(data, 0x11, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
 		    0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data),
 					H_RAW_BAD_DD), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out with a bad data digest");
+	h_raw_target_outcome(&h, &r, true, "Data-Out with a bad data digest");
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
 		      "Get_Data completed successfully with corrupt data");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -216,19 +201,16 @@ START_TEST(dataout_unknown_ttt)
 	static uint8_t data[4096];
 
 	params_write(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
 	memset(data, 0x22, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT,
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT,
 		    iscsi_get32(bhs + ISCSI_BHS_TTT) ^ 0x5a5a0000u, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out for an unknown TTT");
-	ck_assert_msg(bi_disk_untouched(&h, 0, 8192),
+	h_raw_target_outcome(&h, &r, true, "Data-Out for an unknown TTT");
+	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
 		      "Data-Out with a wrong TTT was placed");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -241,18 +223,15 @@ START_TEST(dataout_unknown_itt)
 	static uint8_t data[512];
 
 	params_write(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
 	/* right TTT, wrong ITT; then an unsolicited one for no task at all */
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT + 1,
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT + 1,
 		    iscsi_get32(bhs + ISCSI_BHS_TTT), 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out with the R2T's TTT but another ITT");
-	ck_assert(bi_disk_untouched(&h, 0, 8192));
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_target_outcome(&h, &r, true, "Data-Out with the R2T's TTT but another ITT");
+	ck_assert(h_raw_disk_untouched(&h, 0, 8192));
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -266,16 +245,15 @@ START_TEST(dataout_unsolicited_unknown_itt)
 
 	params_write(&p);
 	p.initial_r2t = false;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	/* unsolicited Data-Out for an ITT no command ever used */
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0xabcdef, ISCSI_RESERVED_TAG, 0, 0,
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0xabcdef, ISCSI_RESERVED_TAG, 0, 0,
 		    true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
-	ck_assert(bi_disk_untouched(&h, 0, 8192));
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
+	ck_assert(h_raw_disk_untouched(&h, 0, 8192));
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -293,26 +271,23 @@ static void dataout_outside(uint32_t off, uint32_t len, const char *what)
 	params_write(&p);
 	p.max_burst = 4096;
 	p.first_burst = 4096;
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
 	r2t_len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
 	ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET) == 0 && r2t_len == 4096,
 		      "R2T for [%u, +%u), expected [0, +4096)",
 		      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), r2t_len);
 	memset(data, 0x33, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
 		    0, off, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, len, 0);
-	bi_target_outcome(&h, &r, true, what);
+	h_raw_target_outcome(&h, &r, true, what);
 	/* nothing outside the R2T may have been written */
-	ck_assert_msg(bi_disk_untouched(&h, 4096, 4096),
+	ck_assert_msg(h_raw_disk_untouched(&h, 4096, 4096),
 		      "%s: bytes outside the R2T were written", what);
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
 		      "%s: Get_Data reported success", what);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(dataout_outside_r2t)
@@ -342,13 +317,13 @@ START_TEST(truncated_bhs_then_close)
 	uint8_t bhs[48] = { 0 };
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
 	ck_assert_int_eq(h_raw_write(&h, &r, bhs, 20), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	bi_assert_failed_once(&h.t, __func__);
+	h_raw_assert_failed_once(&h.t, __func__);
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	h_log("20 bytes of a BHS then close: one terminate notify, reason: %s",
 	      h.t.error);
@@ -364,7 +339,7 @@ START_TEST(truncated_data_then_close)
 	uint8_t pkt[48 + 100] = { 0 };
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	pkt[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
 	pkt[1] = ISCSI_FLAG_FINAL;
 	iscsi_put32(pkt + ISCSI_BHS_ITT, 0x96);
@@ -374,7 +349,7 @@ START_TEST(truncated_data_then_close)
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	bi_assert_failed_once(&h.t, __func__);
+	h_raw_assert_failed_once(&h.t, __func__);
 	h_log("NOP-Out with 100 of 1000 data bytes then close: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
@@ -390,11 +365,9 @@ START_TEST(vanish_mid_dataout)
 	static uint8_t pkt[48 + 2048];
 
 	params_write(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
-	bi_data_bhs(pkt, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
+	h_raw_data_bhs(pkt, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
 		    0, 0, true);
 	iscsi_bhs_set_data_len(pkt, 8192);
 	memset(pkt + 48, 0x44, 2048);
@@ -402,11 +375,11 @@ START_TEST(vanish_mid_dataout)
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	bi_assert_failed_once(&h.t, __func__);
+	h_raw_assert_failed_once(&h.t, __func__);
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
 		      "Get_Data reported success for half the data");
 	ck_assert_int_eq(h_check_guards(&h), 0);
-	ck_assert(bi_disk_untouched(&h, 2048, 8192 - 2048));
+	ck_assert(h_raw_disk_untouched(&h, 2048, 8192 - 2048));
 	h_log("peer gone after 2048 of 8192 Data-Out bytes: one notify (%d failed completions first), reason: %s",
 	      h.t.completion_errors, h.t.error);
 	h_fini(&h);
@@ -422,16 +395,16 @@ START_TEST(vanish_mid_datain)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 8192;
-	bi_evil_initiator(&h, &r, &p, 1 << 20);
+	h_raw_evil_initiator(&h, &r, &p, 1 << 20);
 	h.free_on_terminate = true;
 	h_pattern(h_disk_slot(&h, 0), 1 << 20, 7);
-	bi_send_cmd(&h, &r, false, ITT, 1 << 20);
+	h_raw_send_cmd(&h, &r, false, ITT, 1 << 20);
 	/* take a few Data-In, then vanish while the target is sending */
 	for (int i = 0; i < 3; i++)
-		bi_recv_op(&h, &r, ISCSI_OP_DATA_IN, bhs);
+		h_raw_recv_op(&h, &r, ISCSI_OP_DATA_IN, bhs);
 	h_raw_close(&r);
 	h_progress_for(&h, 800);
-	bi_assert_failed_once(&h.t, __func__);
+	h_raw_assert_failed_once(&h.t, __func__);
 	h_log("initiator gone during a 1 MiB Put_Data: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
@@ -463,15 +436,14 @@ START_TEST(imm_beyond_edtl)
 	h_params_default(&p);
 	p.immediate_data = true;
 	p.initial_r2t = true;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	/* 4096 bytes of immediate data for a 1000-byte write */
 	send_write(&h, &r, 1000, 4096, true);
-	bi_target_outcome(&h, &r, true, "immediate data 4096 > EDTL 1000");
-	ck_assert_msg(bi_disk_untouched(&h, 1000, 8192 - 1000),
+	h_raw_target_outcome(&h, &r, true, "immediate data 4096 > EDTL 1000");
+	ck_assert_msg(h_raw_disk_untouched(&h, 1000, 8192 - 1000),
 		      "immediate data written past the 1000-byte Get_Data range");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -482,14 +454,13 @@ START_TEST(imm_not_negotiated)
 	struct h_params p;
 
 	params_write(&p); /* ImmediateData=No */
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	send_write(&h, &r, 8192, 512, true);
-	bi_target_outcome(&h, &r, true, "immediate data with ImmediateData=No");
-	ck_assert_msg(bi_disk_untouched(&h, 0, 8192),
+	h_raw_target_outcome(&h, &r, true, "immediate data with ImmediateData=No");
+	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
 		      "immediate data placed although ImmediateData=No");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -502,16 +473,15 @@ START_TEST(unsolicited_with_initial_r2t)
 	static uint8_t data[512];
 
 	params_write(&p); /* InitialR2T=Yes */
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	send_write(&h, &r, 8192, 0, true);
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "unsolicited Data-Out with InitialR2T=Yes");
-	ck_assert_msg(bi_disk_untouched(&h, 0, 8192),
+	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out with InitialR2T=Yes");
+	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
 		      "unsolicited Data-Out placed although InitialR2T=Yes");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -526,20 +496,19 @@ START_TEST(unsolicited_beyond_first_burst)
 	params_write(&p);
 	p.initial_r2t = false;
 	p.first_burst = 4096;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	send_write(&h, &r, 8192, 0, false);
 	memset(data, 0x6d, sizeof(data));
 	/* the whole first burst, but without F, then 512 more unsolicited */
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, 4096, 0), 0);
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 1, 4096, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 1, 4096, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, 512, 0), 0);
-	bi_target_outcome(&h, &r, true, "unsolicited Data-Out past FirstBurstLength");
-	ck_assert_msg(bi_disk_untouched(&h, 4096, 4096),
+	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out past FirstBurstLength");
+	ck_assert_msg(h_raw_disk_untouched(&h, 4096, 4096),
 		      "unsolicited data past FirstBurstLength was placed");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -554,21 +523,20 @@ START_TEST(dataout_for_read_task)
 
 	h_params_default(&p);
 	p.initial_r2t = false;
-	bi_evil_initiator(&h, &r, &p, len);
+	h_raw_evil_initiator(&h, &r, &p, len);
 	h_pattern(h_disk_slot(&h, 0), len, 5);
 	/* 16 MiB that the raw side does not read keeps the read task busy */
-	bi_send_cmd(&h, &r, false, ITT, len);
+	h_raw_send_cmd(&h, &r, false, ITT, len);
 	h_progress_for(&h, 50);
 	ck_assert_msg(h.t.completion_count == 0, "the read finished already");
 	memset(data, 0x7e, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out for an active read command");
+	h_raw_target_outcome(&h, &r, true, "Data-Out for an active read command");
 	/* the Put_Data source must not have been written */
 	ck_assert_msg(h_pattern_check(h_disk_slot(&h, 0), len, 5) < 0,
 		      "Data-Out written into a Put_Data buffer");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -592,25 +560,22 @@ static void holes_case(const struct dout *d, size_t n, const char *what)
 	uint32_t ttt;
 
 	params_write(&p); /* one R2T of 8192 */
-	bi_evil_initiator(&h, &r, &p, 8192);
-	h_disk_slot_clear(&h, 0);
-	bi_send_cmd(&h, &r, true, ITT, 8192);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
+	write_to_r2t(&h, &r, 8192, bhs);
 	ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
 	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN), 8192);
 	memset(data, 0x4a, sizeof(data));
 	for (size_t i = 0; i < n; i++) {
-		bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, (uint32_t)i, d[i].off,
+		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, (uint32_t)i, d[i].off,
 			    d[i].f);
 		(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, d[i].len, 0);
 	}
-	bi_target_outcome(&h, &r, true, what);
+	h_raw_target_outcome(&h, &r, true, what);
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
 		      "%s: Get_Data reported success with half the data", what);
-	ck_assert_msg(bi_disk_untouched(&h, 4096, 4096),
+	ck_assert_msg(h_raw_disk_untouched(&h, 4096, 4096),
 		      "%s: bytes nobody sent were written", what);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(dataout_duplicate)
@@ -644,10 +609,9 @@ static void before_login(const uint8_t *bhs, size_t dlen, bool keep_len,
 	ck_assert_int_eq(h_raw_connect(&h, &r), 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, dlen,
 					keep_len ? H_RAW_KEEP_LENGTHS : 0), 0);
-	bi_target_outcome(&h, &r, false, what);
+	h_raw_target_outcome(&h, &r, false, what);
 	ck_assert_msg(!h.t.ffp, "%s: full feature phase reached", what);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(scsi_cmd_before_login)
@@ -663,7 +627,7 @@ START_TEST(dataout_before_login)
 {
 	uint8_t bhs[48];
 
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
 	before_login(bhs, 512, false, "Data-Out before login");
 }
 END_TEST
@@ -692,7 +656,7 @@ START_TEST(close_before_login)
 	ck_assert_int_eq(h_raw_connect(&h, &r), 0);
 	h_raw_close(&r);
 	h_progress_for(&h, 300);
-	bi_assert_failed_once(&h.t, __func__);
+	h_raw_assert_failed_once(&h.t, __func__);
 	h_log("connect then close before any PDU: one notify, reason: %s",
 	      h.t.error);
 	h_fini(&h);
@@ -707,15 +671,14 @@ START_TEST(itt_reused_while_active)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 65536;
-	bi_evil_initiator(&h, &r, &p, 16u << 20);
+	h_raw_evil_initiator(&h, &r, &p, 16u << 20);
 	h.free_on_terminate = true;
 	/* 16 MiB unread keeps the first task busy, then the same ITT again */
-	bi_send_cmd(&h, &r, false, ITT, 16u << 20);
+	h_raw_send_cmd(&h, &r, false, ITT, 16u << 20);
 	h_progress_for(&h, 100);
-	bi_send_cmd(&h, &r, false, ITT, 4096);
-	bi_target_outcome(&h, &r, true, "SCSI Command reusing an active ITT");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_send_cmd(&h, &r, false, ITT, 4096);
+	h_raw_target_outcome(&h, &r, true, "SCSI Command reusing an active ITT");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -723,8 +686,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *t;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_badinput", 110))
 		return 77;
@@ -761,9 +722,5 @@ int main(void)
 	tcase_add_test(t, close_before_login);
 	tcase_add_test(t, itt_reused_while_active);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

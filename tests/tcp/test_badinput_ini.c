@@ -9,7 +9,7 @@
  * bytes around the read buffer catch writes outside it; the raw target
  * checks no byte outside the write buffer is ever sent.
  */
-#include "badinput_util.h"
+#include "raw_peer.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ static uint32_t start_read(struct h *h, struct h_raw *r, uint32_t len)
 
 	h_slot_prepare(h, 0, false, len);
 	ck_assert_int_eq(h_slot_start(h, 0, 0), 0);
-	bi_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
+	h_raw_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
 	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_CMD_EDTL), len);
 	return iscsi_bhs_itt(bhs);
 }
@@ -41,17 +41,16 @@ START_TEST(datain_unknown_itt)
 	uint32_t itt;
 
 	h_params_default(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 8192);
 	memset(data, 0x55, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt ^ 0x10000, ISCSI_RESERVED_TAG, 0,
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt ^ 0x10000, ISCSI_RESERVED_TAG, 0,
 		    0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_initiator_outcome(&h, &r, true, "Data-In for an unknown ITT");
-	ck_assert_msg(h.i.terminate_count || bi_ibuf_untouched(&h, 0, 8192),
+	h_raw_initiator_outcome(&h, &r, true, "Data-In for an unknown ITT");
+	ck_assert_msg(h.i.terminate_count || h_raw_ibuf_untouched(&h, 0, 8192),
 		      "Data-In for another ITT landed in the read buffer");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -65,18 +64,17 @@ static void datain_outside(uint32_t off, uint32_t len, const char *what)
 	uint32_t itt;
 
 	h_params_default(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
 	memset(data, 0x66, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, off, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, off, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, len, 0);
-	bi_initiator_outcome(&h, &r, true, what);
+	h_raw_initiator_outcome(&h, &r, true, what);
 	/* the read buffer is [0, 4096); its slot is 8192 with guards after */
-	ck_assert_msg(bi_ibuf_untouched(&h, 4096, 4096),
+	ck_assert_msg(h_raw_ibuf_untouched(&h, 4096, 4096),
 		      "%s: bytes past the read buffer were written", what);
 	ck_assert_int_eq(h_check_guards(&h), 0);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(datain_outside_buffer)
@@ -102,14 +100,13 @@ START_TEST(datain_over_mrdsl)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 4096;
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 8192);
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
-	bi_initiator_outcome(&h, &r, false,
+	h_raw_initiator_outcome(&h, &r, false,
 			     "Data-In of 8192 bytes > initiator MaxRecvDataSegmentLength 4096");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -121,14 +118,13 @@ START_TEST(target_unknown_opcode)
 	uint8_t bhs[48] = { 0 };
 
 	h_params_default(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	bhs[0] = 0x3a; /* no such target opcode */
 	bhs[1] = ISCSI_FLAG_FINAL;
 	iscsi_put32(bhs + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
-	bi_initiator_outcome(&h, &r, true, "unknown target opcode 0x3a");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_initiator_outcome(&h, &r, true, "unknown target opcode 0x3a");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -144,16 +140,15 @@ START_TEST(datain_header_digest)
 	h_params_default(&p);
 	p.header_digest = true;
 	p.data_digest = true;
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data),
 					H_RAW_BAD_HD), 0);
-	bi_initiator_outcome(&h, &r, true, "Data-In with a bad header digest");
+	h_raw_initiator_outcome(&h, &r, true, "Data-In with a bad header digest");
 	ck_assert_msg(h.i.terminate_count || !h.slots[0].done,
 		      "a Data-In with a bad header digest completed the read");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -166,17 +161,17 @@ START_TEST(vanish_mid_datain_pdu)
 	uint32_t itt;
 
 	h_params_default(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
-	bi_data_bhs(pkt, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(pkt, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
 	iscsi_bhs_set_data_len(pkt, 4096);
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
 	h_progress_for(&h, 500);
-	bi_assert_failed_once(&h.i, __func__);
+	h_raw_assert_failed_once(&h.i, __func__);
 	ck_assert_int_eq(h_check_guards(&h), 0);
-	ck_assert(bi_ibuf_untouched(&h, 1000, 4096 - 1000));
+	ck_assert(h_raw_ibuf_untouched(&h, 1000, 4096 - 1000));
 	h_log("target gone after 1000 of 4096 Data-In bytes: one notify, reason: %s",
 	      h.i.error);
 	h_fini(&h);
@@ -191,7 +186,7 @@ static uint32_t start_write(struct h *h, struct h_raw *r, uint32_t len)
 
 	h_slot_prepare(h, 0, true, len);
 	ck_assert_int_eq(h_slot_start(h, 0, 0), 0);
-	bi_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
+	h_raw_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
 	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_CMD_EDTL), len);
 	return iscsi_bhs_itt(bhs);
 }
@@ -258,15 +253,14 @@ static void r2t_case(uint32_t len, bool tag_ok, uint32_t off, uint32_t r2t_len,
 	uint32_t itt, seen;
 
 	params_r2t(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_write(&h, &r, len);
 	send_r2t(&h, &r, tag_ok ? itt : itt ^ 0x10000, 0x55, off, r2t_len);
 	seen = drain_dataout(&h, &r, len, what);
 	ck_assert_msg(tag_ok || seen == 0, "%s: Data-Out sent for an unknown ITT",
 		      what);
-	bi_initiator_outcome(&h, &r, true, what);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_initiator_outcome(&h, &r, true, what);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(r2t_unknown_itt)
@@ -309,15 +303,14 @@ START_TEST(r2t_for_read_task)
 	uint32_t itt;
 
 	params_r2t(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
 	send_r2t(&h, &r, itt, 0x56, 0, 4096);
 	ck_assert_msg(drain_dataout(&h, &r, 0, "R2T for a read") == 0,
 		      "Data-Out sent for a read command");
-	bi_initiator_outcome(&h, &r, true, "R2T for a read command");
-	ck_assert_msg(bi_ibuf_untouched(&h, 0, 8192), "read buffer touched");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_initiator_outcome(&h, &r, true, "R2T for a read command");
+	ck_assert_msg(h_raw_ibuf_untouched(&h, 0, 8192), "read buffer touched");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -331,19 +324,18 @@ START_TEST(datain_for_write_task)
 	uint32_t itt;
 
 	params_r2t(&p);
-	bi_evil_target(&h, &r, &p, 8192);
+	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_write(&h, &r, 4096);
 	memset(data, 0x99, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	bi_initiator_outcome(&h, &r, true, "Data-In for a write command");
+	h_raw_initiator_outcome(&h, &r, true, "Data-In for a write command");
 	/* the write buffer is the caller's source: it must be intact */
 	ck_assert_msg(h_pattern_check(h.slots[0].mem + H_GUARD, 4096,
 				      h.slots[0].seed) < 0,
 		      "Data-In was written into the write buffer");
 	ck_assert_int_eq(h_check_guards(&h), 0);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -383,8 +375,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *t;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_badinput_ini", 110))
 		return 77;
@@ -407,9 +397,5 @@ int main(void)
 	tcase_add_test(t, datain_for_write_task);
 	tcase_add_test(t, connect_refused);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

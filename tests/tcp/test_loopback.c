@@ -318,11 +318,7 @@ START_TEST(nop_ping_large)
 		ck_assert_msg(h_init(&h, 4096, 1) == 0, "h_init: %s", h.err);
 		rc = h_connect_login(&h, &p, 5000);
 		ck_assert_msg(rc == 0, "login: %s", h.err);
-		bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-		bhs[1] = ISCSI_FLAG_FINAL;
-		iscsi_put32(bhs + ISCSI_BHS_ITT, 0x7000 + (uint32_t)i);
-		iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-		iscsi_put32(bhs + ISCSI_BHS_CMDSN, h.cmdsn);
+		h_build_nop_out(bhs, 0x7000 + (uint32_t)i, h.cmdsn);
 		iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, h.exp_statsn);
 		rc = idm_send_control(h.i.conn, bhs, NULL, 0, data, sizes[i],
 				      NULL, 0);
@@ -374,8 +370,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_loopback", 110))
 		return 77;
@@ -394,9 +388,5 @@ int main(void)
 	tcase_add_test(tc, progress_thread);
 run:
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

@@ -9,7 +9,7 @@
  *    write data are still pending: no callback for the task afterwards,
  *    its buffer is freed at once.
  */
-#include "badinput_util.h"
+#include "raw_peer.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -241,10 +241,10 @@ START_TEST(target_dealloc_pending_put)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 65536;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h.cmd_hook = dealloc_hook;
 	h.hook_arg = &d;
-	bi_send_cmd(&h, &r, false, 0x500, BIG);
+	h_raw_send_cmd(&h, &r, false, 0x500, BIG);
 	ck_assert_int_eq(h_progress_until(&h, hook_ran, 3000), 0);
 	progress_a_bit(&h);
 	ck_assert_msg(h.t.completion_count == 0, "16 MiB went out unread?");
@@ -260,13 +260,12 @@ START_TEST(target_dealloc_pending_put)
 		got += dlen;
 	}
 	ck_assert_msg(got < BIG, "all 16 MiB were sent after the dealloc");
-	bi_target_outcome(&h, &r, true, "Put_Data cancelled by Deallocate_Task_Resources");
+	h_raw_target_outcome(&h, &r, true, "Put_Data cancelled by Deallocate_Task_Resources");
 	ck_assert_msg(h.t.completion_count == 0,
 		      "data_completion_notify for a deallocated task");
 	h_log("  %u of 16 MiB were sent (whole PDUs) before the cancel took effect",
 	      got);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -287,16 +286,16 @@ START_TEST(target_dealloc_pending_get)
 	p.initial_r2t = true;
 	p.max_burst = 1 << 20;
 	p.tgt_mrdsl = 65536;
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h.cmd_hook = dealloc_hook;
 	h.hook_arg = &d;
-	bi_send_cmd(&h, &r, true, 0x501, BIG);
+	h_raw_send_cmd(&h, &r, true, 0x501, BIG);
 	ck_assert_int_eq(h_progress_until(&h, hook_ran, 3000), 0);
-	bi_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
+	h_raw_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
 	ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
 	memset(data, 0x12, sizeof(data));
 	for (uint32_t i = 0; i < 2; i++) {
-		bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, i, i * 65536, false);
+		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, i, i * 65536, false);
 		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data,
 						sizeof(data), 0), 0);
 	}
@@ -305,13 +304,12 @@ START_TEST(target_dealloc_pending_get)
 		      "Data-Out not placed in the Get_Data buffer");
 	dealloc_and_free(&d);
 	h.cmd_hook = NULL;
-	bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, 2, 2 * 65536, false);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, 2, 2 * 65536, false);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
-	bi_target_outcome(&h, &r, true, "Data-Out for a task deallocated mid-Get_Data");
+	h_raw_target_outcome(&h, &r, true, "Data-Out for a task deallocated mid-Get_Data");
 	ck_assert_msg(h.t.completion_count == 0,
 		      "data_completion_notify for a deallocated task");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -332,10 +330,10 @@ START_TEST(initiator_dealloc_pending_write)
 	p.initial_r2t = true;
 	p.max_burst = 8 << 20;
 	p.tgt_mrdsl = 262144;
-	bi_evil_target(&h, &r, &p, BIG);
+	h_raw_evil_target(&h, &r, &p, BIG);
 	h_slot_prepare(&h, 0, true, BIG);
 	ck_assert_int_eq(h_slot_start(&h, 0, 0), 0);
-	bi_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
+	h_raw_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
 	itt = iscsi_bhs_itt(bhs);
 	memset(bhs, 0, sizeof(bhs));
 	bhs[0] = ISCSI_OP_R2T;
@@ -364,10 +362,9 @@ START_TEST(initiator_dealloc_pending_write)
 		got += dlen;
 	}
 	ck_assert_msg(got < (8u << 20), "the whole burst went out after the dealloc");
-	bi_initiator_outcome(&h, &r, true, "initiator write cancelled mid-Data-Out");
+	h_raw_initiator_outcome(&h, &r, true, "initiator write cancelled mid-Data-Out");
 	h_log("  %u of 8 MiB Data-Out were sent (whole PDUs) before the cancel", got);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -384,13 +381,13 @@ START_TEST(initiator_dealloc_pending_read)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 65536;
-	bi_evil_target(&h, &r, &p, 1 << 20);
+	h_raw_evil_target(&h, &r, &p, 1 << 20);
 	h_slot_prepare(&h, 0, false, 1 << 20);
 	ck_assert_int_eq(h_slot_start(&h, 0, 0), 0);
-	bi_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
+	h_raw_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
 	itt = iscsi_bhs_itt(bhs);
 	memset(data, 0x34, sizeof(data));
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_progress_for(&h, 50);
 	ck_assert_msg(h.slots[0].mem[H_GUARD] == 0x34, "Data-In not placed");
@@ -401,11 +398,10 @@ START_TEST(initiator_dealloc_pending_read)
 	h.slots[0].buf = NULL;
 	free(h.slots[0].mem);
 	h.slots[0].mem = NULL;
-	bi_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 1, 65536, false);
+	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 1, 65536, false);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
-	bi_initiator_outcome(&h, &r, true, "Data-In for a read deallocated mid-transfer");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_initiator_outcome(&h, &r, true, "Data-In for a read deallocated mid-transfer");
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -420,7 +416,7 @@ START_TEST(terminate_from_control_notify)
 	int controls;
 
 	h_params_default(&p);
-	bi_evil_initiator(&h, &r, &p, 8192);
+	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h.terminate_on_nop = true;
 	controls = h.t.control_count;
 	/* three NOP-Outs that arrive together: the first one's callback
@@ -440,8 +436,7 @@ START_TEST(terminate_from_control_notify)
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	ck_assert_int_eq(h.t.cb_after_terminate, 0);
 	h_log("idm_connection_terminate() inside control_notify: socket closed, the 2 PDUs behind it never delivered, no notify");
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -453,10 +448,10 @@ START_TEST(destroy_from_notify_target)
 
 	h_params_default(&p);
 	p.ini_mrdsl = 65536;
-	bi_evil_initiator(&h, &r, &p, 16u << 20);
+	h_raw_evil_initiator(&h, &r, &p, 16u << 20);
 	h.destroy_in_notify = true;
 	h.free_on_terminate = true;
-	bi_send_cmd(&h, &r, false, 0x600, 16u << 20);
+	h_raw_send_cmd(&h, &r, false, 0x600, 16u << 20);
 	h_progress_for(&h, 50);
 	h_raw_close(&r); /* with most of a 16 MiB Put_Data unsent */
 	h_progress_for(&h, 500);
@@ -475,7 +470,7 @@ START_TEST(destroy_from_notify_initiator)
 	struct h_params p;
 
 	h_params_default(&p);
-	bi_evil_target(&h, &r, &p, 1 << 20);
+	h_raw_evil_target(&h, &r, &p, 1 << 20);
 	h.destroy_in_notify = true;
 	h.free_on_terminate = true;
 	h_slot_prepare(&h, 0, true, 1 << 20);
@@ -495,8 +490,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_terminate", 110))
 		return 77;
@@ -513,9 +506,5 @@ int main(void)
 	tcase_add_test(tc, destroy_from_notify_target);
 	tcase_add_test(tc, destroy_from_notify_initiator);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

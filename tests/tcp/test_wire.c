@@ -14,7 +14,7 @@
  *    answered in order with the R2T's TTT, DataSN restarting per R2T,
  *    segments <= the target's MaxRecvDataSegmentLength.
  */
-#include "badinput_util.h"
+#include "raw_peer.h"
 
 #include <check.h>
 #include <errno.h>
@@ -66,14 +66,14 @@ static void check_datain(const struct din_case *c)
 	p.first_burst = c->mbl < 65536 ? c->mbl : 65536;
 	p.header_digest = c->hd;
 	p.data_digest = c->dd;
-	bi_evil_initiator(&h, &r, &p, c->len);
+	h_raw_evil_initiator(&h, &r, &p, c->len);
 	h.status_mode = c->sm;
 	h.split_put = c->split;
 	disk = h_disk_slot(&h, 0);
 	h_pattern(disk, c->len, 99);
 	buf = malloc(c->mrdsl);
 	ck_assert_ptr_nonnull(buf);
-	bi_send_cmd(&h, &r, false, ITT, c->len);
+	h_raw_send_cmd(&h, &r, false, ITT, c->len);
 	while (!done) {
 		uint8_t f;
 		uint32_t end;
@@ -132,8 +132,7 @@ static void check_datain(const struct din_case *c)
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	free(buf);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(put_data_segmentation)
@@ -182,7 +181,7 @@ static void send_dataout(struct h *h, struct h_raw *r, const uint8_t *src,
 	while (len) {
 		uint32_t n = len < mrdsl ? len : mrdsl;
 
-		bi_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, sn++, off, n == len);
+		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, sn++, off, n == len);
 		ck_assert_int_eq(h_raw_send_pdu(h, r, bhs, NULL, 0, src + off, n, 0), 0);
 		off += n;
 		len -= n;
@@ -209,7 +208,7 @@ static void check_r2t(const struct wr_case *c)
 	p.max_r2t = c->max_r2t;
 	p.header_digest = c->hd;
 	p.data_digest = c->dd;
-	bi_evil_initiator(&h, &r, &p, c->len);
+	h_raw_evil_initiator(&h, &r, &p, c->len);
 	h_disk_slot_clear(&h, 0);
 	src = malloc(c->len);
 	ck_assert_ptr_nonnull(src);
@@ -279,8 +278,7 @@ static void check_r2t(const struct wr_case *c)
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	free(src);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(get_data_r2ts)
@@ -366,7 +364,7 @@ static void check_initiator_write(const struct wr_case *c)
 	p.max_r2t = c->max_r2t;
 	p.header_digest = c->hd;
 	p.data_digest = c->dd;
-	bi_evil_target(&h, &r, &p, c->len);
+	h_raw_evil_target(&h, &r, &p, c->len);
 	h_slot_prepare(&h, 0, true, c->len);
 	src = h.slots[0].mem + H_GUARD;
 	buf = malloc(c->mrdsl > 65536 ? c->mrdsl : 65536);
@@ -429,8 +427,7 @@ static void check_initiator_write(const struct wr_case *c)
 	ck_assert_int_eq(h.i.terminate_count, 0);
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	free(buf);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 
 START_TEST(initiator_write_pdus)
@@ -489,10 +486,10 @@ START_TEST(data_ack)
 	h_params_default(&p);
 	p.erl = 1;
 	p.ini_mrdsl = 4096;
-	bi_evil_initiator(&h, &r, &p, len);
+	h_raw_evil_initiator(&h, &r, &p, len);
 	h.cmd_hook = ack_hook;
 	h_pattern(h_disk_slot(&h, 0), len, 3);
-	bi_send_cmd(&h, &r, false, ITT, len);
+	h_raw_send_cmd(&h, &r, false, ITT, len);
 	while (!last) {
 		recv_ok(&h, &r, bhs, NULL, 0, &dlen, "Data-In");
 		ck_assert_uint_eq(iscsi_bhs_opcode(bhs), ISCSI_OP_DATA_IN);
@@ -527,8 +524,7 @@ START_TEST(data_ack)
 	h.cmd_hook = NULL;
 	h_log("data_ack: A bit and a valid TTT on the last of %u Data-In only; the DataACK SNACK raised data_ack_notify(%u) once",
 	      sn, h.t.ack_datasn);
-	h_raw_close(&r);
-	h_fini(&h);
+	h_raw_end(&h, &r);
 }
 END_TEST
 
@@ -552,15 +548,10 @@ START_TEST(control_data_and_padding)
 		h_params_default(&p);
 		p.tgt_mrdsl = 8192;
 		p.header_digest = p.data_digest = dg;
-		bi_evil_initiator(&h, &r, &p, 8192);
+		h_raw_evil_initiator(&h, &r, &p, 8192);
 		for (size_t i = 0; i < N(lens); i++) {
 			h_pattern(out, lens[i], lens[i]);
-			memset(bhs, 0, sizeof(bhs));
-			bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-			bhs[1] = ISCSI_FLAG_FINAL;
-			iscsi_put32(bhs + ISCSI_BHS_ITT, 0x3000 + (uint32_t)i);
-			iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-			iscsi_put32(bhs + ISCSI_BHS_CMDSN, r.cmdsn);
+			h_build_nop_out(bhs, 0x3000 + (uint32_t)i, r.cmdsn);
 			/* an AHS too, on every other ping */
 			ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, (i & 1) ? 8 : 0,
 							out, lens[i], 0), 0);
@@ -574,8 +565,7 @@ START_TEST(control_data_and_padding)
 				      "AHS handed over as %zu bytes", h.t.ahs_len);
 		}
 		ck_assert_int_eq(h.t.terminate_count, 0);
-		h_raw_close(&r);
-		h_fini(&h);
+		h_raw_end(&h, &r);
 	}
 	h_log("control_data_and_padding: NOP-Out/NOP-In with 1..8192 data bytes and an AHS, with and without digests: padding, digests, data and AHS intact");
 }
@@ -585,8 +575,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	if (!h_main_prologue("test_wire", 110))
 		return 77;
@@ -599,9 +587,5 @@ int main(void)
 	tcase_add_test(tc, data_ack);
 	tcase_add_test(tc, control_data_and_padding);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return h_run_suite(s);
 }

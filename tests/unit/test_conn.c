@@ -7,7 +7,7 @@
  * one Connection_Terminate_Notify).
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -499,7 +499,7 @@ START_TEST(auto_selection)
 
 	/* with tcp present, NULL means auto and lands on tcp; nobody listens
 	 * on the port, so connected() reports the failure */
-	snprintf(path, sizeof(path), "%s:%s", PROVIDER_BUILD_PATH, FAKES_DIR "/good");
+	snprintf(path, sizeof(path), "%s:%s", PROVIDER_BUILD_PATH, unit_fake_dir("good"));
 	setenv("IDM_PROVIDER_PATH", path, 1);
 	setenv("IDM_PROVIDERS", "tcp,fake", 1);
 	ctx = unit_ctx();

@@ -6,7 +6,9 @@
  * RFC 7143 section 13 and RFC 7145 section 6.
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
+
+#include <libidm/keys.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +67,41 @@ START_TEST(defaults_are_rfc7143)
 	ck_assert(!p.tagged_buffer_solicited_only);
 	ck_assert_uint_eq(p.max_outstanding_unexpected_pdus, 0);
 	ck_assert_uint_eq(p.max_ahs_length, 256);
+}
+END_TEST
+
+/* The core's defaults are the ones <libidm/keys.h> publishes, the one
+ * definition the examples and test harnesses use too: a key default
+ * changed in one place and not the other fails here. The test above pins
+ * the numbers themselves to the RFCs. */
+START_TEST(defaults_are_keys_h)
+{
+	struct idm_conn_params p;
+
+	idm_prov_params_default(&p);
+	ck_assert_int_eq(p.immediate_data, IDM_ISCSI_DEFAULT_IMMEDIATE_DATA);
+	ck_assert_int_eq(p.initial_r2t, IDM_ISCSI_DEFAULT_INITIAL_R2T);
+	ck_assert_int_eq(p.data_pdu_in_order, IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER);
+	ck_assert_int_eq(p.data_seq_in_order, IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER);
+	ck_assert_uint_eq(p.max_burst_length, IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH);
+	ck_assert_uint_eq(p.first_burst_length, IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH);
+	ck_assert_uint_eq(p.max_outstanding_r2t, IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T);
+	ck_assert_uint_eq(p.error_recovery_level, IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL);
+	ck_assert_uint_eq(p.initiator_recv_dsl, IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH);
+	ck_assert_uint_eq(p.target_recv_dsl, IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH);
+	ck_assert_int_eq(p.rdma_extensions, IDM_ISER_DEFAULT_RDMA_EXTENSIONS);
+	ck_assert_uint_eq(p.max_outstanding_unexpected_pdus,
+			  IDM_ISER_DEFAULT_MAX_OUTSTANDING_UNEXPECTED_PDUS);
+	ck_assert_uint_eq(p.max_ahs_length, IDM_ISER_DEFAULT_MAX_AHS_LENGTH);
+	/* RFC 7143 13.12 and RFC 7145: the same 8192 bytes on both transports */
+	ck_assert_uint_eq(IDM_ISER_DEFAULT_INITIATOR_RECV_DATA_SEGMENT_LENGTH,
+			  IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH);
+	ck_assert_uint_eq(IDM_ISER_DEFAULT_TARGET_RECV_DATA_SEGMENT_LENGTH,
+			  IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH);
+	/* keys the core does not carry, pinned to the RFC here */
+	ck_assert_uint_eq(IDM_ISCSI_DEFAULT_MAX_CONNECTIONS, 1);
+	ck_assert_uint_eq(IDM_ISCSI_DEFAULT_TIME2WAIT, 2);
+	ck_assert_uint_eq(IDM_ISCSI_DEFAULT_TIME2RETAIN, 20);
 }
 END_TEST
 
@@ -325,6 +362,7 @@ static Suite *params_suite(void)
 	TCase *tc = tcase_create("params");
 
 	tcase_add_test(tc, defaults_are_rfc7143);
+	tcase_add_test(tc, defaults_are_keys_h);
 	tcase_add_test(tc, good_values);
 	tcase_add_test(tc, length_without_final_nul);
 	tcase_add_test(tc, boundaries_rfc7143);

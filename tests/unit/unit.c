@@ -28,6 +28,17 @@ const char *unit_log(void)
 	return log_buf;
 }
 
+const char *unit_fake_dir(const char *variant)
+{
+	static char dir[4096];
+	const char *good = getenv("IDM_TEST_FAKE_DIR");
+
+	if (!strcmp(variant, "good") && good && *good)
+		return good;
+	snprintf(dir, sizeof(dir), "%s/%s", FAKES_DIR, variant);
+	return dir;
+}
+
 void unit_use_providers(const char *dirs, const char *filter)
 {
 	char path[4096] = "";
@@ -36,8 +47,8 @@ void unit_use_providers(const char *dirs, const char *filter)
 	ck_assert_ptr_nonnull(copy);
 	for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		size_t n = strlen(path);
-		snprintf(path + n, sizeof(path) - n, "%s%s%s%s", n ? ":" : "",
-			 d[0] == '/' ? "" : FAKES_DIR, d[0] == '/' ? "" : "/", d);
+		snprintf(path + n, sizeof(path) - n, "%s%s", n ? ":" : "",
+			 d[0] == '/' ? d : unit_fake_dir(d));
 	}
 	free(copy);
 	ck_assert_int_eq(setenv("IDM_PROVIDER_PATH", path, 1), 0);
@@ -65,10 +76,14 @@ idm_ctx *unit_ctx(void)
 
 struct fake_stats *unit_fake_stats(void)
 {
-	void *h = dlopen(FAKES_DIR "/good/libidm-fake.so", RTLD_NOW | RTLD_NOLOAD);
+	char path[4200];
+	void *h;
 	struct fake_stats *st;
 
-	ck_assert_msg(h != NULL, "fake provider not loaded: %s", dlerror());
+	/* NOLOAD: the module must be the one loaded from that directory */
+	snprintf(path, sizeof(path), "%s/libidm-fake.so", unit_fake_dir("good"));
+	h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	ck_assert_msg(h != NULL, "fake provider %s not loaded: %s", path, dlerror());
 	st = dlsym(h, "fake_stats");
 	ck_assert_ptr_nonnull(st);
 	dlclose(h); /* drops only the reference NOLOAD took */

@@ -9,6 +9,7 @@
 
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
+#include <libidm/provider.h> /* IDM_PROV_ABI, IDM_PROV_ENTRY_NAME */
 
 #include <check.h>
 #include <errno.h>
@@ -20,6 +21,12 @@
 #ifndef FAKES_DIR
 #error "FAKES_DIR must be set"
 #endif
+
+/* The directory of a fake variant: FAKES_DIR/<variant>, except that
+ * IDM_TEST_FAKE_DIR, when set, holds the "good" one: the same source built
+ * out of tree against the installed SDK (test abi-outside-provider runs
+ * the provider-contract tests on it). */
+const char *unit_fake_dir(const char *variant);
 
 /* Point IDM_PROVIDER_PATH at the fake variants named in `dirs` (a
  * colon-separated list of names under FAKES_DIR, or absolute paths) and

@@ -16,17 +16,7 @@ TGT=${2:?usage: $0 idm-initiator idm-target}
 
 IQN=iqn.2026-11.org.libidm:ini-iser
 log "starting idm-target (iSER) on $IDM_RDMA_IP"
-"$TGT" --provider iser --portal "$IDM_RDMA_IP:0" --port-file "$TMP/port" \
-	--target-name "$IQN" --lun ram:32M >"$TMP/target.log" 2>&1 &
-TGT_PID=$!
-CLEANUP_CMDS+=("stop_pid $TGT_PID")
-for ((i = 0; i < 300; i++)); do
-	[ -s "$TMP/port" ] && break
-	kill -0 "$TGT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(cat "$TMP/port" 2>/dev/null)
-[ -n "$PORT" ] || { tail -n 20 "$TMP/target.log"; fail "idm-target (iSER) did not start"; }
+start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:32M
 URL=iser://$IDM_RDMA_IP:$PORT
 INI_TIMEOUT=${IDM_ISER_TIMEOUT:-300}
 

@@ -20,17 +20,9 @@ TGT=${3:?usage: $0 verify|bench idm-initiator idm-target}
 	skip "no RDMA device: IDM_RDMA_IP is set only in the soft-RoCE guest (tests/rdma-vm/ci.sh)"
 
 IQN=iqn.2026-11.org.libidm:ini-iser-recovery
-"$TGT" --provider iser --portal "$IDM_RDMA_IP:0" --port-file "$TMP/port" \
-	--target-name "$IQN" --lun ram:128M -v >"$TMP/target.log" 2>&1 &
-TGT_PID=$!
-CLEANUP_CMDS+=("stop_pid $TGT_PID" "kill -CONT $TGT_PID")
-for ((i = 0; i < 300; i++)); do
-	[ -s "$TMP/port" ] && break
-	kill -0 "$TGT_PID" 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(cat "$TMP/port" 2>/dev/null)
-[ -n "$PORT" ] || { tail -n 20 "$TMP/target.log"; fail "idm-target (iSER) did not start"; }
+start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:128M -v
+# a stopped target cannot end on SIGTERM: wake it first
+on_exit "kill -CONT $TGT_PID"
 
 if [ "$MODE" = verify ]; then
 	args=(--verify 128M)

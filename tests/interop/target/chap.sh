@@ -5,29 +5,16 @@
 # secret, a wrong name and no credentials get "authentication failure".
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
-need iscsi-inq iscsi-ls
+need_libiscsi iscsi-inq iscsi-ls
 
 start_target "$TMP/target.log" --chap alice:s3cretpassw0rd
-fails=0
-check() {
-	local what=$1 pat=$2 out
-	shift 2
-	out=$(timeout 10 "$@" 2>&1)
-	if printf '%s\n' "$out" | grep -Eq -- "$pat"; then
-		echo "ok   $what"
-	else
-		echo "FAIL $what: wanted /$pat/, got:"
-		printf '%s\n' "$out" | sed 's/^/     /' | head -5
-		fails=$((fails + 1))
-	fi
-}
 GOOD="iscsi://alice%s3cretpassw0rd@127.0.0.1:$PORT"
-check "right secret: INQUIRY" "Vendor:LIBIDM" iscsi-inq "$GOOD/$IQN/1"
-check "right secret: discovery" "Target:$IQN" iscsi-ls "$GOOD"
-check "wrong secret refused" "Authentication failure" \
+expect "right secret: INQUIRY" "Vendor:LIBIDM" iscsi-inq "$GOOD/$IQN/1"
+expect "right secret: discovery" "Target:$IQN" iscsi-ls "$GOOD"
+expect "wrong secret refused" "Authentication failure" \
 	iscsi-inq "iscsi://alice%wrong@127.0.0.1:$PORT/$IQN/1"
-check "wrong name refused" "Authentication failure" \
+expect "wrong name refused" "Authentication failure" \
 	iscsi-inq "iscsi://bob%s3cretpassw0rd@127.0.0.1:$PORT/$IQN/1"
-check "no credentials refused" "Authentication failure" iscsi-inq "$URL"
+expect "no credentials refused" "Authentication failure" iscsi-inq "$URL"
 [ "$fails" = 0 ] || { tail -20 "$TMP/target.log"; exit 1; }
 echo PASS

@@ -1,59 +1,54 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Shared helpers of the idm-target interop tests (sourced, not run).
-# Every test: one private temp dir, processes it started killed on exit,
-# every step that could hang bounded by `timeout` (meson adds its own).
+# What the idm-target interop tests share beyond tests/lib (sourced, not
+# run): the IQN, idm-target with a RAM LUN, tgtd as a second target, and
+# the readers of a CUnit run. Every step that could hang is bounded by
+# `timeout` (meson adds its own).
 
-set -u
-
-# shellcheck source-path=SCRIPTDIR source=../../lib/procs.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../lib/procs.sh"
+# The runtime (temp dir, cleanup, log/fail/skip/need, processes, ports)
+# and idm-target's start are tests/lib's.
+: "${IDM_TEST_NAME:=idm-target-test}"
+# shellcheck source-path=SCRIPTDIR source=../../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../../lib/target.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/target.sh"
 
 IQN=iqn.2026-11.org.libidm:interop
-TMP=$(mktemp -d /tmp/idm-target-test.XXXXXX)
-PIDS=""
 
-cleanup() {
-	# tgtd ignores SIGTERM while targets exist: ask it to exit first
-	if [ -n "${TGT_IPC_SOCKET:-}" ]; then
-		timeout 5 tgtadm --op delete --force --mode target --tid 1 >/dev/null 2>&1
-		timeout 5 tgtadm --op delete --mode system >/dev/null 2>&1
-	fi
-	# shellcheck disable=SC2086 # one PID per word
-	stop_pids $PIDS
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-need() {
+# need_libiscsi TOOL...: skip unless every libiscsi tool is installed.
+need_libiscsi() {
+	local t
 	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 || skip "$t not installed (Debian package libiscsi-bin)"
+		need "$t" libiscsi-bin
 	done
 }
 
 # start_target LOG EXTRA_ARGS...: idm-target on 127.0.0.1, free port,
-# RAM LUN 1; sets PORT and URL.
+# RAM LUN 1; sets PORT, TARGET_PID and URL.
 start_target() {
-	local log=$1
-	shift
-	rm -f "$TMP/port"
-	"$IDM_TARGET" --portal 127.0.0.1:0 --port-file "$TMP/port" \
-		--target-name "$IQN" --lun ram:100M -v "$@" >/dev/null 2>"$log" &
-	TARGET_PID=$!
-	PIDS="$PIDS $TARGET_PID"
-	for _ in $(seq 50); do
-		[ -s "$TMP/port" ] && break
-		sleep 0.1
-	done
-	[ -s "$TMP/port" ] || { echo "idm-target did not start:"; cat "$log"; exit 1; }
-	PORT=$(cat "$TMP/port")
-	URL="iscsi://127.0.0.1:$PORT/$IQN/1"
+	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 5 --portal 127.0.0.1:0 \
+		--target-name "$IQN" --lun ram:100M -v "${@:2}"
+	# in PIDS too: the scripts stop and wait for what PIDS holds
+	PIDS="$PIDS $TGT_PID"
+	# shellcheck disable=SC2034 # for the scripts that source this
+	TARGET_PID=$TGT_PID URL="iscsi://127.0.0.1:$PORT/$IQN/1"
 	echo "idm-target listening on 127.0.0.1:$PORT"
 }
 
-# free_port: a TCP port nobody listens on right now.
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# expect WHAT PATTERN CMD...: CMD's output (within 20 s) must match the
+# extended regex PATTERN; a mismatch is counted in fails and shown.
+fails=0
+expect() {
+	local what=$1 pat=$2 out
+	shift 2
+	out=$(timeout 20 "$@" 2>&1)
+	if printf '%s\n' "$out" | grep -Eq -- "$pat"; then
+		echo "ok   $what"
+	else
+		echo "FAIL $what: wanted /$pat/, got:"
+		printf '%s\n' "$out" | sed 's/^/     /' | head -20
+		fails=$((fails + 1))
+	fi
 }
 
 # start_tgt: tgtd with a private IPC socket on 127.0.0.1:free port,
@@ -81,6 +76,10 @@ start_tgt() {
 		pid=
 	done
 	[ -n "$pid" ] || return 1
+	# tgtd ignores SIGTERM while targets exist: ask it to exit first
+	# (run before PIDS are stopped)
+	on_exit "timeout 5 tgtadm --op delete --mode system" \
+		"timeout 5 tgtadm --op delete --force --mode target --tid 1"
 	truncate --size=100M "$TMP/tgt-lun1.img" &&
 	tgtadm --op new --mode target --tid 1 -T "$IQN:tgt" &&
 	tgtadm --op bind --mode target --tid 1 -I ALL &&

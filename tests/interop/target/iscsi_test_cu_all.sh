@@ -7,7 +7,7 @@
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
 THRESHOLD=${2:-229}
-need iscsi-test-cu
+need_libiscsi iscsi-test-cu
 
 start_target "$TMP/target.log"
 timeout 90 iscsi-test-cu --dataloss --test=ALL "$URL" >"$TMP/idm.out" 2>&1

@@ -14,7 +14,7 @@
 # printed too, for information.
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
-need iscsi-test-cu
+need_libiscsi iscsi-test-cu
 
 start_target "$TMP/target.log" --key ImmediateData=No --key InitialR2T=Yes
 timeout 60 iscsi-test-cu --dataloss --test=iSCSI "$URL" >"$TMP/cu.out" 2>&1

@@ -5,22 +5,7 @@
 # 512-byte blocks).
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
-need iscsi-ls iscsi-inq iscsi-readcapacity16 iscsi-perf iscsi-swp
-
-fails=0
-# expect DESCRIPTION PATTERN COMMAND...: COMMAND's output must match PATTERN
-expect() {
-	local what=$1 pat=$2 out
-	shift 2
-	out=$(timeout 20 "$@" 2>&1)
-	if printf '%s\n' "$out" | grep -Eq -- "$pat"; then
-		echo "ok   $what"
-	else
-		echo "FAIL $what: wanted /$pat/, got:"
-		printf '%s\n' "$out" | sed 's/^/     /' | head -20
-		fails=$((fails + 1))
-	fi
-}
+need_libiscsi iscsi-ls iscsi-inq iscsi-readcapacity16 iscsi-perf iscsi-swp
 
 start_target "$TMP/target.log"
 PORTAL=iscsi://127.0.0.1:$PORT

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""A provider built out of tree passes the core's provider-contract tests.
+
+Install the build into a temporary DESTDIR, copy the unit tests' fake
+provider (tests/unit/fake_provider.[ch]) into a directory of its own and
+build its complete variant (FAKE_GOOD) there as libidm-fake.so with
+nothing but `pkg-config --cflags --libs libidm-provider` read from the
+staged install: no include path into the source or build tree. Then run
+the unit tests that drive a provider through the core (connection states,
+tasks and data transfers, deferred work, Notice_Key_Values' veto) with
+IDM_TEST_FAKE_DIR naming that directory: they load it through
+IDM_PROVIDER_PATH instead of the fake the build made, and each checks
+that the module it talks to is the one from there.
+
+Usage: check_outside_provider.py MESON PKG_CONFIG BUILD_ROOT SANITIZE
+           FAKE_SOURCE... --tests UNIT_TEST... -- CC...
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from check_install import run, stage_install
+
+
+def main():
+    argv = sys.argv[1:]
+    sep = argv.index("--")
+    cc = argv[sep + 1:]
+    head = argv[:sep]
+    tsep = head.index("--tests")
+    meson, pkgconfig, build_root, sanitize = head[:4]
+    sources = head[4:tsep]
+    # meson names build targets relative to the build dir, the cwd here
+    tests = [os.path.abspath(t) for t in head[tsep + 1:]]
+    if not tests or not sources:
+        raise SystemExit("error: no unit test or no fake provider source given")
+    with tempfile.TemporaryDirectory(prefix="libidm-outside-provider-") as tmp:
+        dest, _, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
+        flags = run(pkg + ["--cflags", "--libs", "libidm-provider"], env=env).split()
+        entry = run(pkg + ["--variable=provider_entry", "libidm-provider"], env=env).strip()
+        for f in flags:
+            if f.startswith(("-I", "-L")) and not f[2:].startswith(dest + "/"):
+                raise SystemExit(f"error: pkg-config flag {f} points outside the install")
+
+        # The provider's own directory: its sources only, built there.
+        work = os.path.join(tmp, "fake-provider")
+        os.mkdir(work)
+        for s in sources:
+            shutil.copy(s, work)
+        cfiles = [os.path.basename(s) for s in sources if s.endswith(".c")]
+        out = os.path.join(tmp, "modules")
+        os.mkdir(out)
+        mod = os.path.join(out, "libidm-fake.so")
+        san = ["-fsanitize=" + sanitize] if sanitize not in ("", "none") else []
+        # the project's own warnings (it builds with -Wno-unused-parameter:
+        # an op need not use every argument)
+        run(cc + ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
+                  "-shared", "-fPIC", "-fvisibility=hidden",
+                  "-DFAKE_VARIANT=FAKE_GOOD"] + san + cfiles +
+            ["-o", mod] + flags, cwd=work)
+        syms = run(["nm", "-D", "--defined-only", mod]).split()
+        if entry not in syms:
+            raise SystemExit(f"error: {mod} does not define {entry}")
+        print(f"ok: libidm-fake.so built out of tree with libidm-provider.pc alone ({entry})")
+
+        tenv = dict(os.environ)
+        tenv["IDM_TEST_FAKE_DIR"] = out
+        failed = []
+        for t in tests:
+            name = os.path.basename(t)
+            print(f"+ IDM_TEST_FAKE_DIR={out} {name}", flush=True)
+            r = subprocess.run([t], env=tenv, capture_output=True, text=True,
+                               timeout=300, cwd=tmp)
+            sys.stdout.write(r.stdout + r.stderr)
+            if r.returncode != 0:
+                failed.append(f"{name} (exit {r.returncode})")
+        if failed:
+            raise SystemExit("error: on the out-of-tree provider: " + ", ".join(failed))
+    print(f"ok: {len(tests)} provider-contract test programs pass on a provider "
+          "built out of tree")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
