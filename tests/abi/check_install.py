@@ -8,7 +8,7 @@ A provider module builds with only `pkg-config --cflags --libs
 libidm-provider` (<libidm/provider.h>) and defines the entry point that the
 .pc's provider_entry names.
 The installed idm-target and idm-initiator (when the examples are built)
-must run `--help` as installed, without LD_LIBRARY_PATH: their RUNPATH
+and idm_info must run `--help` as installed, without LD_LIBRARY_PATH: their RUNPATH
 leads to the installed libidm (none for prefix /usr, where the check is
 skipped: the library is then found only once really installed there).
 
@@ -142,7 +142,7 @@ def check_provider_sdk(cc, pkg, env, dest, work):
 
 def check_programs(dest, prefix):
     """The installed programs start from the install tree as they are."""
-    progs = sorted(glob.glob(os.path.join(dest, "**", "bin", "idm-*"), recursive=True))
+    progs = sorted(glob.glob(os.path.join(dest, "**", "bin", "idm[-_]*"), recursive=True))
     names = [os.path.basename(p) for p in progs]
     if not progs:
         print("programs: none installed (-Dexamples=false)")
@@ -157,11 +157,11 @@ def check_programs(dest, prefix):
     for var in ("LD_LIBRARY_PATH", "LD_PRELOAD", "IDM_PROVIDER_PATH"):
         env.pop(var, None)
     for p in progs:
-        if os.path.basename(p) not in ("idm-initiator", "idm-target"):
+        if os.path.basename(p) not in ("idm-initiator", "idm-target", "idm_info"):
             continue
         r = subprocess.run([p, "--help"], env=env, capture_output=True, text=True,
                            timeout=60, cwd="/")
-        if r.returncode != 0 or "Usage:" not in r.stdout:
+        if r.returncode != 0 or "sage:" not in r.stdout:
             sys.stdout.write(r.stdout + r.stderr)
             raise SystemExit(f"error: installed {p} --help exited {r.returncode} "
                              "without LD_LIBRARY_PATH")
