@@ -396,6 +396,25 @@ IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_
 IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
 				       void *reg);
 
+/* ------------------------------------------------------------------ */
+/* The shared datamover layer: what every transport needs              */
+/* ------------------------------------------------------------------ */
+
+/* The opcode table (RFC 7143 section 11). May a PDU with this opcode be
+ * sent by `sender` while the connection is in `phase`? The core checks
+ * what the caller sends with it; a provider checks what it receives with
+ * sender = the peer's role, IDM_PROV_OP_DATA and the phase as its
+ * transport sees it (an initiator is in full feature phase from the final
+ * Login Response on). Returns 0; -EINVAL when `sender` never sends that
+ * opcode (or it is a data-movement PDU - Data-In, Data-Out, R2T - and
+ * flags lack IDM_PROV_OP_DATA); -EPROTO for a Login PDU outside the login
+ * phase; -ENOTCONN for a full-feature PDU before full feature phase or in
+ * any other phase. A target's Reject is valid in both phases. Any
+ * context. */
+#define IDM_PROV_OP_DATA (1u << 0)
+IDM_PROV_API int idm_prov_opcode_check(enum idm_role sender, uint8_t opcode,
+				       enum idm_conn_phase phase, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif
