@@ -9,6 +9,7 @@
 #define LIBIDM_TCP_H
 
 #include <libidm/provider.h>
+#include <libidm/provider_util.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +46,7 @@ enum tcp_txd_kind {
 
 /* A queued unit of sending; from a per-connection pool. */
 struct tcp_txd {
-	struct tcp_txd *next;
+	struct idm_sq_link link; /* tc->gen (first: the pool's link when free) */
 	enum tcp_txd_kind kind;
 	struct idm_task *task; /* NULL for task-less control PDUs */
 	bool cancelled;	       /* task freed: no notification, skip PDUs */
@@ -195,10 +196,8 @@ struct tcp_conn {
 	uint32_t s_beg, s_end;
 	struct idm_prov_defer rx_defer;
 	/* send */
-	struct tcp_txd *gen_head, *gen_tail; /* still producing PDUs */
-	struct tcp_txd *txd_free;
-	void **txd_chunks;
-	size_t n_txd_chunks;
+	struct idm_sq gen;	     /* txds still producing PDUs */
+	struct idm_pool txd_pool;    /* of struct tcp_txd */
 	struct tcp_txpdu ring[TCP_RING];
 	unsigned r_head, r_count;
 	struct iovec iov[TCP_RING * 4];
@@ -244,6 +243,11 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
+
+static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
+{
+	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
+}
 
 /* tcp_tx.c */
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);

@@ -96,6 +96,8 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->fd = fd;
 	tc->tfd = -1;
 	tc->next_ttt = 0x1000;
+	idm_sq_init(&tc->gen);
+	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
 	tc->stage = malloc(TCP_STAGE);
 	tc->rxbuf = malloc(TCP_LOGIN_DSL);
 	if (!tc->stage || !tc->rxbuf) {
