@@ -95,6 +95,25 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 	return 0;
 }
 
+/* Record the transfer (lib/dm_xfer.c), then hand it to the provider. */
+static int data_op(struct idm_task *t, enum idm_data_dir dir, const uint8_t *tmpl,
+		   struct idm_buf *b, size_t buf_off, uint32_t offset,
+		   uint32_t length, uint32_t flags)
+{
+	const struct idm_prov_ops *ops = t->conn->ops;
+	struct idmp_xfer *x = idmp_xfer_add(t, dir, b, buf_off, offset, length);
+	int r;
+
+	if (!x)
+		return -ENOMEM;
+	r = dir == IDM_DATA_IN
+		    ? ops->put_data(t, tmpl, b, buf_off, offset, length, flags)
+		    : ops->get_data(t, tmpl, b, buf_off, offset, length, flags);
+	if (r < 0)
+		idmp_xfer_del(t, x);
+	return r;
+}
+
 IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
 			 idm_buf *b, size_t buf_off, uint32_t offset,
 			 uint32_t length, uint32_t flags)
@@ -111,8 +130,8 @@ IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
 	    t->conn->params.error_recovery_level == 0)
 		r = -EINVAL; /* the A bit needs ERL >= 1 */
 	if (r == 0)
-		r = t->conn->ops->put_data(t, datain, b, buf_off, offset, length,
-					   flags);
+		r = data_op(t, IDM_DATA_IN, datain, b, buf_off, offset, length,
+			    flags);
 	idmp_ctx_unlock(t->conn->ctx);
 	return r;
 }
@@ -130,8 +149,8 @@ IDM_API int idm_get_data(idm_task *t, const uint8_t r2t[IDM_BHS_LEN], idm_buf *b
 	idmp_ctx_lock(t->conn->ctx);
 	r = check_data(t, r2t, ISCSI_OP_R2T, b, buf_off, offset, length);
 	if (r == 0)
-		r = t->conn->ops->get_data(t, r2t, b, buf_off, offset, length,
-					   flags);
+		r = data_op(t, IDM_DATA_OUT, r2t, b, buf_off, offset, length,
+			    flags);
 	idmp_ctx_unlock(t->conn->ctx);
 	return r;
 }

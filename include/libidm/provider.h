@@ -415,6 +415,42 @@ IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_pro
 IDM_PROV_API int idm_prov_opcode_check(enum idm_role sender, uint8_t opcode,
 				       enum idm_conn_phase phase, unsigned flags);
 
+/* The in-flight record of a task's data transfers (like illumos
+ * idm_buf_bind_in/out): the core records each Put_Data (IDM_DATA_IN) and
+ * Get_Data (IDM_DATA_OUT) the caller issues before calling the provider's
+ * op, and forgets it when the provider completes it with
+ * idm_prov_data_completion() (same dir, offset and length), when the op
+ * fails, or when the task is freed. A provider reads it instead of
+ * keeping its own list: where bytes of the command's data go or come
+ * from, and what is outstanding. */
+struct idm_prov_xfer {
+	enum idm_data_dir dir;
+	uint32_t offset;  /* command data offset of the first byte */
+	uint32_t length;
+	struct idm_buf *buf;
+	size_t buf_off;   /* byte `offset` is byte buf_off of buf */
+	uint8_t *addr;    /* ... at this address */
+};
+/* The recorded transfer of dir holding all of [offset, offset+length), or
+ * NULL (e.g. unsolicited data no Get_Data asked for yet: stage it). */
+IDM_PROV_API const struct idm_prov_xfer *idm_prov_task_xfer_cover(struct idm_task *task,
+								  enum idm_data_dir dir,
+								  uint32_t offset,
+								  uint32_t length);
+/* Call fn for every recorded transfer of the task, oldest first; a
+ * non-zero return stops the walk and is returned. fn must not issue or
+ * complete transfers of the task. */
+typedef int (*idm_prov_xfer_fn)(struct idm_task *task, const struct idm_prov_xfer *x,
+				void *arg);
+IDM_PROV_API int idm_prov_task_foreach_xfer(struct idm_task *task, idm_prov_xfer_fn fn,
+					    void *arg);
+/* Release every task of the connection (its transport closed or failed):
+ * the provider's own task_free op runs for each active task, then the
+ * core forgets their transfers. The tasks stay valid for the caller until
+ * it frees them; no notification follows. Call it from the provider's
+ * close path (conn_terminate, or before idm_prov_conn_failed). */
+IDM_PROV_API void idm_prov_conn_release_tasks(struct idm_conn *conn);
+
 #ifdef __cplusplus
 }
 #endif

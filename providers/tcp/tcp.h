@@ -321,7 +321,4 @@ void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
 bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
 
-/* Release the provider side of every task of the connection. */
-void tcp_release_tasks(struct tcp_conn *tc);
-
 #endif

@@ -79,6 +79,149 @@ START_TEST(opcodes_full_feature_phase)
 }
 END_TEST
 
+
+/* ---- the record of transfers in flight ------------------------------ */
+
+static int count_xfer(struct idm_task *t, const struct idm_prov_xfer *x, void *arg)
+{
+	(void)t;
+	(void)x;
+	++*(int *)arg;
+	return 0;
+}
+
+static int xfers(idm_task *t)
+{
+	int n = 0;
+
+	idm_prov_task_foreach_xfer(t, count_xfer, &n);
+	return n;
+}
+
+/* A target connection in full feature phase on the fake provider, with
+ * the task of ITT 0x42 and a 64 KiB buffer. */
+static idm_conn *ffp_target(idm_ctx **ctx, idm_task **t, idm_buf **buf)
+{
+	idm_portal *portal;
+	idm_conn *conn;
+	uint8_t rsp[ISCSI_BHS_LEN];
+
+	unit_use_providers("good", "fake");
+	*ctx = unit_ctx();
+	conn = unit_target(*ctx, &portal, false);
+	unit_bhs(rsp, ISCSI_OP_LOGIN_RSP, 0);
+	ck_assert_int_eq(idm_enable_datamover(conn, rsp, NULL, 0), 0);
+	ck_assert_int_eq(idm_buf_alloc(*ctx, 65536, buf), 0);
+	ck_assert_int_eq(idm_prov_task_new(conn, 0x42, t), 0);
+	return conn;
+}
+
+START_TEST(xfer_recorded_until_completion)
+{
+	uint8_t r2t[ISCSI_BHS_LEN], din[ISCSI_BHS_LEN];
+	const struct idm_prov_xfer *x;
+	idm_ctx *ctx;
+	idm_task *t;
+	idm_buf *buf;
+	idm_conn *conn = ffp_target(&ctx, &t, &buf);
+
+	unit_bhs(r2t, ISCSI_OP_R2T, 0x42);
+	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	ck_assert_int_eq(xfers(t), 0);
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 1024, 4096, 8192, 0), 0);
+	/* recorded before the provider saw it: where the bytes go */
+	x = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 4096, 8192);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->dir, IDM_DATA_OUT);
+	ck_assert_uint_eq(x->offset, 4096);
+	ck_assert_uint_eq(x->length, 8192);
+	ck_assert_ptr_eq(x->buf, buf);
+	ck_assert_uint_eq(x->buf_off, 1024);
+	ck_assert_ptr_eq(x->addr, (uint8_t *)idm_buf_addr(buf) + 1024);
+	ck_assert_ptr_eq(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 8192, 100), x);
+	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 4000, 200));
+	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 12288, 1));
+	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_IN, 4096, 1));
+	/* the fake moves one transfer at a time: the refused one is not kept */
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), -EBUSY);
+	ck_assert_int_eq(xfers(t), 1);
+	/* the completion forgets it */
+	ck_assert(unit_progress_until(ctx, &unit_ev.completions));
+	ck_assert_int_eq(xfers(t), 0);
+	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 4096, 8192));
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
+	ck_assert_ptr_nonnull(idm_prov_task_xfer_cover(t, IDM_DATA_IN, 0, 100));
+
+	idm_deallocate_task_resources(t);
+	idm_buf_destroy(buf);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(xfer_dropped_with_task_and_connection)
+{
+	uint8_t din[ISCSI_BHS_LEN];
+	struct fake_stats *st;
+	idm_ctx *ctx;
+	idm_task *t, *u;
+	idm_buf *buf;
+	idm_conn *conn = ffp_target(&ctx, &t, &buf);
+
+	st = unit_fake_stats();
+	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
+	ck_assert_int_eq(xfers(t), 1);
+	/* freed: the provider cancels (task_free), the core forgets */
+	idm_deallocate_task_resources(t);
+	ck_assert_int_eq(idm_prov_task_new(conn, 0x43, &u), 0);
+	ck_assert_int_eq(xfers(u), 0); /* the recycled task starts empty */
+	unit_bhs(din, ISCSI_OP_DATA_IN, 0x43);
+	ck_assert_int_eq(idm_put_data(u, din, buf, 0, 0, 100, 0), 0);
+
+	/* the provider's close path: task_free for each, records gone, the
+	 * task stays the caller's until it frees it; nothing is notified */
+	int frees = st->task_free;
+	idm_prov_conn_release_tasks(conn);
+	ck_assert_int_eq(st->task_free, frees + 1);
+	ck_assert_int_eq(xfers(u), 0);
+	ck_assert_int_ge(idm_ctx_progress(ctx, 20), 0);
+	ck_assert_int_eq(unit_ev.completions, 0);
+	ck_assert_ptr_eq(idm_prov_task_find(conn, 0x43), u);
+
+	idm_deallocate_task_resources(u);
+	idm_buf_destroy(buf);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(xfer_no_malloc_once_warm)
+{
+	uint8_t din[ISCSI_BHS_LEN];
+	const struct idm_prov_xfer *first;
+	idm_ctx *ctx;
+	idm_task *t;
+	idm_buf *buf;
+	idm_conn *conn = ffp_target(&ctx, &t, &buf);
+
+	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
+	first = idm_prov_task_xfer_cover(t, IDM_DATA_IN, 0, 100);
+	for (int i = 0; i < 100; i++) {
+		ck_assert(unit_progress_until(ctx, &unit_ev.completions));
+		unit_ev.completions = 0;
+		ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
+		/* the same record again: from the pool, not malloc */
+		ck_assert_ptr_eq(idm_prov_task_xfer_cover(t, IDM_DATA_IN, 0, 100), first);
+	}
+	idm_deallocate_task_resources(t);
+	idm_buf_destroy(buf);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 static Suite *dm_suite(void)
 {
 	Suite *s = suite_create("dm");
@@ -86,6 +229,11 @@ static Suite *dm_suite(void)
 
 	tcase_add_test(tc, opcodes_login_phase);
 	tcase_add_test(tc, opcodes_full_feature_phase);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("xfer");
+	tcase_add_test(tc, xfer_recorded_until_completion);
+	tcase_add_test(tc, xfer_dropped_with_task_and_connection);
+	tcase_add_test(tc, xfer_no_malloc_once_warm);
 	suite_add_tcase(s, tc);
 	return s;
 }
