@@ -451,6 +451,67 @@ IDM_PROV_API int idm_prov_task_foreach_xfer(struct idm_task *task, idm_prov_xfer
  * close path (conn_terminate, or before idm_prov_conn_failed). */
 IDM_PROV_API void idm_prov_conn_release_tasks(struct idm_conn *conn);
 
+/* Unsolicited and immediate data (RFC 7143 13.10-13.14: ImmediateData,
+ * InitialR2T, FirstBurstLength). Any context; no I/O. */
+
+/* Initiator, write command of out_len bytes (EDTL edtl): what goes
+ * without an R2T. */
+struct idm_prov_unsol_plan {
+	uint32_t imm;       /* bytes in the command PDU's data segment */
+	uint32_t unsol_end; /* immediate + unsolicited Data-Out: [0, end) */
+	bool cmd_final;     /* F bit of the command: no Data-Out follows */
+};
+IDM_PROV_API void idm_prov_unsol_plan(const struct idm_conn_params *p,
+				      uint32_t send_dsl, uint32_t edtl,
+				      uint32_t out_len,
+				      struct idm_prov_unsol_plan *plan);
+
+/* Target: the unsolicited data of one command, embedded in the provider's
+ * task area. Fill it with idm_prov_unsol_cmd() when the command arrives;
+ * release it with idm_prov_unsol_free() when the task goes. */
+struct idm_prov_unsol {
+	uint32_t imm_len;   /* immediate data in the command PDU */
+	uint32_t end;       /* unsolicited data covers [0, end) */
+	uint32_t rcvd;      /* every byte below arrived; next one expected */
+	uint32_t datasn;    /* DataSN of the next unsolicited Data-Out */
+	const uint8_t *imm; /* set by the provider while the command's
+			       notify runs: the immediate data */
+	uint32_t imm_taken; /* bytes of it idm_prov_unsol_take() copied */
+	uint8_t *stage;     /* slow path: bytes no Get_Data took yet */
+	uint32_t st_lo;     /* stage holds [st_lo, rcvd) */
+};
+/* A SCSI Command arrived (`write`: W bit, imm_len bytes of immediate
+ * data, cmd_final: F bit): zero u and set what to expect. -EPROTO with
+ * the broken rule in *why (immediate data without ImmediateData=Yes or
+ * beyond FirstBurstLength or EDTL, F=0 with InitialR2T=Yes, data on a
+ * non-write...). */
+IDM_PROV_API int idm_prov_unsol_cmd(struct idm_prov_unsol *u,
+				    const struct idm_conn_params *p, bool write,
+				    uint32_t edtl, uint32_t imm_len, bool cmd_final,
+				    const char **why);
+/* An unsolicited Data-Out (TTT 0xffffffff) header: in order, below end,
+ * the DataSN expected? -EPROTO with the reason written to why. */
+IDM_PROV_API int idm_prov_unsol_dataout(const struct idm_prov_unsol *u,
+					uint32_t offset, uint32_t length,
+					uint32_t datasn, char *why, size_t whylen);
+/* Its `length` bytes were placed or staged: account them. -EPROTO when
+ * its F bit ends the unsolicited data early. */
+IDM_PROV_API int idm_prov_unsol_arrived(struct idm_prov_unsol *u, uint32_t length,
+					bool fbit, char *why, size_t whylen);
+/* Where unsolicited byte `offset` goes when no Get_Data range covers it:
+ * the stage (allocated on first use, at most `end` bytes). NULL: no
+ * memory. */
+IDM_PROV_API uint8_t *idm_prov_unsol_stage(struct idm_prov_unsol *u, uint32_t offset);
+/* A Get_Data for [offset, offset+length) into dst (the address of byte
+ * `offset`): copy what already arrived of it (immediate data during the
+ * command's notify, staged bytes). Returns the bytes copied. */
+IDM_PROV_API uint32_t idm_prov_unsol_take(struct idm_prov_unsol *u, uint32_t offset,
+					  uint32_t length, uint8_t *dst);
+/* The command's notify returned: immediate data no Get_Data took is
+ * staged (u->imm is cleared). -ENOMEM if it cannot be. */
+IDM_PROV_API int idm_prov_unsol_cmd_done(struct idm_prov_unsol *u);
+IDM_PROV_API void idm_prov_unsol_free(struct idm_prov_unsol *u);
+
 #ifdef __cplusplus
 }
 #endif

@@ -117,14 +117,7 @@ struct tcp_task {
 	/* target: write command */
 	bool write;
 	uint32_t edtl;
-	uint32_t imm_len;
-	uint32_t unsol_end_t; /* expected unsolicited [0, end) */
-	uint32_t unsol_rcvd;  /* next unsolicited offset expected */
-	uint32_t unsol_datasn;
-	const uint8_t *imm_ptr; /* immediate data during the command notify */
-	uint32_t imm_cov;	/* bytes of it Get_Data calls took */
-	uint8_t *staging;	/* unsolicited data waiting for Get_Data */
-	uint32_t st_lo;		/* staging holds [st_lo, unsol_rcvd) */
+	struct idm_prov_unsol unsol; /* immediate + unsolicited Data-Out */
 	/* target: Get_Data */
 	struct tcp_get get[TCP_MAX_GETS];
 	uint32_t get_seq;

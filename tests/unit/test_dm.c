@@ -222,6 +222,213 @@ START_TEST(xfer_no_malloc_once_warm)
 }
 END_TEST
 
+
+/* ---- unsolicited and immediate data --------------------------------- */
+
+static struct idm_conn_params keys(bool imm, bool ir2t, uint32_t fbl)
+{
+	struct idm_conn_params p;
+
+	idm_prov_params_default(&p);
+	p.immediate_data = imm;
+	p.initial_r2t = ir2t;
+	p.first_burst_length = fbl;
+	return p;
+}
+
+struct unsol_case {
+	bool imm, ir2t;
+	uint32_t fbl, dsl, edtl, out;
+	uint32_t want_imm, want_end;
+	bool want_final;
+};
+
+START_TEST(unsol_plan)
+{
+	static const struct unsol_case cases[] = {
+		/* ImmediateData=Yes, InitialR2T=Yes: immediate only */
+		{ 1, 1, 65536, 8192, 100000, 100000, 8192, 8192, 1 },
+		{ 1, 1, 65536, 262144, 100000, 100000, 65536, 65536, 1 },
+		{ 1, 1, 65536, 8192, 1000, 1000, 1000, 1000, 1 },
+		/* ImmediateData=No, InitialR2T=Yes: nothing unsolicited */
+		{ 0, 1, 65536, 8192, 100000, 100000, 0, 0, 1 },
+		/* ImmediateData=No, InitialR2T=No: Data-Out up to FBL */
+		{ 0, 0, 65536, 8192, 100000, 100000, 0, 65536, 0 },
+		{ 0, 0, 65536, 8192, 1000, 1000, 0, 1000, 0 },
+		/* both: immediate counts against FirstBurstLength */
+		{ 1, 0, 65536, 8192, 100000, 100000, 8192, 65536, 0 },
+		{ 1, 0, 65536, 8192, 5000, 5000, 5000, 5000, 1 },
+		{ 1, 0, 4096, 8192, 100000, 100000, 4096, 4096, 1 },
+		/* the buffer is shorter than EDTL: never read past it */
+		{ 1, 0, 65536, 8192, 100000, 3000, 3000, 3000, 1 },
+		{ 0, 0, 65536, 8192, 100000, 20000, 0, 20000, 0 },
+		/* nothing to write */
+		{ 1, 0, 65536, 8192, 0, 0, 0, 0, 1 },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const struct unsol_case *c = &cases[i];
+		struct idm_conn_params k = keys(c->imm, c->ir2t, c->fbl);
+		struct idm_prov_unsol_plan p;
+
+		idm_prov_unsol_plan(&k, c->dsl, c->edtl, c->out, &p);
+		ck_assert_msg(p.imm == c->want_imm, "case %u: imm %u", i, p.imm);
+		ck_assert_msg(p.unsol_end == c->want_end, "case %u: end %u", i,
+			      p.unsol_end);
+		ck_assert_msg(p.cmd_final == c->want_final, "case %u: F %d", i,
+			      p.cmd_final);
+	}
+}
+END_TEST
+
+/* What the target expects for each plan the initiator makes agrees. */
+START_TEST(unsol_roundtrip)
+{
+	static const uint32_t fbls[] = { 512, 4096, 65536, 262144 };
+	static const uint32_t dsls[] = { 512, 8192, 262144 };
+	static const uint32_t edtls[] = { 1, 511, 4096, 65536, 65537, 1u << 20 };
+
+	for (int imm = 0; imm < 2; imm++)
+		for (int ir2t = 0; ir2t < 2; ir2t++)
+			for (unsigned a = 0; a < 4; a++)
+				for (unsigned b = 0; b < 3; b++)
+					for (unsigned e = 0; e < 6; e++) {
+						struct idm_conn_params k = keys(imm, ir2t, fbls[a]);
+						struct idm_prov_unsol_plan p;
+						struct idm_prov_unsol u;
+						const char *why;
+
+						idm_prov_unsol_plan(&k, dsls[b], edtls[e], edtls[e], &p);
+						ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, edtls[e],
+										    p.imm, p.cmd_final,
+										    &why), 0);
+						ck_assert_uint_eq(u.end, p.unsol_end);
+						ck_assert_uint_eq(u.rcvd, p.imm);
+						ck_assert_uint_le(p.unsol_end, fbls[a]);
+						ck_assert_uint_le(p.imm, dsls[b]);
+					}
+}
+END_TEST
+
+START_TEST(unsol_cmd_errors)
+{
+	struct idm_conn_params k;
+	struct idm_prov_unsol u;
+	const char *why;
+
+	k = keys(false, true, 65536); /* immediate data with ImmediateData=No */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100, 10, true, &why), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "ImmediateData=No"));
+	k = keys(true, true, 512); /* beyond FirstBurstLength */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100000, 1024, true, &why), -EPROTO);
+	k = keys(true, true, 65536); /* beyond EDTL */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100, 200, true, &why), -EPROTO);
+	/* F=0 with InitialR2T=Yes */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100000, 100, false, &why), -EPROTO);
+	/* F=0 but nothing left */
+	k = keys(true, false, 65536);
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100, 100, false, &why), -EPROTO);
+	/* data on a read */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, false, 100, 10, true, &why), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "not a write"));
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, false, 100, 0, true, &why), 0);
+	ck_assert_uint_eq(u.end, 0);
+	/* the first burst follows */
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100000, 100, false, &why), 0);
+	ck_assert_uint_eq(u.end, 65536);
+	ck_assert_uint_eq(u.imm_len, 100);
+	ck_assert_uint_eq(u.rcvd, 100);
+}
+END_TEST
+
+START_TEST(unsol_dataout_accounting)
+{
+	struct idm_conn_params k = keys(true, false, 8192);
+	struct idm_prov_unsol u;
+	const char *w;
+	char why[160];
+
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 100000, 1000, false, &w), 0);
+	/* in order from the end of the immediate data, DataSN from 0 */
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 0, 1000, 0, why, sizeof(why)), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "expected offset 1000"));
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 1000, 1000, 1, why, sizeof(why)), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "DataSN 1, expected 0"));
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 1000, 7193, 0, why, sizeof(why)), -EPROTO);
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 1000, 4096, 0, why, sizeof(why)), 0);
+	ck_assert_int_eq(idm_prov_unsol_arrived(&u, 4096, false, why, sizeof(why)), 0);
+	ck_assert_uint_eq(u.rcvd, 5096);
+	ck_assert_uint_eq(u.datasn, 1);
+	/* F before the end of the first burst */
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 5096, 1000, 1, why, sizeof(why)), 0);
+	ck_assert_int_eq(idm_prov_unsol_arrived(&u, 1000, true, why, sizeof(why)), -EPROTO);
+	ck_assert_ptr_nonnull(strstr(why, "ended at 6096, expected 8192"));
+	/* a huge offset + length does not wrap */
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 6096, UINT32_MAX, 2, why, sizeof(why)),
+			 -EPROTO);
+	idm_prov_unsol_free(&u);
+}
+END_TEST
+
+START_TEST(unsol_staging_and_take)
+{
+	struct idm_conn_params k = keys(true, false, 8192);
+	struct idm_prov_unsol u;
+	uint8_t imm[1000], dst[8192];
+	const char *w;
+	char why[160];
+	uint8_t *p;
+
+	for (unsigned i = 0; i < sizeof(imm); i++)
+		imm[i] = (uint8_t)i;
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 8192, 1000, false, &w), 0);
+	/* during the command's notify a Get_Data takes part of the
+	 * immediate data in place: nothing staged */
+	u.imm = imm;
+	memset(dst, 0, sizeof(dst));
+	ck_assert_uint_eq(idm_prov_unsol_take(&u, 0, 600, dst), 600);
+	ck_assert_mem_eq(dst, imm, 600);
+	ck_assert_ptr_null(u.stage);
+	/* the rest is staged when the notify returns */
+	ck_assert_int_eq(idm_prov_unsol_cmd_done(&u), 0);
+	ck_assert_ptr_null(u.imm);
+	ck_assert_ptr_nonnull(u.stage);
+	ck_assert_uint_eq(u.st_lo, 0);
+	ck_assert_uint_eq(u.rcvd, 1000);
+	/* an unsolicited Data-Out no Get_Data covers goes to the stage */
+	ck_assert_int_eq(idm_prov_unsol_dataout(&u, 1000, 3000, 0, why, sizeof(why)), 0);
+	p = idm_prov_unsol_stage(&u, 1000);
+	ck_assert_ptr_eq(p, u.stage + 1000);
+	memset(p, 0xab, 3000);
+	ck_assert_int_eq(idm_prov_unsol_arrived(&u, 3000, false, why, sizeof(why)), 0);
+	/* a late Get_Data of [500, 4500) gets what is here: 500..4000 */
+	memset(dst, 0, sizeof(dst));
+	ck_assert_uint_eq(idm_prov_unsol_take(&u, 500, 4000, dst), 3500);
+	ck_assert_mem_eq(dst, imm + 500, 500);
+	ck_assert_uint_eq(dst[500], 0xab);
+	ck_assert_uint_eq(dst[3499], 0xab);
+	ck_assert_uint_eq(dst[3500], 0);
+	idm_prov_unsol_free(&u);
+	ck_assert_ptr_null(u.stage);
+}
+END_TEST
+
+START_TEST(unsol_all_taken_stages_nothing)
+{
+	struct idm_conn_params k = keys(true, true, 65536);
+	struct idm_prov_unsol u;
+	uint8_t imm[512] = { 1 }, dst[512];
+	const char *w;
+
+	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 512, 512, true, &w), 0);
+	u.imm = imm;
+	ck_assert_uint_eq(idm_prov_unsol_take(&u, 0, 512, dst), 512);
+	ck_assert_int_eq(idm_prov_unsol_cmd_done(&u), 0);
+	ck_assert_ptr_null(u.stage); /* the fast path: no copy kept */
+	idm_prov_unsol_free(&u);
+}
+END_TEST
+
 static Suite *dm_suite(void)
 {
 	Suite *s = suite_create("dm");
@@ -234,6 +441,14 @@ static Suite *dm_suite(void)
 	tcase_add_test(tc, xfer_recorded_until_completion);
 	tcase_add_test(tc, xfer_dropped_with_task_and_connection);
 	tcase_add_test(tc, xfer_no_malloc_once_warm);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("unsol");
+	tcase_add_test(tc, unsol_plan);
+	tcase_add_test(tc, unsol_roundtrip);
+	tcase_add_test(tc, unsol_cmd_errors);
+	tcase_add_test(tc, unsol_dataout_accounting);
+	tcase_add_test(tc, unsol_staging_and_take);
+	tcase_add_test(tc, unsol_all_taken_stages_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
