@@ -44,15 +44,4 @@ void idmp_xfer_done(struct idm_task *t, enum idm_data_dir dir, uint32_t offset,
 		    uint32_t length);
 void idmp_xfer_drop_all(struct idm_task *t);
 
-/* Public-entry guards: take the context lock, refuse NULL. */
-#define IDMP_LOCKED(ctx, expr)                                                 \
-	({                                                                     \
-		struct idm_ctx *ctx_ = (ctx);                                  \
-		__typeof__(expr) r_;                                           \
-		idmp_ctx_lock(ctx_);                                           \
-		r_ = (expr);                                                   \
-		idmp_ctx_unlock(ctx_);                                         \
-		r_;                                                            \
-	})
-
 #endif

@@ -236,6 +236,9 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
+/* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
+void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
+bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
 
 static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 {
@@ -258,6 +261,8 @@ void tcp_tx_free_pool(struct tcp_conn *tc);
 
 /* tcp_rx.c */
 void tcp_rx_run(struct tcp_conn *tc);
+/* The task is going away: stop placing the PDU being received for it. */
+void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
 
@@ -306,12 +311,5 @@ int tcp_ini_datain_header(struct tcp_conn *tc);
 int tcp_ini_datain_done(struct tcp_conn *tc);
 int tcp_ini_r2t(struct tcp_conn *tc);
 void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t);
-
-/* The task is going away: stop placing the PDU being received for it. */
-void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
-
-/* Remember / look up an ITT the caller freed (tcp_conn.c). */
-void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
-bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
 
 #endif
