@@ -326,6 +326,8 @@ void idm_prov_data_completion(struct idm_task *t, enum idm_data_dir dir,
 {
 	struct idm_conn *c = t->conn;
 
+	/* before the callback: it may issue the next range */
+	idmp_xfer_done(t, dir, offset, length);
 	if (t->active && conn_live(c) && c->cbs.data_completion_notify)
 		c->cbs.data_completion_notify(t, dir, offset, length, sn, status,
 					      c->arg);
