@@ -183,16 +183,21 @@ static int add_key(char *kv, const char *where)
 }
 
 /* A whole decimal number in [lo, hi] into *out; 0, or -1 after an
- * error message. */
-static int set_uint(const char *w, const char *arg, unsigned lo, unsigned hi, unsigned *out)
+ * error message naming the setting. */
+static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned hi,
+		    unsigned *out)
 {
+	const struct option *p = long_opts;
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (!*arg || *end || *arg == '-' || errno || v < lo || v > hi) {
-		ex_err("%s: '%s': must be a number from %u to %u", w, arg, lo, hi);
+		while (p->name && p->val != o)
+			p++;
+		ex_err("%s: %s='%s': must be a number from %u to %u", w,
+		       p->name ? p->name : "value", arg, lo, hi);
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -280,13 +285,13 @@ static int set_option(int o, char *arg, const char *where)
 	}
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
-		return set_uint(w, arg, 1, 3600, &g_budget.login_timeout_s);
+		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
 	case OPT_MAX_CONNS:
-		return set_uint(w, arg, 1, 1000000, &g_budget.max_conns);
+		return set_uint(w, o, arg, 1, 1000000, &g_budget.max_conns);
 	case OPT_MAX_LOGINS:
-		return set_uint(w, arg, 1, 65536, &g_budget.max_logins);
+		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins);
 	case OPT_MAX_LOGINS_PER_ADDR:
-		return set_uint(w, arg, 1, 65536, &g_budget.max_logins_per_addr);
+		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins_per_addr);
 	case OPT_LOG_LEVEL:
 		if ((v = ex_log_parse_level(arg)) < 0) {
 			ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
