@@ -178,7 +178,8 @@ void budget_fini(void)
 	slots = NULL;
 }
 
-/* "ip" of "ip:port" or "[v6]:port" */
+/* "ip" of "ip:port" or "[v6]:port"; "?" when libidm could not name the
+ * peer (an empty string marks a free table slot) */
 static void peer_addr(const char *peer, char *out, size_t n)
 {
 	const char *colon = strrchr(peer, ':');
@@ -188,7 +189,7 @@ static void peer_addr(const char *peer, char *out, size_t n)
 		peer++;
 		len -= 2;
 	}
-	snprintf(out, n, "%.*s", (int)len, peer);
+	snprintf(out, n, "%.*s", len ? (int)len : 1, len ? peer : "?");
 }
 
 int budget_admit(struct tconn *c, const char *peer)
