@@ -113,8 +113,11 @@ int idm_prov_conn_accepted(struct idm_prov_listener *l, void *priv,
 	idm_prov_conn_set_names(c, local, peer);
 	r = portal->accept(portal, c, portal->arg);
 	if (r < 0) {
-		idm_prov_info(c->ctx, "connection from %s refused by caller: %s",
-			  c->peer_name, idm_strerror(r));
+		/* debug, not info: the caller says why it refuses (and a
+		 * target under a connection storm rate-limits that), so a line
+		 * per refused connection here would flood the log */
+		idm_prov_dbg(c->ctx, "connection from %s refused by caller: %s",
+			     c->peer_name, idm_strerror(r));
 		conn_unlink(c);
 		free(c);
 		return r > 0 ? -r : r;
