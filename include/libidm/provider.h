@@ -24,7 +24,9 @@
  * Threading: libidm calls every op with the context lock held, from the
  * caller's thread (a primitive) or from the progress pass (a watch or
  * defer callback). Unless a declaration says otherwise, a core service may
- * be called only from those same places, i.e. with the lock held.
+ * be called only from those same places, i.e. with the lock held. Those
+ * marked "any thread" take the lock themselves, so a thread of the
+ * provider's own may call them.
  */
 #ifndef LIBIDM_PROVIDER_H
 #define LIBIDM_PROVIDER_H
@@ -105,7 +107,9 @@ IDM_PROV_API void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch 
 
 /* Work to run from the next progress pass (never inside the API call that
  * queued it). Embed it; queueing an already queued item is a no-op.
- * idm_prov_defer() may be called from any thread. */
+ * Both may be called from any thread (they take the context lock); the
+ * item's memory must outlive the queueing, and its callback runs in the
+ * progress pass with the lock held. */
 struct idm_prov_defer;
 typedef void (*idm_prov_defer_fn)(struct idm_prov_defer *d);
 struct idm_prov_defer {
@@ -329,8 +333,10 @@ IDM_PROV_API void idm_prov_conn_set_names(struct idm_conn *conn,
 					  const struct sockaddr *local,
 					  const struct sockaddr *peer);
 
-/* Initiator: connect finished (0) or failed (<0). May be called from
- * any thread; the callback runs deferred. */
+/* Initiator: connect finished (0) or failed (<0), at most once per
+ * connect() that returned 0. Any thread (takes the context lock); the
+ * callback runs deferred. A connect() that fails at once returns the
+ * errno instead: the core cancels a report made before such a return. */
 IDM_PROV_API void idm_prov_conn_connected(struct idm_conn *conn, int status);
 
 /* The notifications. Call only from progress context (a watch or defer
