@@ -8,23 +8,19 @@
  * channel (accepted ids are migrated off the listener's) whose fd is in
  * the context's epoll set.
  */
-#include "iser.h"
+#include "iser_cm.h"
+#include "iser_conn.h"
+#include "iser_cq.h"
+#include "iser_mem.h"
+#include "iser_qp.h"
+#include "iser_recv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-
-static int nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
 
 static int neg_errno(int fallback)
 {
@@ -42,139 +38,6 @@ static void set_timeouts(struct iser_conn *ic)
 			    &t, sizeof(t)))
 		idm_prov_dbg(ic->ctx, "iser: cannot set the ACK timeout: %s",
 			 strerror(errno));
-}
-
-/* ---- teardown ---------------------------------------------------------- */
-
-static void release_tasks(struct iser_conn *ic)
-{
-	struct idm_task *t, *tmp;
-
-	if (!ic->conn)
-		return;
-	HASH_ITER(hh, ic->conn->tasks, t, tmp) {
-		if (ic->conn->role == IDM_ROLE_INITIATOR)
-			iser_ini_task_release(ic, t);
-		else
-			iser_tgt_task_release(ic, t);
-	}
-}
-
-/* What must not outlive the end of a connection even while its QP still
- * exists: the event sources (no callback after it) and the memory windows
- * (every one is back on the free list once the tasks are released). A
- * type-2 window that is still bound holds a reference on its QP in rxe:
- * destroying the QP first made rxe_destroy_qp wait 50 s for it (then
- * warn at rxe_pool.c __rxe_cleanup), whenever a peer vanished with a
- * command's windows bound. And the caller may destroy its buffers right
- * after the notification: an MR with windows bound cannot be
- * deregistered. */
-static void quiesce(struct iser_conn *ic)
-{
-	uint32_t i;
-
-	idm_prov_watch_del(ic->ctx, &ic->timer_w);
-	idm_prov_watch_del(ic->ctx, &ic->scq_w);
-	idm_prov_watch_del(ic->ctx, &ic->rcq_w);
-	for (i = 0; i < ic->n_mw_free; i++)
-		ibv_dealloc_mw(ic->mw_free[i]);
-	ic->n_mw_free = ic->n_mw = 0;
-}
-
-/* Close the transport and take back every WR, buffer and task. After
- * this no completion or callback of the connection happens and the
- * device touches none of its memory (the QP is in the error state with
- * every WR flushed, no window is left).
- *
- * The QP itself is destroyed later, in conn_destroy(): destroying a QP
- * may block in the kernel, and the Connection_Terminate_Notify that
- * follows a teardown must not wait for that. */
-static void teardown(struct iser_conn *ic)
-{
-	enum iser_state was = ic->state;
-
-	if (was == ISER_DOWN)
-		return;
-	ic->state = ISER_DOWN;
-	/* The passive side must disconnect too: that sends the DREP (else
-	 * the peer waits for the DREQ timeout). Not while the port is down:
-	 * that DREQ would break the CM's QP on soft-RoCE (iser_park.c); it
-	 * goes out when the connection is freed and the port is back. */
-	if (ic->id && ic->qp && (was == ISER_UP || was == ISER_ACCEPTING)) {
-		if (iser_port_active(ic->id))
-			rdma_disconnect(ic->id);
-		else
-			ic->disc_deferred = true;
-	}
-	iser_drain(ic);
-	release_tasks(ic);
-	quiesce(ic);
-}
-
-void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
-{
-	struct idm_conn *c = ic->conn;
-	char msg[200];
-	va_list ap;
-	bool connecting;
-
-	if (ic->state == ISER_DOWN)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (reason >= 0)
-		reason = -EIO;
-	if (!c) {
-		teardown(ic);
-		return;
-	}
-	idm_prov_conn_set_error(c, "iser: %s", msg);
-	idm_prov_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
-	connecting = c->state == IDM_CONN_PHASE_CONNECTING;
-	teardown(ic);
-	if (connecting)
-		idm_prov_conn_connected(c, reason);
-	else
-		idm_prov_conn_failed(c, reason);
-}
-
-void iser_conn_terminate(struct idm_conn *c)
-{
-	struct iser_conn *ic = iser_conn(c);
-
-	if (ic)
-		teardown(ic);
-}
-
-static void conn_destroy(struct iser_conn *ic)
-{
-	teardown(ic);
-	iser_qp_destroy(ic);
-	if (ic->cm_w.added)
-		idm_prov_watch_del(ic->ctx, &ic->cm_w);
-	if (ic->id && ic->disc_deferred && !iser_port_active(ic->id)) {
-		/* destroying it would send the DREQ now: later */
-		iser_park_id(ic->ip, ic->id, ic->ech);
-		ic->id = NULL;
-		ic->ech = NULL;
-	}
-	if (ic->id)
-		rdma_destroy_id(ic->id);
-	if (ic->ech)
-		rdma_destroy_event_channel(ic->ech);
-	iser_conn_mem_free(ic);
-	free(ic);
-}
-
-void iser_conn_free(struct idm_conn *c)
-{
-	struct iser_conn *ic = iser_conn(c);
-
-	if (!ic)
-		return;
-	conn_destroy(ic);
-	c->priv = NULL;
 }
 
 /* ---- events of one connection ------------------------------------------ */
@@ -312,25 +175,6 @@ static void conn_cm_watch(struct idm_prov_watch *w, uint32_t revents)
 	}
 }
 
-static struct iser_conn *conn_new(struct iser_prov *ip, struct idm_ctx *ctx)
-{
-	struct iser_conn *ic = calloc(1, sizeof(*ic));
-
-	if (!ic)
-		return NULL;
-	ic->ip = ip;
-	ic->ctx = ctx;
-	ic->timer_fd = -1;
-	ic->ech = rdma_create_event_channel();
-	if (!ic->ech || nonblock(ic->ech->fd) < 0) {
-		if (ic->ech)
-			rdma_destroy_event_channel(ic->ech);
-		free(ic);
-		return NULL;
-	}
-	return ic;
-}
-
 /* ---- initiator ------------------------------------------------------------ */
 
 int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
@@ -356,7 +200,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 	int r;
 
 	(void)salen;
-	ic = conn_new(ip, c->ctx);
+	ic = iser_conn_new(ip, c->ctx, ip->ini_role);
 	if (!ic)
 		return -ENOMEM;
 	ic->conn = c;
@@ -388,7 +232,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	const char *why = NULL;
 	int r;
 
-	ic = conn_new(ip, ctx);
+	ic = iser_conn_new(ip, ctx, ip->tgt_role);
 	if (!ic) {
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
@@ -450,7 +294,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 refuse:
 	idm_prov_info(ctx, "iser: connection request refused: %s", why);
 	rdma_reject(id, NULL, 0);
-	conn_destroy(ic);
+	iser_conn_destroy(ic);
 }
 
 static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
@@ -496,7 +340,7 @@ int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		r = neg_errno(ENODEV);
 		goto fail;
 	}
-	r = nonblock(il->ech->fd);
+	r = iser_nonblock(il->ech->fd);
 	if (r < 0)
 		goto fail;
 	if (rdma_create_id(il->ech, &il->id, il, RDMA_PS_TCP)) {

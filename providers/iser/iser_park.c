@@ -15,7 +15,7 @@
  * once the port is ACTIVE again, polled every ISER_PARK_POLL_MS while
  * anything is parked. The provider's fini destroys what is left.
  */
-#include "iser.h"
+#include "iser_park.h"
 
 #include <errno.h>
 #include <stdlib.h>
