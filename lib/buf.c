@@ -4,8 +4,7 @@
  * provider which must register memory (iSER) does it once per buffer, not
  * per I/O; the registration hangs off buf->reg[] until the buffer dies.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,8 +4,7 @@
  * iSER-then-TCP fallback of "auto"), the notifications raised towards the
  * caller, and destruction.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <arpa/inet.h>

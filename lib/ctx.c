@@ -4,8 +4,7 @@
  * deferred work, and the lock that serialises the caller with the optional
  * progress thread.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
 #ifndef LIBIDM_CTX_PRIV_H
 #define LIBIDM_CTX_PRIV_H
 
-#include "idm_internal.h"
+#include "core.h"
 
 /* log.c */
 void idmp_log_init(struct idm_ctx *ctx, const struct idm_ctx_attr *attr);
@@ -30,7 +30,6 @@ int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 /* conn.c */
 struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 				 enum idm_role role);
-void idmp_conn_release_tasks(struct idm_conn *conn);
 
 /* task.c */
 void idmp_task_pool_destroy(struct idm_conn *conn);

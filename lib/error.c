@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include "idm_internal.h"
+#include "core.h"
 
 #include "ctx_priv.h"
 

@@ -4,7 +4,7 @@
  * it. A library has no business writing to stdout, and by default says
  * nothing at all unless the caller or the environment asks.
  */
-#include "idm_internal.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * parsed from iSCSI text ("Key=Value\0..."). Ranges are those of RFC 7143
  * section 13 and RFC 7145 section 6.
  */
-#include "idm_internal.h"
+#include "core.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,8 +4,7 @@
  * providers at once (TCP and iSER listen on the same address and port:
  * their port spaces are distinct).
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <arpa/inet.h>

@@ -3,8 +3,7 @@
  * The RFC 5047 primitives: argument and state checks common to every
  * provider, then dispatch through the provider's ops.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <libidm/iscsi.h>

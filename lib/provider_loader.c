@@ -6,8 +6,7 @@
  * to load or validate is logged and skipped: one broken provider (say, no
  * RDMA libraries on this host) never takes the others down.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <dirent.h>

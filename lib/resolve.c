@@ -5,7 +5,7 @@
  * name did not resolve, so the resolver's own message goes to
  * idm_last_error().
  */
-#include "idm_internal.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <errno.h>

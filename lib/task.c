@@ -5,8 +5,7 @@
  * path never calls malloc once warm. Each task carries a provider-private
  * area of ops->task_priv_size bytes.
  */
-#include "idm_internal.h"
-#include "provider.h"
+#include "core.h"
 #include "ctx_priv.h"
 
 #include <errno.h>
@@ -87,14 +86,6 @@ static void task_put(struct idm_task *t)
 	t->active = false;
 	t->next_free = c->task_free;
 	c->task_free = t;
-}
-
-/* After the provider released everything (terminate or failure) the
- * caller may still hold task handles; they stay valid until it frees them
- * or destroys the connection. */
-void idmp_conn_release_tasks(struct idm_conn *c)
-{
-	(void)c;
 }
 
 void idmp_task_pool_destroy(struct idm_conn *c)

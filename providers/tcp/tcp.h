@@ -8,8 +8,7 @@
 #ifndef LIBIDM_TCP_H
 #define LIBIDM_TCP_H
 
-#include "idm_internal.h"
-#include "provider.h"
+#include <libidm/provider.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,8 +17,7 @@
 
 #include "tcp_pdu.h"
 
-#define tcp_container_of(ptr, type, member)                                    \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#define tcp_container_of(ptr, type, member) IDM_PROV_CONTAINER_OF(ptr, type, member)
 
 #define TCP_RING 64 /* PDUs prepared for one sendmsg */
 /* Receive staging: headers and small segments come from recv()s of up to
@@ -158,6 +156,9 @@ enum tcp_rx_dest {
 
 struct tcp_conn {
 	struct idm_conn *conn;
+	/* of conn, kept at hand for the hot path (tcp_conn_bind) */
+	const struct idm_conn_params *params;
+	bool target; /* role */
 	struct idm_ctx *ctx;
 	int fd;
 	struct idm_prov_watch w;
@@ -208,7 +209,15 @@ struct tcp_conn {
 
 static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
 {
-	return (struct tcp_conn *)c->priv;
+	return (struct tcp_conn *)idm_prov_conn_priv(c);
+}
+
+/* tc is the transport of conn from now on. */
+static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
+{
+	tc->conn = conn;
+	tc->params = idm_prov_conn_params(conn);
+	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 }
 
 /* Dead-peer socket options (prov->priv), read once by tcp_init(). */
@@ -223,7 +232,7 @@ void tcp_fini(struct idm_prov *prov);
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd);
 int tcp_conn_start(struct tcp_conn *tc);
 void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
-	IDMP_PRINTF(3, 4);
+	IDM_PROV_PRINTF(3, 4);
 void tcp_conn_close(struct tcp_conn *tc);
 void tcp_conn_destroy(struct tcp_conn *tc);
 int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,

@@ -47,14 +47,14 @@ int tcp_init(struct idm_prov *prov)
 	k->keepidle = prov_env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
 	k->keepintvl = prov_env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
 	k->keepcnt = prov_env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
-	prov->priv = k;
+	idm_prov_set_priv(prov, k);
 	return 0;
 }
 
 void tcp_fini(struct idm_prov *prov)
 {
-	free(prov->priv);
-	prov->priv = NULL;
+	free(idm_prov_priv(prov));
+	idm_prov_set_priv(prov, NULL);
 }
 
 static void tune_socket(int fd, const struct tcp_knobs *k)
@@ -151,22 +151,25 @@ bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt)
 void tcp_enter_ffp(struct tcp_conn *tc)
 {
 	tc->ffp = true;
-	tc->hd = tc->conn->params.header_digest;
-	tc->dd = tc->conn->params.data_digest;
+	tc->hd = tc->params->header_digest;
+	tc->dd = tc->params->data_digest;
+}
+
+static int release_task(struct idm_task *t, void *arg)
+{
+	struct tcp_conn *tc = arg;
+
+	if (tc->target)
+		tcp_tgt_task_release(tc, t);
+	else
+		tcp_ini_task_release(tc, t);
+	return 0;
 }
 
 void tcp_release_tasks(struct tcp_conn *tc)
 {
-	struct idm_task *t, *tmp;
-
-	if (!tc->conn)
-		return;
-	HASH_ITER (hh, tc->conn->tasks, t, tmp) {
-		if (tc->conn->role == IDM_ROLE_TARGET)
-			tcp_tgt_task_release(tc, t);
-		else
-			tcp_ini_task_release(tc, t);
-	}
+	if (tc->conn)
+		idm_prov_conn_foreach_task(tc->conn, release_task, tc);
 }
 
 /* Close the socket and let go of every transfer and task (no callbacks). */
@@ -226,11 +229,11 @@ static void accept_one(struct tcp_listener *tl, int fd)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t llen = sizeof(local), plen = sizeof(peer);
-	struct idm_ctx *ctx = tl->l->portal->ctx;
+	struct idm_ctx *ctx = idm_prov_listener_ctx(tl->l);
 	struct idm_conn *conn;
 	struct tcp_conn *tc;
 
-	tune_socket(fd, tl->l->prov->priv);
+	tune_socket(fd, idm_prov_priv(idm_prov_listener_provider(tl->l)));
 	tc = tcp_conn_new(ctx, fd);
 	if (!tc) {
 		idm_prov_err(ctx, "tcp: no memory for a new connection");
@@ -247,7 +250,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		tcp_conn_destroy(tc);
 		return;
 	}
-	tc->conn = conn;
+	tcp_conn_bind(tc, conn);
 	if (tc->closed)
 		return; /* terminated from the accept callback */
 	if (tcp_conn_start(tc) < 0)
@@ -265,7 +268,7 @@ static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR && errno != ECONNABORTED)
-				idm_prov_warn(tl->l->portal->ctx, "tcp: accept: %s",
+				idm_prov_warn(idm_prov_listener_ctx(tl->l), "tcp: accept: %s",
 					  strerror(errno));
 			return;
 		}
@@ -302,11 +305,11 @@ int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 	else if (bound.ss_family == AF_INET6)
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-	r = idm_prov_watch_add(l->portal->ctx, &tl->w, tl->fd, EPOLLIN,
+	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->w, tl->fd, EPOLLIN,
 			   listen_event);
 	if (r < 0)
 		goto fail;
-	l->priv = tl;
+	idm_prov_listener_set_priv(l, tl);
 	return 0;
 fail:
 	close(tl->fd);
@@ -316,20 +319,20 @@ fail:
 
 void tcp_unlisten(struct idm_prov_listener *l)
 {
-	struct tcp_listener *tl = l->priv;
+	struct tcp_listener *tl = idm_prov_listener_priv(l);
 
 	if (!tl)
 		return;
 	if (tl->w.added)
-		idm_prov_watch_del(l->portal->ctx, &tl->w);
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->w);
 	close(tl->fd);
 	free(tl);
-	l->priv = NULL;
+	idm_prov_listener_set_priv(l, NULL);
 }
 
 int tcp_listener_port(struct idm_prov_listener *l)
 {
-	struct tcp_listener *tl = l->priv;
+	struct tcp_listener *tl = idm_prov_listener_priv(l);
 
 	return tl ? tl->port : -EINVAL;
 }
@@ -382,7 +385,7 @@ static void connect_event(struct idm_prov_watch *w, uint32_t revents)
 		err = ECONNREFUSED;
 	if (err)
 		idm_prov_conn_set_error(tc->conn, "connect to %s: %s",
-				    tc->conn->peer_name, strerror(err));
+				    idm_conn_peer_name(tc->conn), strerror(err));
 	connect_done(tc, -err);
 }
 
@@ -394,7 +397,7 @@ static void timer_event(struct idm_prov_watch *w, uint32_t revents)
 	if (!tc->connecting)
 		return;
 	idm_prov_conn_set_error(tc->conn, "connect to %s: timed out",
-			    tc->conn->peer_name);
+			    idm_conn_peer_name(tc->conn));
 	connect_done(tc, -ETIMEDOUT);
 }
 
@@ -409,13 +412,13 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		    0);
 	if (fd < 0)
 		return -errno;
-	tune_socket(fd, conn->prov->priv);
-	tc = tcp_conn_new(conn->ctx, fd);
+	tune_socket(fd, idm_prov_priv(idm_prov_conn_provider(conn)));
+	tc = tcp_conn_new(idm_prov_conn_ctx(conn), fd);
 	if (!tc) {
 		close(fd);
 		return -ENOMEM;
 	}
-	tc->conn = conn;
+	tcp_conn_bind(tc, conn);
 	tc->connecting = true;
 	if (connect(fd, sa, salen) < 0 && errno != EINPROGRESS) {
 		r = -errno;
@@ -432,13 +435,13 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		its.it_value.tv_nsec = 1;
 	timerfd_settime(tc->tfd, 0, &its, NULL);
 	tc->wevents = EPOLLOUT;
-	r = idm_prov_watch_add(conn->ctx, &tc->w, fd, EPOLLOUT, connect_event);
+	r = idm_prov_watch_add(tc->ctx, &tc->w, fd, EPOLLOUT, connect_event);
 	if (r < 0)
 		goto fail;
-	r = idm_prov_watch_add(conn->ctx, &tc->tw, tc->tfd, EPOLLIN, timer_event);
+	r = idm_prov_watch_add(tc->ctx, &tc->tw, tc->tfd, EPOLLIN, timer_event);
 	if (r < 0)
 		goto fail;
-	conn->priv = tc;
+	idm_prov_conn_set_priv(conn, tc);
 	return 0;
 fail:
 	tcp_conn_destroy(tc);

@@ -16,8 +16,9 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		 uint32_t flags)
 {
 	struct tcp_task *tt = tcp_task(t);
-	struct tcp_conn *tc = tcp_conn(t->conn);
-	const struct idm_conn_params *p = &tc->conn->params;
+	struct tcp_conn *tc = tcp_conn(idm_task_conn(t));
+	const struct idm_conn_params *p = tc->params;
+	size_t blen = idm_buf_len(buf);
 	uint32_t dsl = idm_prov_send_dsl(tc->conn);
 	struct tcp_txd *d;
 
@@ -25,7 +26,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -ENOTCONN;
 	if (tt->task != t)
 		return -EINVAL;
-	if (!length || buf_off > buf->len || length > buf->len - buf_off ||
+	if (!length || buf_off > blen || length > blen - buf_off ||
 	    (uint64_t)offset + length > 0xffffffffu)
 		return -ERANGE;
 	if (!dsl)
@@ -36,7 +37,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	d->kind = TXD_DATAIN;
 	d->task = t;
 	memcpy(d->tmpl, tmpl, ISCSI_BHS_LEN);
-	d->base = (const uint8_t *)buf->addr + buf_off;
+	d->base = (const uint8_t *)idm_buf_addr(buf) + buf_off;
 	d->start = d->pos = 0;
 	d->end = length;
 	d->wire_off = offset;
@@ -64,26 +65,31 @@ void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
 	idm_prov_data_completion(t, IDM_DATA_IN, off, len, sn, 0);
 }
 
+/* The task waiting for the DataACK of that TTT: stops the walk. */
+static int ack_one(struct idm_task *t, void *arg)
+{
+	const uint8_t *bhs = arg;
+	struct tcp_task *tt = tcp_task(t);
+
+	if (tt->task != t || !tt->ack_wait ||
+	    tt->ack_ttt != iscsi_get32(bhs + ISCSI_BHS_TTT))
+		return 0;
+	tt->ack_wait = false;
+	idm_prov_data_ack(t, iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET));
+	return 1;
+}
+
 int tcp_tgt_snack(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	struct idm_task *t, *tmp;
 
 	if ((bhs[1] & 0x0f) != ISCSI_SNACK_DATA_ACK) {
 		tcp_rx_deliver(tc, NULL); /* status/data SNACK: the caller's */
 		return 0;
 	}
-	HASH_ITER (hh, tc->conn->tasks, t, tmp) {
-		struct tcp_task *tt = tcp_task(t);
-
-		if (tt->task == t && tt->ack_wait && tt->ack_ttt == ttt) {
-			tt->ack_wait = false;
-			idm_prov_data_ack(t,
-				      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET));
-			return 0;
-		}
-	}
+	if (idm_prov_conn_foreach_task(tc->conn, ack_one, tc->rhdr))
+		return 0;
 	/* RFC 7143 11.16: an invalid DataACK may be ignored or rejected */
 	idm_prov_warn(tc->ctx, "tcp: DataACK SNACK with unknown TTT 0x%08x ignored",
 		  ttt);

@@ -15,9 +15,10 @@
 int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		     size_t ahs_len, struct idm_task *t)
 {
-	const struct idm_conn_params *p = &tc->conn->params;
+	const struct idm_conn_params *p = tc->params;
 	struct tcp_task *tt = tcp_task(t);
 	struct tcp_unsol_plan plan = { 0 };
+	struct idm_prov_range w;
 	const uint8_t *out = NULL;
 	uint8_t hdr[ISCSI_BHS_LEN];
 	int r;
@@ -25,13 +26,14 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	if (tt->task == t && tt->cmd_sent)
 		return -EBUSY; /* one command per task */
 	memcpy(hdr, bhs, ISCSI_BHS_LEN);
-	if ((hdr[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
+	if ((hdr[1] & ISCSI_CMD_WRITE) &&
+	    idm_prov_task_data(t, IDM_DATA_OUT, &w) == 0 && w.length) {
 		uint32_t dsl = idm_prov_send_dsl(tc->conn);
 
-		out = (const uint8_t *)t->out_buf->addr + t->out_off;
+		out = w.addr;
 		tcp_unsol_plan(p->immediate_data, p->initial_r2t,
 			       p->first_burst_length, dsl ? dsl : TCP_LOGIN_DSL,
-			       iscsi_get32(bhs + ISCSI_CMD_EDTL), t->out_len,
+			       iscsi_get32(bhs + ISCSI_CMD_EDTL), w.length,
 			       &plan);
 	} else {
 		plan.cmd_final = true;
@@ -63,7 +65,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->kind = TXD_DATAOUT;
 		d->task = t;
 		memcpy(d->tmpl, tt->lun, 8);
-		d->itt = t->itt;
+		d->itt = idm_task_itt(t);
 		d->ttt = ISCSI_RESERVED_TAG;
 		d->base = out;
 		d->start = d->pos = plan.imm;
@@ -91,6 +93,7 @@ int tcp_ini_datain_header(struct tcp_conn *tc)
 	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
 	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
+	struct idm_prov_range rd;
 
 	if (!t && tcp_dead_itt(tc, itt)) {
 		/* late data of a task the caller ended: drop it; a status
@@ -110,16 +113,17 @@ int tcp_ini_datain_header(struct tcp_conn *tc)
 			      tt->exp_datasn, itt);
 		return -1;
 	}
-	if (len && (!t->in_buf || (uint64_t)off + len > t->in_len)) {
+	if (len && (idm_prov_task_data(t, IDM_DATA_IN, &rd) < 0 ||
+		    (uint64_t)off + len > rd.length)) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "Data-In [%u, +%u) outside the %u-byte read "
 			      "buffer (ITT 0x%08x)",
-			      off, len, t->in_len, itt);
+			      off, len, rd.length, itt);
 		return -1;
 	}
 	tc->rtask = t;
 	tc->rdst = DST_PLACE;
-	tc->rptr = len ? (uint8_t *)t->in_buf->addr + t->in_off + off : NULL;
+	tc->rptr = len ? rd.addr + off : NULL;
 	return 0;
 }
 
@@ -130,9 +134,9 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 	struct tcp_task *tt = tcp_task(t);
 
 	tt->exp_datasn++;
-	t->received += tc->rl.dsl;
+	idm_prov_task_add_received(t, tc->rl.dsl);
 	if ((bhs[1] & ISCSI_DATAIN_ACK) &&
-	    tc->conn->params.error_recovery_level >= 1) {
+	    tc->params->error_recovery_level >= 1) {
 		/* RFC 7143 11.7.2: acknowledge with a DataACK SNACK */
 		uint8_t ack[ISCSI_BHS_LEN];
 		tcp_pdu_dataack(ack, bhs + ISCSI_BHS_LUN,
@@ -158,6 +162,7 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 	uint32_t len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
 	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
+	struct idm_prov_range w;
 	struct tcp_txd *d;
 
 	if (!t && tcp_dead_itt(tc, itt))
@@ -174,12 +179,13 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 			      ttt, sn, tt->exp_r2tsn, itt);
 		return -1;
 	}
-	if (!len || len > tc->conn->params.max_burst_length || !t->out_buf ||
-	    (uint64_t)off + len > t->out_len) {
+	if (!len || len > tc->params->max_burst_length ||
+	    idm_prov_task_data(t, IDM_DATA_OUT, &w) < 0 ||
+	    (uint64_t)off + len > w.length) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "R2T [%u, +%u) outside the %u-byte write buffer "
 			      "or MaxBurstLength (ITT 0x%08x)",
-			      off, len, t->out_len, itt);
+			      off, len, w.length, itt);
 		return -1;
 	}
 	tt->exp_r2tsn++;
@@ -195,7 +201,7 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 	memcpy(d->tmpl, tt->lun, 8);
 	d->itt = itt;
 	d->ttt = ttt;
-	d->base = (const uint8_t *)t->out_buf->addr + t->out_off;
+	d->base = w.addr;
 	d->start = d->pos = off;
 	d->end = off + len;
 	tcp_tx_queue(tc, d);
@@ -209,7 +215,7 @@ void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t)
 	if (tt->task != t)
 		return;
 	if (!tc->closed && tt->cmd_sent)
-		tcp_dead_itt_add(tc, t->itt);
+		tcp_dead_itt_add(tc, idm_task_itt(t));
 	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
 	tt->cmd_sent = false;

@@ -17,8 +17,7 @@ static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
 
 	if (!tc || tc->closed || tc->connecting)
 		return -ENOTCONN;
-	tc->conn = conn;
-	if (conn->role == IDM_ROLE_INITIATOR) {
+	if (!tc->target) {
 		/* Data-Out carry the ExpStatSN of the caller's latest PDU */
 		tc->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
 		if (task && iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_CMD) {
@@ -39,7 +38,6 @@ static int tcp_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
 
 	if (!tc || tc->closed)
 		return -ENOTCONN;
-	tc->conn = conn;
 	if (rsp) {
 		/* the final Login Response still goes without digests */
 		r = tcp_tx_ctrl(tc, rsp, NULL, 0, data, data_len, NULL, NULL,
@@ -64,16 +62,16 @@ static void tcp_conn_terminate(struct idm_conn *conn)
 static void tcp_conn_free(struct idm_conn *conn)
 {
 	tcp_conn_destroy(tcp_conn(conn));
-	conn->priv = NULL;
+	idm_prov_conn_set_priv(conn, NULL);
 }
 
 static void tcp_task_free(struct idm_task *task)
 {
-	struct tcp_conn *tc = tcp_conn(task->conn);
+	struct tcp_conn *tc = tcp_conn(idm_task_conn(task));
 
 	if (!tc)
 		return;
-	if (task->conn->role == IDM_ROLE_TARGET)
+	if (tc->target)
 		tcp_tgt_task_release(tc, task);
 	else
 		tcp_ini_task_release(tc, task);
@@ -83,13 +81,13 @@ static int tcp_notice_key_values(struct idm_conn *conn)
 {
 	struct tcp_conn *tc = tcp_conn(conn);
 
-	/* Limits are read from conn->params when used; the digests switch at
+	/* Limits are read from the parameters when used; the digests switch at
 	 * the end of login (tcp_enter_ffp). An initiator that notices the
 	 * keys after the final Login Response, before Enable_Datamover,
 	 * still gets them for what follows. Nothing to resize here: the rx
 	 * buffer may be in the caller's hands inside a callback. */
-	if (tc && tc->ffp && conn->state == IDM_CONN_PHASE_LOGIN &&
-	    conn->role == IDM_ROLE_INITIATOR)
+	if (tc && tc->ffp && idm_prov_conn_phase(conn) == IDM_CONN_PHASE_LOGIN &&
+	    !tc->target)
 		tcp_enter_ffp(tc);
 	return 0;
 }

@@ -39,14 +39,14 @@ static void get_take_early(struct tcp_task *tt, struct tcp_get *g)
 	if (tt->imm_ptr && tcp_overlap(g->off, end, 0, tt->imm_len, &lo, &hi)) {
 		memcpy(tcp_get_dst(g, lo), tt->imm_ptr + lo, hi - lo);
 		g->got += hi - lo;
-		tt->task->received += hi - lo;
+		idm_prov_task_add_received(tt->task, hi - lo);
 		tt->imm_cov += hi - lo;
 	}
 	if (tt->staging &&
 	    tcp_overlap(g->off, end, tt->st_lo, tt->unsol_rcvd, &lo, &hi)) {
 		memcpy(tcp_get_dst(g, lo), tt->staging + lo, hi - lo);
 		g->got += hi - lo;
-		tt->task->received += hi - lo;
+		idm_prov_task_add_received(tt->task, hi - lo);
 	}
 }
 
@@ -79,7 +79,7 @@ bool tcp_get_complete_ready(struct tcp_conn *tc, struct idm_task *t)
 			continue;
 		idm_prov_defer_cancel(tc->ctx, &g->done_defer);
 		get_finish(g);
-		if (tc->closed || !t->active || tt->task != t)
+		if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
 			return false;
 	}
 	return true;
@@ -103,7 +103,7 @@ static struct tcp_get *get_next_to_ask(struct tcp_task *tt)
 int tcp_issue_r2ts(struct tcp_conn *tc, struct idm_task *t)
 {
 	struct tcp_task *tt = tcp_task(t);
-	const struct idm_conn_params *p = &tc->conn->params;
+	const struct idm_conn_params *p = tc->params;
 	uint32_t win = tcp_r2t_window(p->max_outstanding_r2t, TCP_MAX_R2T);
 	struct tcp_get *g;
 
@@ -140,7 +140,8 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		 uint32_t flags)
 {
 	struct tcp_task *tt = tcp_task(t);
-	struct tcp_conn *tc = tcp_conn(t->conn);
+	struct tcp_conn *tc = tcp_conn(idm_task_conn(t));
+	size_t blen = idm_buf_len(buf);
 	struct tcp_get *g = NULL;
 	uint32_t lo, hi, end;
 	int r;
@@ -152,7 +153,7 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -EINVAL; /* not a write command */
 	if (!length || (uint64_t)offset + length > tt->edtl)
 		return -ERANGE;
-	if (buf_off > buf->len || length > buf->len - buf_off)
+	if (buf_off > blen || length > blen - buf_off)
 		return -ERANGE;
 	end = offset + length;
 	for (unsigned i = 0; i < TCP_MAX_GETS; i++) {
@@ -169,7 +170,7 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -EBUSY;
 	g->task = t;
 	g->seq = tt->get_seq++;
-	g->base = (uint8_t *)buf->addr + buf_off;
+	g->base = (uint8_t *)idm_buf_addr(buf) + buf_off;
 	g->off = offset;
 	g->len = length;
 	g->got = 0;

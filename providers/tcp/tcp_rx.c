@@ -126,7 +126,7 @@ static uint32_t rx_limit(const struct tcp_conn *tc)
 static int on_bhs(struct tcp_conn *tc)
 {
 	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
-	bool tgt = tc->conn->role == IDM_ROLE_TARGET;
+	bool tgt = tc->target;
 
 	if (!tcp_pdu_opcode_ok(tgt, op, tc->ffp)) {
 		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x %s", op,
@@ -172,7 +172,7 @@ static int on_header(struct tcp_conn *tc)
 	tc->rr2t = NULL;
 	tc->rget = NULL;
 	tc->rcrc = TCP_CRC32C_INIT;
-	if (tc->conn->role == IDM_ROLE_TARGET) {
+	if (tc->target) {
 		if (op == ISCSI_OP_SCSI_CMD && tcp_tgt_cmd_header(tc) < 0)
 			return -1;
 		if (op == ISCSI_OP_DATA_OUT && tcp_tgt_dataout_header(tc) < 0)
@@ -217,7 +217,7 @@ static int on_pdu(struct tcp_conn *tc)
 		return 0;
 	}
 
-	if (tc->conn->role == IDM_ROLE_TARGET) {
+	if (tc->target) {
 		switch (op) {
 		case ISCSI_OP_SCSI_CMD:
 			return tcp_tgt_cmd_done(tc);

@@ -57,7 +57,7 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 		return -1;
 	}
 	if (tt->write) {
-		const struct idm_conn_params *p = &tc->conn->params;
+		const struct idm_conn_params *p = tc->params;
 		if (tcp_unsol_expect(p->immediate_data, p->initial_r2t,
 				     p->first_burst_length, tt->edtl,
 				     tt->imm_len, bhs[1] & ISCSI_FLAG_FINAL,
@@ -93,7 +93,7 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 	tt->imm_cov = 0;
 	tt->unsol_rcvd = tt->imm_len;
 	tcp_rx_deliver(tc, t);
-	if (tc->closed || !t->active || tt->task != t)
+	if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
 		return 0;
 	if (tt->imm_len && tt->imm_cov < tt->imm_len) {
 		/* Get_Data did not take all of it (yet): keep a copy */
@@ -182,7 +182,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 				      off, len, r->off, r->len, itt);
 			return -1;
 		}
-		if (tc->conn->params.data_pdu_in_order &&
+		if (tc->params->data_pdu_in_order &&
 		    (off != r->off + r->got || sn != r->exp_datasn)) {
 			tcp_conn_fail(tc, -EPROTO,
 				      "Data-Out out of order: offset %u DataSN "
@@ -217,7 +217,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 		tt->unsol_datasn++;
 		if (tc->rdst == DST_PLACE) {
 			tc->rget->got += len;
-			t->received += len;
+			idm_prov_task_add_received(t, len);
 		} else {
 			for (unsigned i = 0; i < TCP_MAX_GETS; i++) {
 				struct tcp_get *g = &tt->get[i];
@@ -227,7 +227,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 					memcpy(tcp_get_dst(g, lo),
 					       tt->staging + lo, hi - lo);
 					g->got += hi - lo;
-					t->received += hi - lo;
+					idm_prov_task_add_received(t, hi - lo);
 				}
 			}
 		}
@@ -235,14 +235,14 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 			tcp_conn_fail(tc, -EPROTO,
 				      "unsolicited data of ITT 0x%08x ended at "
 				      "%u, expected %u",
-				      t->itt, tt->unsol_rcvd, tt->unsol_end_t);
+				      idm_task_itt(t), tt->unsol_rcvd, tt->unsol_end_t);
 			return -1;
 		}
 	} else {
 		r->got += len;
 		r->exp_datasn++;
 		tc->rget->got += len;
-		t->received += len;
+		idm_prov_task_add_received(t, len);
 		if (r->got == r->len) {
 			*r = tt->r2t[--tt->nr2t];
 			if (tcp_issue_r2ts(tc, t) < 0) {
@@ -250,11 +250,11 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 					      "no memory for an R2T");
 				return -1;
 			}
-		} else if (fbit && tc->conn->params.data_pdu_in_order) {
+		} else if (fbit && tc->params->data_pdu_in_order) {
 			tcp_conn_fail(tc, -EPROTO,
 				      "Data-Out with F bit before the end of "
 				      "its R2T (ITT 0x%08x)",
-				      t->itt);
+				      idm_task_itt(t));
 			return -1;
 		}
 	}
@@ -269,7 +269,7 @@ void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 	if (tt->task != t)
 		return;
 	if (!tc->closed)
-		tcp_dead_itt_add(tc, t->itt);
+		tcp_dead_itt_add(tc, idm_task_itt(t));
 	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
 	for (unsigned i = 0; i < TCP_MAX_GETS; i++) {

@@ -4,8 +4,8 @@
 committed baseline tests/abi/libidm.abi using libabigail's abidiff.
 
 Only the types of the public headers (include/libidm) count, and
-tests/abi/libidm.abignore leaves out the private provider ABI
-(IDM_PRIVATE_*, idm_prov_*) and allows the size-guarded structs to grow at
+tests/abi/libidm.abignore leaves out the provider SDK (node IDM_PROV_<n>,
+idm_prov_*, versioned by IDM_PROV_ABI) and allows the size-guarded structs to grow at
 their end. abidiff's exit status is a bit field: 1 error, 2 usage error,
 4 ABI change, 8 incompatible ABI change. The test passes when nothing
 changed, or when the only changes are added symbols (a new version node

@@ -4,6 +4,9 @@
 program outside the tree with only `pkg-config --cflags --libs libidm`
 against that installed copy, and run it: it must report the project version
 load tcp and only providers installed in `pkg-config --variable=providerdir`.
+A provider module builds with only `pkg-config --cflags --libs
+libidm-provider` (<libidm/provider.h>) and defines the entry point that the
+.pc's provider_entry names.
 The installed idm-target and idm-initiator (when the examples are built)
 must run `--help` as installed, without LD_LIBRARY_PATH: their RUNPATH
 leads to the installed libidm (none for prefix /usr, where the check is
@@ -94,9 +97,39 @@ def main():
         for p in paths:
             if not os.path.realpath(p).startswith(os.path.realpath(provdir) + "/"):
                 raise SystemExit(f"error: provider loaded from {p}, not from {provdir}")
+        check_provider_sdk(cc, pkg, env, dest, work)
         check_programs(dest, prefix)
     print("ok: out-of-tree program built with pkg-config against the installed libidm")
     return 0
+
+
+SDK_MODULE = """#include <libidm/provider.h>
+static const struct idm_prov_ops ops = {
+	.abi_version = IDM_PROV_ABI, .size = sizeof(struct idm_prov_ops), .name = "outside",
+};
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
+IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void) { return &ops; }
+"""
+
+
+def check_provider_sdk(cc, pkg, env, dest, work):
+    """libidm-provider.pc: <libidm/provider.h> alone builds a module that
+    defines the entry point the .pc names, in the providerdir it names."""
+    flags = run(pkg + ["--cflags", "--libs", "libidm-provider"], env=env).split()
+    entry = run(pkg + ["--variable=provider_entry", "libidm-provider"], env=env).strip()
+    provdir = run(pkg + ["--variable=providerdir", "libidm-provider"], env=env).strip()
+    if not provdir.startswith(dest + "/"):
+        raise SystemExit(f"error: libidm-provider providerdir {provdir} is not inside the install")
+    src = os.path.join(work, "outside_provider.c")
+    with open(src, "w", encoding="utf-8") as fo:
+        fo.write(SDK_MODULE)
+    mod = os.path.join(work, "libidm-outside.so")
+    run(cc + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+              "-fvisibility=hidden", src, "-o", mod] + flags, cwd=work)
+    syms = run(["nm", "-D", "--defined-only", mod]).split()
+    if entry not in syms:
+        raise SystemExit(f"error: the module does not define {entry} (pkg-config provider_entry)")
+    print(f"ok: a provider module builds with libidm-provider.pc alone and defines {entry}")
 
 
 def check_programs(dest, prefix):

@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """ABI hygiene (c): every provider module built exports exactly one symbol,
-idm_provider_entry_v1, and needs no symbol of libidm outside its two
-version nodes.
+the entry point of IDM_PROV_ABI (idm_provider_entry_v<n>), and needs no
+symbol of libidm outside the public IDM_1.* nodes and the provider SDK's
+node IDM_PROV_<n>.
 
-Usage: check_provider_exports.py READELF DIRS NAMES
+Usage: check_provider_exports.py READELF DIRS NAMES ABI
   DIRS   colon-separated provider build directories
   NAMES  comma-separated provider names that must be present
+  ABI    IDM_PROV_ABI (<libidm/provider.h>)
 """
 import glob
 import os
 import subprocess
 import sys
-
-ENTRY = "idm_provider_entry_v1"
 
 
 def dyn_syms(readelf, path):
@@ -32,7 +32,8 @@ def dyn_syms(readelf, path):
 
 
 def main():
-    readelf, dirs, names = sys.argv[1], sys.argv[2], sys.argv[3]
+    readelf, dirs, names, abi = sys.argv[1:5]
+    entry, node = f"idm_provider_entry_v{abi}", f"IDM_PROV_{abi}"
     modules = []
     for d in filter(None, dirs.split(":")):
         modules += sorted(glob.glob(os.path.join(d, "libidm-*.so")))
@@ -43,18 +44,18 @@ def main():
             errors.append(f"provider {n} not built (looked in {dirs})")
     for m in modules:
         defined, undefined = dyn_syms(readelf, m)
-        extra = sorted(s for s in defined if s.split("@")[0] != ENTRY)
+        extra = sorted(s for s in defined if s.split("@")[0] != entry)
         print(f"{m}: exports {sorted(defined)}")
-        if not any(s.split("@")[0] == ENTRY for s in defined):
-            errors.append(f"{m}: does not export {ENTRY}")
+        if not any(s.split("@")[0] == entry for s in defined):
+            errors.append(f"{m}: does not export {entry}")
         if extra:
-            errors.append(f"{m}: exports more than {ENTRY}: {', '.join(extra)}")
+            errors.append(f"{m}: exports more than {entry}: {', '.join(extra)}")
         # Calls into libidm must go through the versioned nodes.
         for s in sorted(undefined):
             base, _, ver = s.partition("@")
-            if base.startswith(("idm_", "idm_prov_")) and ver.lstrip("@") not in (
-                    "IDM_1.0", "IDM_PRIVATE_1"):
-                errors.append(f"{m}: imports {s} outside IDM_1.0/IDM_PRIVATE_1")
+            ver = ver.lstrip("@")
+            if base.startswith("idm_") and not (ver == node or ver.startswith("IDM_1.")):
+                errors.append(f"{m}: imports {s} outside IDM_1.*/{node}")
     if not modules:
         errors.append(f"no provider module found in {dirs}")
     for e in errors:

@@ -3,7 +3,9 @@
 """ABI hygiene (a): libidm.so exports exactly the symbols of lib/libidm.map,
 each in the version node the map puts it in, and carries soname libidm.so.1;
 the library's minor version is the newest IDM_1.N node; the functions the
-headers mark IDM_API (IDMP_API) are exactly those of IDM_1.* (IDM_PRIVATE_*).
+headers mark IDM_API (IDM_PROV_API) are exactly those of IDM_1.* (the
+provider SDK's node IDM_PROV_<n>, n being IDM_PROV_ABI of
+<libidm/provider.h>, the only IDM_PROV_* node).
 
 Usage: check_symbols.py READELF MAPFILE LIBRARY [HEADER...]
 """
@@ -59,13 +61,13 @@ def exported(readelf, lib):
 
 
 def declared(headers):
-    """{function: marker} for functions declared with IDM_API / IDMP_API."""
+    """{function: marker} for functions declared with IDM_API / IDM_PROV_API."""
     decl = {}
     for h in headers:
         text = open(h, encoding="utf-8").read()
         text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
         text = re.sub(r"^\s*#.*$", " ", text, flags=re.M)
-        for m in re.finditer(r"\b(IDMP?_API)\b([^;{]*?)\b(idm(?:p|_prov)?_\w+)\s*\(", text):
+        for m in re.finditer(r"\b(IDM(?:_PROV)?_API)\b([^;{]*?)\b(idm_\w+)\s*\(", text):
             decl[m.group(3)] = m.group(1)
     return decl
 
@@ -76,6 +78,18 @@ def main():
     want, nodes = parse_map(mapfile)
     have = exported(readelf, lib)
     errors = []
+    # The provider node is named after IDM_PROV_ABI of the SDK header.
+    prov_nodes = [n for n in nodes if n.startswith("IDM_PROV_")]
+    abi = None
+    for h in headers:
+        m = re.search(r"^#define IDM_PROV_ABI (\d+)\s*$",
+                      open(h, encoding="utf-8").read(), re.M)
+        if m:
+            abi = m.group(1)
+    if abi is None:
+        errors.append("no header defines IDM_PROV_ABI")
+    elif prov_nodes != [f"IDM_PROV_{abi}"]:
+        errors.append(f"provider nodes {prov_nodes}, want [IDM_PROV_{abi}] (IDM_PROV_ABI {abi})")
     # Header declarations against the map's nodes.
     if headers:
         decl = declared(headers)
@@ -84,7 +98,8 @@ def main():
             public = marker == "IDM_API"
             if node is None:
                 errors.append(f"{f} is declared {marker} but not in the map")
-            elif public != node.startswith("IDM_1."):
+            elif public != node.startswith("IDM_1.") or \
+                    (not public and not node.startswith("IDM_PROV_")):
                 errors.append(f"{f} is declared {marker} but the map puts it in {node}")
         for f in sorted(set(want) - set(decl)):
             errors.append(f"{f} is in the map ({want[f]}) but no header declares it")

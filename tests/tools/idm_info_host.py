@@ -9,6 +9,7 @@ listed as skipped with its reason.
 Usage: idm_info_host.py PATH/TO/idm_info [FAKES_DIR]"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -16,6 +17,11 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from toolcheck import check, finish, has_rdma, iser_built
 
 TOOL = sys.argv[1]
+# The provider ABI, written once in the SDK header.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                       "include", "libidm", "provider.h"), encoding="utf-8") as f:
+    ABI = int(re.search(r"^#define IDM_PROV_ABI (\d+)", f.read(), re.M).group(1))
+WRONG_ABI = f"ABI {ABI + 1}, libidm needs {ABI}"  # the badabi fake
 
 
 def run(*args, env=None):
@@ -39,7 +45,7 @@ check("tcp" in provs and provs["tcp"]["state"] == "loaded",
       "tcp listed as loaded", out)
 if "tcp" in provs:
     t = provs["tcp"]
-    check(t["abi_version"] == 1 and "initiator" in t["caps"]
+    check(t["abi_version"] == ABI and "initiator" in t["caps"]
           and "target" in t["caps"] and t["path"].endswith("/libidm-tcp.so"),
           "tcp: ABI version, capabilities and path", json.dumps(t))
 dirs = [d["dir"] for d in j.get("search_path", [])]
@@ -104,14 +110,14 @@ if fakes and os.path.isdir(fakes):
     got = {(p["name"], p["state"]): p for p in json.loads(out)["providers"]}
     want = {("fake", "loaded"): None,
             ("fake", "shadowed"): "was found first",
-            ("badabi", "skipped"): "ABI 2, libidm needs 1",
+            ("badabi", "skipped"): WRONG_ABI,
             ("noop", "skipped"): "mandatory op put_data missing",
             ("initfail", "skipped"): "no fake device here"}
     for k, why in want.items():
         check(k in got and (why is None or why in got[k].get("reason", "")),
               f"fakes: {k[0]} {k[1]}" + (f" ({why})" if why else ""), out)
     rc, out, err = run("-p", "badabi", env={"IDM_PROVIDER_PATH": path})
-    check(rc == 1 and "ABI 2, libidm needs 1" in err,
+    check(rc == 1 and WRONG_ABI in err,
           "-p badabi: exit 1, wrong ABI named", f"rc={rc}\n{err}")
 else:
     print("skip the fake providers: no FAKES_DIR")

@@ -6,7 +6,7 @@
  *   FAKE_GOOD      complete and well-formed ("fake")
  *   FAKE_BADABI    abi_version from the future
  *   FAKE_NOOP      mandatory op put_data missing
- *   FAKE_NOENTRY   no idm_provider_entry_v1 symbol at all
+ *   FAKE_NOENTRY   no IDM_PROV_ENTRY symbol at all
  *   FAKE_SMALL     ops table shorter than the mandatory part
  *   FAKE_MISNAME   file libidm-misname.so calls itself "other"
  *   FAKE_INITFAIL  init() fails, as iser does without an RDMA device
@@ -17,8 +17,8 @@
  * from a deferred item, put_data/get_data complete from a deferred item,
  * and every op is counted in fake_stats, which tests read with dlsym().
  */
-#include "provider.h"
-#include <stdio.h>
+#include <libidm/provider.h>
+
 #include "fake_provider.h"
 
 #include <errno.h>
@@ -64,7 +64,7 @@ static int fake_init(struct idm_prov *prov)
 {
 	fake_stats.init++;
 #if FAKE_VARIANT == FAKE_INITFAIL
-	snprintf(prov->why, sizeof(prov->why), "no fake device here");
+	idm_prov_set_why(prov, "no fake device here");
 	return -ENODEV;
 #else
 	return 0;
@@ -102,21 +102,21 @@ static int fake_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	fl->sa.sin_family = AF_INET;
 	fl->sa.sin_port = htons(3260);
 	fl->sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	l->priv = fl;
-	idm_prov_defer(l->prov->ctx, &fl->accept_defer, accept_one);
+	idm_prov_listener_set_priv(l, fl);
+	idm_prov_defer(idm_prov_listener_ctx(l), &fl->accept_defer, accept_one);
 	return 0;
 }
 
 static void fake_unlisten(struct idm_prov_listener *l)
 {
-	struct fake_listener *fl = l->priv;
+	struct fake_listener *fl = idm_prov_listener_priv(l);
 
 	fake_stats.unlisten++;
 	if (fl) {
-		idm_prov_defer_cancel(l->prov->ctx, &fl->accept_defer);
+		idm_prov_defer_cancel(idm_prov_listener_ctx(l), &fl->accept_defer);
 		free(fl);
 	}
-	l->priv = NULL;
+	idm_prov_listener_set_priv(l, NULL);
 }
 
 static int fake_listener_port(struct idm_prov_listener *l)
@@ -134,7 +134,7 @@ static int fake_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		return -ENOMEM;
 	fake_stats.connect++;
 	fc->magic = 0xfa6e;
-	conn->priv = fc;
+	idm_prov_conn_set_priv(conn, fc);
 	idm_prov_conn_connected(conn, in->sin_family == AF_INET && ntohs(in->sin_port) == 1
 					  ? -ECONNREFUSED
 					  : 0);
@@ -155,7 +155,8 @@ static void data_done(struct idm_prov_defer *d)
 {
 	struct fake_task *ft = (struct fake_task *)d;
 
-	ft->task->received += ft->dir == IDM_DATA_OUT ? ft->length : 0;
+	if (ft->dir == IDM_DATA_OUT)
+		idm_prov_task_add_received(ft->task, ft->length);
 	idm_prov_data_completion(ft->task, ft->dir, ft->offset, ft->length, 0, 0);
 }
 
@@ -170,7 +171,7 @@ static int queue_data(struct idm_task *task, enum idm_data_dir dir,
 	ft->dir = dir;
 	ft->offset = offset;
 	ft->length = length;
-	idm_prov_defer(task->conn->ctx, &ft->done, data_done);
+	idm_prov_defer(idm_prov_conn_ctx(idm_task_conn(task)), &ft->done, data_done);
 	return 0;
 }
 
@@ -199,14 +200,19 @@ static int fake_enable_datamover(struct idm_conn *conn, const uint8_t *rsp,
 	return 0;
 }
 
+static int cancel_transfer(struct idm_task *t, void *arg)
+{
+	struct fake_task *ft = idm_prov_task_priv(t);
+
+	idm_prov_defer_cancel(arg, &ft->done);
+	return 0;
+}
+
 static void fake_conn_terminate(struct idm_conn *conn)
 {
-	struct idm_task *t, *tmp;
-
 	fake_stats.conn_terminate++;
 	/* let go of every transfer: no callback may follow */
-	HASH_ITER(hh, conn->tasks, t, tmp)
-		idm_prov_defer_cancel(conn->ctx, &((struct fake_task *)idm_prov_task_priv(t))->done);
+	idm_prov_conn_foreach_task(conn, cancel_transfer, idm_prov_conn_ctx(conn));
 }
 
 static void fake_task_free(struct idm_task *task)
@@ -214,7 +220,7 @@ static void fake_task_free(struct idm_task *task)
 	struct fake_task *ft = idm_prov_task_priv(task);
 
 	fake_stats.task_free++;
-	idm_prov_defer_cancel(task->conn->ctx, &ft->done);
+	idm_prov_defer_cancel(idm_prov_conn_ctx(idm_task_conn(task)), &ft->done);
 }
 
 static int fake_alloc_conn_rsrc(struct idm_conn *conn)
@@ -237,8 +243,8 @@ static int fake_notice_key_values(struct idm_conn *conn)
 static void fake_conn_free(struct idm_conn *conn)
 {
 	fake_stats.conn_free++;
-	free(conn->priv);
-	conn->priv = NULL;
+	free(idm_prov_conn_priv(conn));
+	idm_prov_conn_set_priv(conn, NULL);
 }
 
 static void fake_buf_release(struct idm_prov *prov, struct idm_buf *buf)

@@ -5,7 +5,7 @@
  * never crashes. Wrong roles and states are in test_conn.c.
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <string.h>
 

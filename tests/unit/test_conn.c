@@ -7,7 +7,7 @@
  * one Connection_Terminate_Notify).
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

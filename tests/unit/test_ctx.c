@@ -5,7 +5,7 @@
  * objects still open.
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <poll.h>
 #include <stdlib.h>

@@ -50,7 +50,7 @@ START_TEST(good_provider_loads)
 	p = find(list, n, "fake");
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(p->description, "fake provider for the unit tests");
-	ck_assert_uint_eq(p->abi_version, 1);
+	ck_assert_uint_eq(p->abi_version, IDM_PROV_ABI);
 	ck_assert(p->caps & IDM_CAP_INITIATOR);
 	ck_assert(p->caps & IDM_CAP_TARGET);
 	ck_assert_str_eq(p->path, FAKES_DIR "/good/libidm-fake.so");
@@ -91,7 +91,12 @@ END_TEST
 
 START_TEST(wrong_abi_refused)
 {
-	refused("badabi", "ABI 2, libidm needs 1");
+	char why[64];
+
+	/* the bad fake declares the ABI after libidm's */
+	snprintf(why, sizeof(why), "ABI %d, libidm needs %d", IDM_PROV_ABI + 1,
+		 IDM_PROV_ABI);
+	refused("badabi", why);
 }
 END_TEST
 
@@ -103,7 +108,7 @@ END_TEST
 
 START_TEST(missing_entry_refused)
 {
-	refused("noentry", "no idm_provider_entry_v1 symbol");
+	refused("noentry", "no " IDM_PROV_ENTRY_NAME " symbol");
 }
 END_TEST
 

@@ -6,7 +6,7 @@
  * RFC 7143 section 13 and RFC 7145 section 6.
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -49,6 +49,7 @@ static size_t count(idm_ctx *ctx)
 START_TEST(loaded_and_skipped_are_described)
 {
 	struct idm_provider_status st;
+	char why[64];
 	idm_ctx *ctx;
 
 	unit_use_providers("badabi:noop:noentry:small:misname:initfail:good", ALL_FAKES);
@@ -59,7 +60,7 @@ START_TEST(loaded_and_skipped_are_described)
 	ck_assert_int_eq(st.state, IDM_PROVIDER_LOADED);
 	ck_assert_str_eq(st.path, FAKES_DIR "/good/libidm-fake.so");
 	ck_assert_str_eq(st.description, "fake provider for the unit tests");
-	ck_assert_uint_eq(st.abi_version, 1);
+	ck_assert_uint_eq(st.abi_version, IDM_PROV_ABI);
 	ck_assert(st.caps & IDM_CAP_INITIATOR);
 	ck_assert_int_eq(st.error, 0);
 	ck_assert_str_eq(st.reason, "");
@@ -67,8 +68,10 @@ START_TEST(loaded_and_skipped_are_described)
 	st = get(ctx, "badabi");
 	ck_assert_int_eq(st.state, IDM_PROVIDER_SKIPPED);
 	ck_assert_int_eq(st.error, -ELIBBAD);
-	ck_assert_str_eq(st.reason, "ABI 2, libidm needs 1");
-	ck_assert_uint_eq(st.abi_version, 2);
+	snprintf(why, sizeof(why), "ABI %d, libidm needs %d", IDM_PROV_ABI + 1,
+		 IDM_PROV_ABI);
+	ck_assert_str_eq(st.reason, why);
+	ck_assert_uint_eq(st.abi_version, IDM_PROV_ABI + 1);
 	ck_assert_uint_eq(st.caps, 0); /* a table of another ABI is not read */
 
 	st = get(ctx, "noop");
@@ -78,7 +81,7 @@ START_TEST(loaded_and_skipped_are_described)
 
 	st = get(ctx, "noentry");
 	ck_assert_int_eq(st.state, IDM_PROVIDER_SKIPPED);
-	ck_assert_ptr_nonnull(strstr(st.reason, "no idm_provider_entry_v1 symbol"));
+	ck_assert_ptr_nonnull(strstr(st.reason, "no " IDM_PROV_ENTRY_NAME " symbol"));
 	ck_assert_uint_eq(st.abi_version, 0);
 	ck_assert_str_eq(st.description, "");
 

@@ -5,7 +5,7 @@
  * provider's private area), task data ranges, and buffer objects.
  */
 #include "unit.h"
-#include "idm_internal.h"
+#include "core.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
+#include <libidm/provider.h> /* IDM_PROV_ABI, IDM_PROV_ENTRY_NAME */
 
 #include <check.h>
 #include <errno.h>

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libidm provider SDK: what a transport module (libidm-<name>.so) exports
+ * and what libidm offers it, like rdma-core's <infiniband/driver.h>.
+ *
+ * Installed with libidm; an out-of-tree provider builds with
+ *     cc -shared -fPIC -fvisibility=hidden \
+ *        $(pkg-config --cflags --libs libidm-provider) ...
+ * and is installed into $(pkg-config --variable=providerdir libidm-provider).
+ *
+ * A provider exports exactly one symbol, IDM_PROV_ENTRY (its name carries
+ * IDM_PROV_ABI, so a module built for another ABI fails to resolve), which
+ * returns its ops table. libidm refuses a table whose abi_version differs,
+ * whose size is smaller than the mandatory part, or that lacks a mandatory
+ * op. The core services below are exported by libidm.so.1 in the version
+ * node IDM_PROV_<IDM_PROV_ABI> (IDM_PROV_2): compatible within one
+ * IDM_PROV_ABI, replaced as a whole when it is bumped. A provider must be
+ * rebuilt when IDM_PROV_ABI changes.
+ *
+ * The core's objects (struct idm_conn, idm_task, idm_buf, idm_prov,
+ * idm_prov_listener, idm_ctx) are opaque here: a provider reaches what it
+ * needs through the accessors below, never through their layout.
+ *
+ * Threading: libidm calls every op with the context lock held, from the
+ * caller's thread (a primitive) or from the progress pass (a watch or
+ * defer callback). Unless a declaration says otherwise, a core service may
+ * be called only from those same places, i.e. with the lock held.
+ */
+#ifndef LIBIDM_PROVIDER_H
+#define LIBIDM_PROVIDER_H
+
+#include <libidm/idm.h>
+#include <libidm/iscsi.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* ABI number: written here only. Everything else derives from it: the  */
+/* entry symbol, its name for dlsym(), the version node of the core     */
+/* services (the build reads this line to generate the linker maps).    */
+/* ------------------------------------------------------------------ */
+
+#define IDM_PROV_ABI 2
+
+#define IDM_PROV_PASTE_(a, b) a##b
+#define IDM_PROV_PASTE(a, b) IDM_PROV_PASTE_(a, b)
+#define IDM_PROV_STR_(x) #x
+#define IDM_PROV_STR(x) IDM_PROV_STR_(x)
+
+/* The one symbol a provider defines, e.g. idm_provider_entry_v2. */
+#define IDM_PROV_ENTRY IDM_PROV_PASTE(idm_provider_entry_v, IDM_PROV_ABI)
+/* Its name as a string, for dlsym() and version scripts. */
+#define IDM_PROV_ENTRY_NAME IDM_PROV_STR(IDM_PROV_ENTRY)
+
+#if defined(__GNUC__)
+/* Marks the core services libidm exports for providers (IDM_PROV_<n>). */
+#define IDM_PROV_API __attribute__((visibility("default")))
+/* Marks the entry point a provider exports (build it -fvisibility=hidden). */
+#define IDM_PROV_EXPORT __attribute__((visibility("default")))
+#define IDM_PROV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define IDM_PROV_API
+#define IDM_PROV_EXPORT
+#define IDM_PROV_PRINTF(a, b)
+#endif
+
+/* The struct of type `type` whose member `member` is at `ptr`. */
+#define IDM_PROV_CONTAINER_OF(ptr, type, member)                               \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+struct idm_prov;          /* a loaded provider */
+struct idm_prov_listener; /* one provider listening for one portal */
+struct idm_prov_ops;
+
+/* ------------------------------------------------------------------ */
+/* Event loop                                                          */
+/* ------------------------------------------------------------------ */
+
+struct idm_prov_watch;
+typedef void (*idm_prov_watch_fn)(struct idm_prov_watch *w, uint32_t revents);
+
+/* An fd in the context's epoll set. Embed it in your own struct and find
+ * that struct again with IDM_PROV_CONTAINER_OF in the callback, which runs
+ * in the progress pass with the lock held. */
+struct idm_prov_watch {
+	int fd;
+	uint32_t events; /* EPOLLIN | EPOLLOUT ... */
+	idm_prov_watch_fn fn;
+	bool added;
+};
+
+IDM_PROV_API int idm_prov_watch_add(struct idm_ctx *ctx, struct idm_prov_watch *w,
+				    int fd, uint32_t events, idm_prov_watch_fn fn);
+IDM_PROV_API int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w,
+				    uint32_t events);
+/* Safe on a watch never added. */
+IDM_PROV_API void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w);
+
+/* Work to run from the next progress pass (never inside the API call that
+ * queued it). Embed it; queueing an already queued item is a no-op.
+ * idm_prov_defer() may be called from any thread. */
+struct idm_prov_defer;
+typedef void (*idm_prov_defer_fn)(struct idm_prov_defer *d);
+struct idm_prov_defer {
+	idm_prov_defer_fn fn;
+	struct idm_prov_defer *next;
+	bool queued;
+};
+IDM_PROV_API void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d,
+				 idm_prov_defer_fn fn);
+/* Safe on an item not queued. */
+IDM_PROV_API void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d);
+
+/* ------------------------------------------------------------------ */
+/* Logging (through the context's log callback)                       */
+/* ------------------------------------------------------------------ */
+
+IDM_PROV_API void idm_prov_log(struct idm_ctx *ctx, enum idm_log_level level,
+			       const char *fmt, ...) IDM_PROV_PRINTF(3, 4);
+#define idm_prov_err(ctx, ...) idm_prov_log((ctx), IDM_LOG_ERROR, __VA_ARGS__)
+#define idm_prov_warn(ctx, ...) idm_prov_log((ctx), IDM_LOG_WARN, __VA_ARGS__)
+#define idm_prov_info(ctx, ...) idm_prov_log((ctx), IDM_LOG_INFO, __VA_ARGS__)
+#define idm_prov_dbg(ctx, ...) idm_prov_log((ctx), IDM_LOG_DEBUG, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* Negotiated parameters (Notice_Key_Values)                           */
+/* ------------------------------------------------------------------ */
+
+struct idm_conn_params {
+	bool header_digest;   /* CRC32C */
+	bool data_digest;     /* CRC32C */
+	bool immediate_data;
+	bool initial_r2t;
+	bool data_pdu_in_order;
+	bool data_seq_in_order;
+	uint32_t max_burst_length;
+	uint32_t first_burst_length;
+	uint32_t max_outstanding_r2t;
+	uint32_t error_recovery_level;
+	/* MaxRecvDataSegmentLength declared by each side: the initiator's
+	 * limits what the target sends, and the other way round. */
+	uint32_t initiator_recv_dsl;
+	uint32_t target_recv_dsl;
+	/* iSER (RFC 7145 section 6) */
+	bool rdma_extensions;
+	bool iser_hello_required;
+	bool tagged_buffer_solicited_only;
+	uint32_t max_outstanding_unexpected_pdus; /* 0: no limit */
+	uint32_t max_ahs_length;
+};
+
+/* RFC 7143 / RFC 7145 defaults. Any context. */
+IDM_PROV_API void idm_prov_params_default(struct idm_conn_params *p);
+/* Parse iSCSI text into p; returns -EINVAL (p unchanged) on a bad value.
+ * `role` resolves MaxRecvDataSegmentLength (the peer's declaration);
+ * 0 ignores that key. Any context. */
+IDM_PROV_API int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
+				       const char *kv, size_t len, char *err,
+				       size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Received PDUs                                                       */
+/* ------------------------------------------------------------------ */
+
+/* A control-type PDU handed to idm_prov_control_notify(): built by the
+ * provider (usually on its stack), valid only during that call; the
+ * caller reads it with idm_pdu_bhs() and friends. */
+struct idm_pdu {
+	const uint8_t *bhs;
+	const uint8_t *ahs;
+	size_t ahs_len;
+	const uint8_t *data;
+	size_t data_len;
+	struct idm_task *task; /* the task of a SCSI Command / Response, or NULL */
+};
+
+/* ------------------------------------------------------------------ */
+/* The ops table                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Where a connection is. Read with idm_prov_conn_phase(). */
+enum idm_conn_phase {
+	IDM_CONN_PHASE_CONNECTING = 0, /* initiator before connected() */
+	IDM_CONN_PHASE_LOGIN,          /* connected, login phase */
+	IDM_CONN_PHASE_FFP,            /* Enable_Datamover done */
+	IDM_CONN_PHASE_FAILED,         /* failed; terminate_notify raised/queued */
+	IDM_CONN_PHASE_TERMINATED,     /* Connection_Terminate by the caller */
+};
+
+struct idm_prov_ops {
+	uint32_t abi_version; /* IDM_PROV_ABI */
+	uint32_t size;        /* sizeof(struct idm_prov_ops) */
+	const char *name;     /* short, [a-z0-9_]: "tcp" */
+	const char *description;
+	uint64_t caps;        /* IDM_CAP_* */
+	size_t task_priv_size; /* bytes libidm reserves in each task, see
+				  idm_prov_task_priv() */
+
+	/* optional: once after loading / before unloading. init() may say
+	 * why it fails with idm_prov_set_why(). */
+	int (*init)(struct idm_prov *prov);
+	void (*fini)(struct idm_prov *prov);
+
+	/* Target: listen for connections on sa; call idm_prov_conn_accepted()
+	 * for each. Keep private state with idm_prov_listener_set_priv(). */
+	int (*listen)(struct idm_prov_listener *l, const struct sockaddr *sa,
+		      socklen_t salen, int backlog);
+	void (*unlisten)(struct idm_prov_listener *l);
+	/* bound port of a listener (for port "0") */
+	int (*listener_port)(struct idm_prov_listener *l);
+
+	/* Initiator: start connecting; report with idm_prov_conn_connected().
+	 * Keep private state with idm_prov_conn_set_priv(). */
+	int (*connect)(struct idm_conn *conn, const struct sockaddr *sa,
+		       socklen_t salen, int timeout_ms);
+
+	/* The primitives. Arguments are validated by libidm beforehand as far
+	 * as it can (states, lengths, task/connection match). */
+	int (*send_control)(struct idm_conn *conn, const uint8_t *bhs,
+			    const void *ahs, size_t ahs_len, const void *data,
+			    size_t data_len, struct idm_task *task);
+	int (*put_data)(struct idm_task *task, const uint8_t *tmpl,
+			struct idm_buf *buf, size_t buf_off, uint32_t offset,
+			uint32_t length, uint32_t flags);
+	int (*get_data)(struct idm_task *task, const uint8_t *tmpl,
+			struct idm_buf *buf, size_t buf_off, uint32_t offset,
+			uint32_t length, uint32_t flags);
+	int (*enable_datamover)(struct idm_conn *conn, const uint8_t *rsp,
+				const void *data, size_t data_len);
+	/* Synchronous: when it returns the provider holds nothing of the
+	 * connection's tasks and buffers, has closed its transport, and will
+	 * call nothing for it again. Its connection state may stay allocated
+	 * until conn_free. */
+	void (*conn_terminate)(struct idm_conn *conn);
+	/* Synchronous: forget everything about the task (cancel its data
+	 * transfers without notification). */
+	void (*task_free)(struct idm_task *task);
+
+	/* optional */
+	int (*alloc_conn_rsrc)(struct idm_conn *conn);
+	void (*free_conn_rsrc)(struct idm_conn *conn);
+	/* idm_prov_conn_params() already holds the new values */
+	int (*notice_key_values)(struct idm_conn *conn);
+	/* free the connection's private state; called after conn_terminate */
+	void (*conn_free)(struct idm_conn *conn);
+	/* a buffer the provider registered (idm_prov_buf_set_reg) is being
+	 * destroyed */
+	void (*buf_release)(struct idm_prov *prov, struct idm_buf *buf);
+	/* "auto" selection: can this provider reach sa? 0 yes, <0 no */
+	int (*conn_is_capable)(struct idm_prov *prov,
+			       const struct sockaddr *sa, socklen_t salen);
+};
+
+/* The one symbol a provider exports:
+ *     IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
+ */
+typedef const struct idm_prov_ops *(*idm_prov_entry_fn)(void);
+
+/* ------------------------------------------------------------------ */
+/* Provider                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The provider's global state, set by init() and freed by fini(). */
+IDM_PROV_API void *idm_prov_priv(const struct idm_prov *prov);
+IDM_PROV_API void idm_prov_set_priv(struct idm_prov *prov, void *priv);
+IDM_PROV_API struct idm_ctx *idm_prov_ctx(const struct idm_prov *prov);
+/* From init(): why the provider is unusable ("no RDMA device"), shown by
+ * idm_get_provider_status() and idm_last_error(). */
+IDM_PROV_API void idm_prov_set_why(struct idm_prov *prov, const char *fmt, ...)
+	IDM_PROV_PRINTF(2, 3);
+
+/* ------------------------------------------------------------------ */
+/* Listener                                                            */
+/* ------------------------------------------------------------------ */
+
+IDM_PROV_API void *idm_prov_listener_priv(const struct idm_prov_listener *l);
+IDM_PROV_API void idm_prov_listener_set_priv(struct idm_prov_listener *l, void *priv);
+IDM_PROV_API struct idm_ctx *idm_prov_listener_ctx(const struct idm_prov_listener *l);
+IDM_PROV_API struct idm_prov *idm_prov_listener_provider(const struct idm_prov_listener *l);
+
+/* ------------------------------------------------------------------ */
+/* Connection                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The provider's connection state (set in connect() or passed to
+ * idm_prov_conn_accepted(); freed in conn_free). */
+IDM_PROV_API void *idm_prov_conn_priv(const struct idm_conn *conn);
+IDM_PROV_API void idm_prov_conn_set_priv(struct idm_conn *conn, void *priv);
+IDM_PROV_API struct idm_ctx *idm_prov_conn_ctx(const struct idm_conn *conn);
+IDM_PROV_API struct idm_prov *idm_prov_conn_provider(const struct idm_conn *conn);
+IDM_PROV_API enum idm_conn_phase idm_prov_conn_phase(const struct idm_conn *conn);
+/* The negotiated values; stable for the connection's life (the pointer,
+ * not the values: notice_key_values changes them), so a provider may
+ * cache the pointer. Role and peer name: idm_conn_role(),
+ * idm_conn_peer_name(). */
+IDM_PROV_API const struct idm_conn_params *idm_prov_conn_params(const struct idm_conn *conn);
+/* idm_conn_set_cmd_window(): commands the caller admits at once, 0 unknown. */
+IDM_PROV_API uint32_t idm_prov_conn_cmd_window(const struct idm_conn *conn);
+/* The limit on data segments this side may send / must accept. */
+IDM_PROV_API uint32_t idm_prov_send_dsl(const struct idm_conn *conn);
+IDM_PROV_API uint32_t idm_prov_recv_dsl(const struct idm_conn *conn);
+
+/* Call fn for every active task of the connection, in no particular
+ * order. fn may free the task it is given (not another one). A non-zero
+ * return from fn stops the walk and is returned. */
+typedef int (*idm_prov_task_fn)(struct idm_task *task, void *arg);
+IDM_PROV_API int idm_prov_conn_foreach_task(struct idm_conn *conn,
+					    idm_prov_task_fn fn, void *arg);
+
+/* Target: a listener accepted a transport connection. The core creates the
+ * idm_conn with priv as its connection state and the names from the
+ * addresses, asks the portal's accept callback, and returns 0 with *out set
+ * or a negative errno (the connection was refused: the provider frees priv
+ * and closes its transport). Call from progress context (a watch
+ * callback). */
+IDM_PROV_API int idm_prov_conn_accepted(struct idm_prov_listener *l, void *priv,
+					const struct sockaddr *local,
+					const struct sockaddr *peer,
+					struct idm_conn **out);
+/* Set the "ip:port" names (initiator: once connected). */
+IDM_PROV_API void idm_prov_conn_set_names(struct idm_conn *conn,
+					  const struct sockaddr *local,
+					  const struct sockaddr *peer);
+
+/* Initiator: connect finished (0) or failed (<0). May be called from
+ * any thread; the callback runs deferred. */
+IDM_PROV_API void idm_prov_conn_connected(struct idm_conn *conn, int status);
+
+/* The notifications. Call only from progress context (a watch or defer
+ * callback), never from inside a provider op invoked by the caller. */
+IDM_PROV_API void idm_prov_control_notify(struct idm_conn *conn, struct idm_pdu *pdu);
+IDM_PROV_API void idm_prov_data_completion(struct idm_task *task,
+					   enum idm_data_dir dir, uint32_t offset,
+					   uint32_t length, uint32_t sn, int status);
+IDM_PROV_API void idm_prov_data_ack(struct idm_task *task, uint32_t datasn);
+
+/* Record why the connection is failing (first message wins). */
+IDM_PROV_API void idm_prov_conn_set_error(struct idm_conn *conn, const char *fmt, ...)
+	IDM_PROV_PRINTF(2, 3);
+/* The provider has released every task and buffer of the connection after a
+ * failure: mark it failed and queue Connection_Terminate_Notify (raised
+ * once, from the next progress pass). */
+IDM_PROV_API void idm_prov_conn_failed(struct idm_conn *conn, int reason);
+
+/* ------------------------------------------------------------------ */
+/* Task                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Target providers: create the task of a received SCSI Command. -EEXIST if
+ * the ITT is active, -EINVAL for the reserved ITT 0xffffffff. */
+IDM_PROV_API int idm_prov_task_new(struct idm_conn *conn, uint32_t itt,
+				   struct idm_task **out);
+/* The active task of that ITT, or NULL. */
+IDM_PROV_API struct idm_task *idm_prov_task_find(struct idm_conn *conn, uint32_t itt);
+
+/* The provider's area of ops->task_priv_size bytes (16-byte aligned,
+ * zeroed when the task is created), and back from it to the task. */
+IDM_PROV_API void *idm_prov_task_priv(struct idm_task *task);
+IDM_PROV_API struct idm_task *idm_prov_task_from_priv(void *priv);
+/* False once the caller freed the task (its handle may still be around). */
+IDM_PROV_API bool idm_prov_task_active(const struct idm_task *task);
+
+/* A byte range of a buffer: `length` bytes at `addr`, which is byte
+ * `buf_off` of `buf`. */
+struct idm_prov_range {
+	struct idm_buf *buf;
+	size_t buf_off;
+	uint32_t length;
+	uint8_t *addr;
+};
+/* Initiator: the task's range set by idm_task_set_data() for dir
+ * (IDM_DATA_IN: where Data-In goes, IDM_DATA_OUT: what Data-Out sends).
+ * Returns 0, or -ENOENT (r zeroed) when the caller set none. */
+IDM_PROV_API int idm_prov_task_data(const struct idm_task *task, enum idm_data_dir dir,
+				    struct idm_prov_range *r);
+/* Bytes placed into the caller's memory for the task (Data-In on the
+ * initiator, Data-Out and immediate data on the target); the caller reads
+ * the sum with idm_task_data_received(). */
+IDM_PROV_API void idm_prov_task_add_received(struct idm_task *task, uint32_t bytes);
+
+/* ------------------------------------------------------------------ */
+/* Buffer                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The provider's registration of a buffer (e.g. an ibv_mr), NULL if none;
+ * ops->buf_release is called when a buffer with one is destroyed. Address
+ * and length: idm_buf_addr(), idm_buf_len(). */
+IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_prov *prov);
+IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
+				       void *reg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The core's objects, for the files of lib/ only. Providers see them
+ * opaque through <libidm/provider.h> and its accessors (lib/prov_sdk.c);
+ * nothing outside lib/ and the core's white-box unit tests includes this.
+ */
+#ifndef LIBIDM_CORE_H
+#define LIBIDM_CORE_H
+
+#include <libidm/idm.h>
+#include <libidm/provider.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "idm_uthash.h"
+
+#define IDMP_PRINTF(a, b) IDM_PROV_PRINTF(a, b)
+
+#define IDMP_MAX_PROVIDERS 8
+/* provider files described by idm_get_provider_status(); more are loaded
+ * or skipped as usual, just not described */
+#define IDMP_MAX_PROVIDER_STATUS 32
+
+struct idmp_prov_status;
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+struct idm_prov {
+	const struct idm_prov_ops *ops;
+	struct idm_ctx *ctx;
+	void *dl;        /* dlopen handle (NULL for built-in test providers) */
+	int index;       /* slot in ctx->providers and idm_buf.reg */
+	void *priv;      /* provider's global state */
+	struct idm_provider_info info;
+	char path[512];
+	/* init() may say here why it failed ("no RDMA device"): shown by
+	 * idm_get_provider_status() and idm_last_error() */
+	char why[128];
+};
+
+struct idm_buf {
+	struct idm_ctx *ctx;
+	void *addr;
+	size_t len;
+	bool owned;      /* memory allocated by idm_buf_alloc */
+	void *reg[IDMP_MAX_PROVIDERS]; /* provider registrations */
+};
+
+struct idm_task {
+	struct idm_conn *conn;
+	uint32_t itt;
+	bool active;
+	void *arg;
+	/* initiator: buffers from idm_task_set_data() */
+	struct idm_buf *in_buf;
+	size_t in_off;
+	uint32_t in_len;
+	struct idm_buf *out_buf;
+	size_t out_off;
+	uint32_t out_len;
+	uint32_t received; /* bytes placed, see idm_task_data_received() */
+	UT_hash_handle hh;  /* conn->tasks by itt */
+	struct idm_task *next_free;
+	/* provider-private area of ops->task_priv_size bytes follows */
+	_Alignas(16) unsigned char priv[];
+};
+
+struct idm_conn {
+	struct idm_ctx *ctx;
+	struct idm_prov *prov;
+	const struct idm_prov_ops *ops;
+	void *priv;              /* provider's connection state */
+	enum idm_role role;
+	enum idm_conn_phase state;
+	struct idm_conn_cbs cbs;
+	void *arg;
+	struct idm_conn_params params;
+	bool rsrc_allocated;
+	int fail_reason;
+	struct idm_prov_defer notify_defer; /* queues terminate_notify */
+	struct idm_prov_defer connect_defer;
+	int connect_status;
+	char error[256];
+	char peer_name[64];
+	char local_name[64];
+	/* tasks */
+	struct idm_task *tasks;     /* uthash by itt, active ones */
+	struct idm_task *task_free; /* pool free list */
+	void **task_chunks;
+	size_t n_task_chunks;
+	size_t task_size;
+	/* ctx list */
+	struct idm_conn *next, *prev;
+	/* auto provider selection: remaining candidates */
+	int fallback_index;
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	int connect_timeout_ms;
+	/* idm_conn_set_cmd_window(): commands admitted at once, 0 unknown */
+	uint32_t cmd_window;
+};
+
+/* One provider listening for one portal, with its private state. */
+struct idm_prov_listener {
+	struct idm_portal *portal;
+	struct idm_prov *prov;
+	void *priv;
+};
+
+struct idm_portal {
+	struct idm_ctx *ctx;
+	idm_accept_fn accept;
+	void *arg;
+	int port;
+	size_t n_listeners;
+	struct idm_prov_listener listeners[IDMP_MAX_PROVIDERS];
+	struct idm_portal *next, *prev;
+};
+
+struct idm_ctx {
+	pthread_mutex_t lock; /* recursive; see idm_ctx_start_progress_thread */
+	int epfd;
+	int evfd;             /* wakes epfd for deferred work */
+	struct idm_prov_watch ev_watch;
+	struct idm_prov_defer *defer_head, *defer_tail;
+	idm_log_fn log_fn;
+	void *log_arg;
+	int log_level;
+	/* providers, loaded lazily */
+	bool providers_loaded;
+	size_t n_providers;
+	struct idm_prov providers[IDMP_MAX_PROVIDERS];
+	struct idm_provider_info provider_info[IDMP_MAX_PROVIDERS];
+	/* every provider file found, loaded or not (idm_get_provider_status) */
+	struct idmp_prov_status *status;
+	size_t n_status;
+	/* objects */
+	struct idm_conn *conns;
+	struct idm_portal *portals;
+	/* progress thread */
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool thread_stop;
+};
+
+/* lock helpers for the public entry points */
+void idmp_ctx_lock(struct idm_ctx *ctx);
+void idmp_ctx_unlock(struct idm_ctx *ctx);
+
+#endif
