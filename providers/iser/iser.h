@@ -47,7 +47,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "provider.h"
+#include <libidm/provider.h>
 #include "iser_keys.h"
 #include "iser_wire.h"
 
@@ -107,7 +107,7 @@ struct iser_prov {
 	struct idm_prov_watch park_w;
 };
 
-/* buf->reg[prov->index]: the buffer's MR per PD */
+/* idm_prov_buf_reg(buf, prov): the buffer's MR per PD */
 struct iser_bufreg {
 	struct {
 		struct ibv_pd *pd;
@@ -257,6 +257,7 @@ struct iser_conn {
 	struct iser_prov *ip;
 	struct idm_ctx *ctx;
 	struct idm_conn *conn; /* NULL until the core accepted it (target) */
+	const struct idm_conn_params *params; /* conn's, once it is set */
 	const struct iser_role *role; /* the data mover of its role */
 	enum iser_state state;
 	struct rdma_event_channel *ech;
@@ -325,7 +326,7 @@ struct iser_conn {
 
 static inline struct iser_conn *iser_conn(struct idm_conn *c)
 {
-	return c->priv;
+	return idm_prov_conn_priv(c);
 }
 
 /* What the data mover of a role (iser_initiator.c, iser_target.c) does
@@ -368,6 +369,6 @@ static inline int iser_nonblock(int fd)
 /* iser_conn.c: fail the connection: record why, drain, release, notify
  * once. Any layer may call it; see the top of this file. */
 void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
-	IDMP_PRINTF(3, 4);
+	IDM_PROV_PRINTF(3, 4);
 
 #endif

@@ -47,7 +47,7 @@ static void established(struct iser_conn *ic, const void *priv, size_t len)
 	struct idm_conn *c = ic->conn;
 	struct iser_cm_nego nego;
 
-	if (c->role == IDM_ROLE_INITIATOR) {
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR) {
 		ic->rep_flags = iser_cm_word_flags(priv, len);
 		if (!(ic->rep_flags & ISER_CM_ZBVA_NOT_USED))
 			/* we said we cannot do ZBVA (A12.6): a peer that
@@ -61,9 +61,9 @@ static void established(struct iser_conn *ic, const void *priv, size_t len)
 	idm_prov_conn_set_names(c, rdma_get_local_addr(ic->id),
 			    rdma_get_peer_addr(ic->id));
 	idm_prov_dbg(ic->ctx, "iser: %s connected (REQ %#x REP %#x, SendInv %s, ORD %u)",
-		 c->peer_name, ic->req_flags, ic->rep_flags,
+		 idm_conn_peer_name(c), ic->req_flags, ic->rep_flags,
 		 ic->send_inv ? "yes" : "no", ic->ord);
-	if (c->role == IDM_ROLE_INITIATOR)
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR)
 		idm_prov_conn_connected(c, 0);
 	iser_cq_poll(ic, true);
 	iser_cq_poll(ic, false);
@@ -195,21 +195,22 @@ int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
 int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 		 int timeout_ms)
 {
-	struct iser_prov *ip = c->prov->priv;
+	struct iser_prov *ip = idm_prov_priv(idm_prov_conn_provider(c));
 	struct iser_conn *ic;
 	int r;
 
 	(void)salen;
-	ic = iser_conn_new(ip, c->ctx, ip->ini_role);
+	ic = iser_conn_new(ip, idm_prov_conn_ctx(c), ip->ini_role);
 	if (!ic)
 		return -ENOMEM;
 	ic->conn = c;
+	ic->params = idm_prov_conn_params(c);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
-	c->priv = ic;
+	idm_prov_conn_set_priv(c, ic);
 	ic->state = ISER_RESOLVING;
 	if (rdma_create_id(ic->ech, &ic->id, ic, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
-	r = idm_prov_watch_add(c->ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
+	r = idm_prov_watch_add(idm_prov_conn_ctx(c), &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
 	if (r < 0)
 		return r;
 	if (rdma_resolve_addr(ic->id, NULL, (struct sockaddr *)sa, ic->timeout_ms))
@@ -223,7 +224,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 			    const struct rdma_conn_param *req, uint8_t req_flags)
 {
 	struct iser_prov *ip = il->ip;
-	struct idm_ctx *ctx = il->l->portal->ctx;
+	struct idm_ctx *ctx = idm_prov_listener_ctx(il->l);
 	struct rdma_conn_param cp;
 	struct iser_conn *ic;
 	struct idm_conn *c = NULL;
@@ -277,6 +278,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		goto refuse;
 	}
 	ic->conn = c;
+	ic->params = idm_prov_conn_params(c);
 	iser_cm_word_encode(pd, ic->rep_flags);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
@@ -325,7 +327,7 @@ static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
 int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		socklen_t salen, int backlog)
 {
-	struct iser_prov *ip = l->prov->priv;
+	struct iser_prov *ip = idm_prov_priv(idm_prov_listener_provider(l));
 	struct iser_listener *il;
 	int r;
 
@@ -353,11 +355,11 @@ int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		goto fail;
 	}
 	il->port = ntohs(rdma_get_src_port(il->id));
-	r = idm_prov_watch_add(l->portal->ctx, &il->w, il->ech->fd, EPOLLIN,
+	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &il->w, il->ech->fd, EPOLLIN,
 			   listener_watch);
 	if (r < 0)
 		goto fail;
-	l->priv = il;
+	idm_prov_listener_set_priv(l, il);
 	return 0;
 fail:
 	if (il->id)
@@ -370,21 +372,21 @@ fail:
 
 void iser_unlisten(struct idm_prov_listener *l)
 {
-	struct iser_listener *il = l->priv;
+	struct iser_listener *il = idm_prov_listener_priv(l);
 
 	if (!il)
 		return;
 	if (il->w.added)
-		idm_prov_watch_del(l->portal->ctx, &il->w);
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &il->w);
 	rdma_destroy_id(il->id);
 	rdma_destroy_event_channel(il->ech);
 	free(il);
-	l->priv = NULL;
+	idm_prov_listener_set_priv(l, NULL);
 }
 
 int iser_listener_port(struct idm_prov_listener *l)
 {
-	struct iser_listener *il = l->priv;
+	struct iser_listener *il = idm_prov_listener_priv(l);
 
 	return il ? il->port : -1;
 }

@@ -38,14 +38,18 @@ struct iser_conn *iser_conn_new(struct iser_prov *ip, struct idm_ctx *ctx,
 	return ic;
 }
 
+static int release_task(struct idm_task *t, void *arg)
+{
+	struct iser_conn *ic = arg;
+
+	ic->role->task_release(ic, t);
+	return 0;
+}
+
 static void release_tasks(struct iser_conn *ic)
 {
-	struct idm_task *t, *tmp;
-
-	if (!ic->conn)
-		return;
-	HASH_ITER(hh, ic->conn->tasks, t, tmp)
-		ic->role->task_release(ic, t);
+	if (ic->conn)
+		idm_prov_conn_foreach_task(ic->conn, release_task, ic);
 }
 
 /* What must not outlive the end of a connection even while its QP still
@@ -114,8 +118,9 @@ void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
 		return;
 	}
 	idm_prov_conn_set_error(c, "iser: %s", msg);
-	idm_prov_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
-	connecting = c->state == IDM_CONN_PHASE_CONNECTING;
+	idm_prov_info(ic->ctx, "iser: connection %s failed: %s",
+		      idm_conn_peer_name(c), msg);
+	connecting = idm_prov_conn_phase(c) == IDM_CONN_PHASE_CONNECTING;
 	teardown(ic);
 	if (connecting)
 		idm_prov_conn_connected(c, reason);
@@ -161,5 +166,5 @@ void iser_conn_free(struct idm_conn *c)
 	if (!ic)
 		return;
 	iser_conn_destroy(ic);
-	c->priv = NULL;
+	idm_prov_conn_set_priv(c, NULL);
 }

@@ -43,6 +43,7 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 		  uint32_t inv)
 {
 	struct idm_conn *c = ic->conn;
+	bool login = idm_prov_conn_phase(c) == IDM_CONN_PHASE_LOGIN;
 	uint8_t op = iscsi_bhs_opcode(bhs);
 	struct iser_pool *tx;
 	struct iser_msg *m;
@@ -51,8 +52,8 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 
 	if (ic->state != ISER_UP)
 		return -ENOTCONN;
-	if (c->state == IDM_CONN_PHASE_LOGIN) {
-		if (c->role == IDM_ROLE_TARGET && final_login_rsp(bhs))
+	if (login) {
+		if (idm_conn_role(c) == IDM_ROLE_TARGET && final_login_rsp(bhs))
 			r = iser_rsrc_ffp(ic);
 		else if (op == ISCSI_OP_LOGIN_REQ ||
 			 (op == ISCSI_OP_LOGIN_RSP && !(bhs[36])))
@@ -65,8 +66,7 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	tx = iser_tx_pool(ic);
 	/* what the peer can receive: its declared RecvDataSegmentLength
 	 * (login: 8192) and the AHS room of its buffers */
-	if (data_len > (c->state == IDM_CONN_PHASE_LOGIN ? ISER_LOGIN_DSL
-						    : idm_prov_send_dsl(c)) ||
+	if (data_len > (login ? ISER_LOGIN_DSL : idm_prov_send_dsl(c)) ||
 	    ahs_len > ISER_AHS_CAP)
 		return -EMSGSIZE;
 	/* No message buffer free, or PDUs already waiting for one: keep
@@ -103,7 +103,7 @@ int iser_ctl_hello(struct iser_conn *ic)
 	struct iser_msg *m;
 	int r;
 
-	if (!ic->conn->params.iser_hello_required)
+	if (!ic->params->iser_hello_required)
 		return 0;
 	m = iser_tx_get(ic);
 	if (!m)

@@ -25,7 +25,7 @@ void iser_dop_finish(struct iser_conn *ic, struct iser_dop *d)
 	idm_prov_data_completion(t, dir, off, len, sn, status);
 	/* no RDMA Read allowed (ORD 0): acknowledge on local completion,
 	 * which ERL 1 permits (7.3.5) */
-	if (ack && status == 0 && t->active)
+	if (ack && status == 0 && idm_prov_task_active(t))
 		idm_prov_data_ack(t, it->datasn);
 }
 
@@ -46,7 +46,7 @@ static void dop_deferred(struct idm_prov_defer *df)
 	struct iser_dop *d = (struct iser_dop *)((char *)df -
 					offsetof(struct iser_dop, done));
 	struct idm_task *t = d->task;
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 
 	if (d->used && ic && ic->state == ISER_UP)
 		iser_dop_finish(ic, d);

@@ -135,23 +135,33 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	return r;
 }
 
+/* The caller's buffer range for dir (idm_task_set_data) when the command
+ * moves data that way and the range is not empty. */
+static bool cmd_range(const uint8_t *bhs, struct idm_task *t,
+		      enum idm_data_dir dir, struct idm_prov_range *r)
+{
+	uint8_t flag = dir == IDM_DATA_IN ? ISCSI_CMD_READ : ISCSI_CMD_WRITE;
+
+	return (bhs[1] & flag) && idm_prov_task_data(t, dir, r) == 0 &&
+	       r->length;
+}
+
 /* Check the command against its buffers and register them (once per
  * buffer, cached) before anything goes out or is queued. */
 static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		     struct idm_task *t)
 {
-	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len) {
-		if (t->in_off > t->in_buf->len ||
-		    t->in_len > t->in_buf->len - t->in_off)
+	static const enum idm_data_dir dirs[] = {IDM_DATA_IN, IDM_DATA_OUT};
+	struct idm_prov_range r;
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!cmd_range(bhs, t, dirs[i], &r))
+			continue;
+		if (r.buf_off > idm_buf_len(r.buf) ||
+		    r.length > idm_buf_len(r.buf) - r.buf_off)
 			return -ERANGE;
-		if (!iser_buf_mr(ic->ip, ic->dev, t->in_buf))
-			return -ENOMEM;
-	}
-	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		if (t->out_off > t->out_buf->len ||
-		    t->out_len > t->out_buf->len - t->out_off)
-			return -ERANGE;
-		if (!iser_buf_mr(ic->ip, ic->dev, t->out_buf))
+		if (!iser_buf_mr(ic->ip, ic->dev, r.buf))
 			return -ENOMEM;
 	}
 	return 0;
@@ -186,6 +196,7 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	struct iser_task *it = iser_task(t);
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
+	struct idm_prov_range in, out;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 	uint32_t out_len = 0, imm = 0, unsol = 0;
 	uint8_t *out_base = NULL, *cmdbhs;
@@ -193,21 +204,21 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	struct iser_msg *m;
 	int r;
 
-	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len)
-		in_mr = iser_buf_mr(ic->ip, ic->dev, t->in_buf);
-	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		out_mr = iser_buf_mr(ic->ip, ic->dev, t->out_buf);
-		out_len = t->out_len < edtl ? t->out_len : edtl;
-		out_base = (uint8_t *)t->out_buf->addr + t->out_off;
-		iser_unsolicited(&c->params, out_len, idm_prov_send_dsl(c), &imm,
+	if (cmd_range(bhs, t, IDM_DATA_IN, &in))
+		in_mr = iser_buf_mr(ic->ip, ic->dev, in.buf);
+	if (cmd_range(bhs, t, IDM_DATA_OUT, &out)) {
+		out_mr = iser_buf_mr(ic->ip, ic->dev, out.buf);
+		out_len = out.length < edtl ? out.length : edtl;
+		out_base = out.addr;
+		iser_unsolicited(ic->params, out_len, idm_prov_send_dsl(c), &imm,
 				 &unsol);
 	}
 	/* binds, the command Send and its Data-Outs leave as one chain */
 	iser_plug(ic);
 	if (in_mr) {
-		uint8_t *a = (uint8_t *)t->in_buf->addr + t->in_off;
+		uint8_t *a = in.addr;
 
-		r = iser_stag_advertise(ic, t, STAG_READ, in_mr, a, t->in_len);
+		r = iser_stag_advertise(ic, t, STAG_READ, in_mr, a, in.length);
 		if (r < 0)
 			goto fail;
 		h.rsv = true;
@@ -291,7 +302,7 @@ static void ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m
 			iser_rx_done(ic, m);
 			iser_conn_fail(ic, -EPROTO, "peer invalidated rkey %#x "
 				       "that task %#x did not advertise", rkey,
-				       t->itt);
+				       idm_task_itt(t));
 			return;
 		}
 	}
@@ -322,6 +333,7 @@ static void ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
 	struct iser_msg *m = it->rsp;
+	struct idm_prov_range in;
 	struct idm_pdu pdu;
 	const uint8_t *bhs;
 
@@ -332,8 +344,9 @@ static void ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 	iser_rx_pdu(&pdu, bhs);
 	pdu.task = t;
 	/* Data-In went straight into the buffer: all of it is placed. */
-	if (t->in_buf && (bhs[1] & 0x06) == 0)
-		t->received = t->in_len;
+	if (idm_prov_task_data(t, IDM_DATA_IN, &in) == 0 &&
+	    (bhs[1] & 0x06) == 0)
+		idm_prov_task_add_received(t, in.length);
 	idm_prov_control_notify(ic->conn, &pdu);
 	iser_rx_done(ic, m);
 }

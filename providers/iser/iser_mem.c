@@ -55,7 +55,7 @@ void iser_devs_close(struct iser_prov *ip)
 struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 			   struct idm_buf *buf)
 {
-	struct iser_bufreg *r = buf->reg[ip->prov->index];
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, ip->prov);
 	int access = IBV_ACCESS_LOCAL_WRITE;
 	int i;
 
@@ -63,7 +63,7 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return NULL;
-		buf->reg[ip->prov->index] = r;
+		idm_prov_buf_set_reg(buf, ip->prov, r);
 	}
 	for (i = 0; i < ISER_MAX_DEVS && r->e[i].pd; i++)
 		if (r->e[i].pd == dev->pd)
@@ -77,7 +77,8 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 		access |= IBV_ACCESS_MW_BIND;
 	else
 		access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-	r->e[i].mr = ibv_reg_mr(dev->pd, buf->addr, buf->len, access);
+	r->e[i].mr = ibv_reg_mr(dev->pd, idm_buf_addr(buf), idm_buf_len(buf),
+				access);
 	if (!r->e[i].mr)
 		return NULL;
 	r->e[i].pd = dev->pd;
@@ -86,7 +87,7 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 
 void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 {
-	struct iser_bufreg *r = buf->reg[prov->index];
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, prov);
 	int i;
 
 	if (!r)
@@ -94,7 +95,7 @@ void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 	for (i = 0; i < ISER_MAX_DEVS && r->e[i].pd; i++)
 		ibv_dereg_mr(r->e[i].mr);
 	free(r);
-	buf->reg[prov->index] = NULL;
+	idm_prov_buf_set_reg(buf, prov, NULL);
 }
 
 int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,
@@ -217,8 +218,8 @@ int iser_rsrc_ffp_alloc(struct iser_conn *ic)
 		return 0;
 	if (!ic->qp || ic->state == ISER_DOWN)
 		return -ENOTCONN;
-	iser_sizes_ffp(&ic->ffp, &c->params, c->role, ic->ip->rx_depth,
-		       c->cmd_window);
+	iser_sizes_ffp(&ic->ffp, ic->params, idm_conn_role(c), ic->ip->rx_depth,
+		       idm_prov_conn_cmd_window(c));
 	if (ic->ffp.rx_depth > ISER_RX_CAP)
 		ic->ffp.rx_depth = ISER_RX_CAP;
 	r = iser_pool_init(&ic->rx_ffp, ic->dev->pd, ic->ffp.rx_depth,

@@ -52,26 +52,24 @@ static int usable_here(struct idm_prov *prov)
 	if (!list) {
 		/* ENOSYS: no verbs support in the kernel at all */
 		if (err && err != ENOSYS)
-			snprintf(prov->why, sizeof(prov->why),
-				 "no RDMA device (libibverbs: %s)", strerror(err));
+			idm_prov_set_why(prov, "no RDMA device (libibverbs: %s)",
+					 strerror(err));
 		else
-			snprintf(prov->why, sizeof(prov->why), "no RDMA device");
+			idm_prov_set_why(prov, "no RDMA device");
 		return -ENODEV;
 	}
 	ibv_free_device_list(list);
 	if (n == 0) {
-		snprintf(prov->why, sizeof(prov->why),
-			 "no RDMA device");
+		idm_prov_set_why(prov, "no RDMA device");
 		return -ENODEV;
 	}
 	errno = 0;
 	ech = rdma_create_event_channel();
 	err = errno;
 	if (!ech) {
-		snprintf(prov->why, sizeof(prov->why),
-			 "%d RDMA device(s) but no RDMA connection manager "
-			 "(/dev/infiniband/rdma_cm): %s",
-			 n, strerror(err ? err : ENODEV));
+		idm_prov_set_why(prov, "%d RDMA device(s) but no RDMA connection "
+				 "manager (/dev/infiniband/rdma_cm): %s",
+				 n, strerror(err ? err : ENODEV));
 		return -ENODEV;
 	}
 	rdma_destroy_event_channel(ech);
@@ -103,20 +101,20 @@ static int iser_init(struct idm_prov *prov)
 	ip->park_fd = -1;
 	ip->ini_role = &iser_ini_role;
 	ip->tgt_role = &iser_tgt_role;
-	prov->priv = ip;
+	idm_prov_set_priv(prov, ip);
 	return 0;
 }
 
 static void iser_fini(struct idm_prov *prov)
 {
-	struct iser_prov *ip = prov->priv;
+	struct iser_prov *ip = idm_prov_priv(prov);
 
 	if (!ip)
 		return;
 	iser_park_fini(ip);
 	iser_devs_close(ip);
 	free(ip);
-	prov->priv = NULL;
+	idm_prov_set_priv(prov, NULL);
 }
 
 static int iser_send_control(struct idm_conn *c, const uint8_t *bhs,
@@ -128,9 +126,9 @@ static int iser_send_control(struct idm_conn *c, const uint8_t *bhs,
 
 	if (!ic || ic->state != ISER_UP)
 		return -ENOTCONN;
-	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
 		return iser_ini_send_cmd(ic, bhs, ahs, ahs_len, t);
-	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP)
+	if (idm_conn_role(c) == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP)
 		return iser_tgt_send_rsp(ic, bhs, ahs, ahs_len, data, data_len,
 					 t);
 	return iser_ctl_send(ic, bhs, ahs, ahs_len, data, data_len, 0);
@@ -147,7 +145,7 @@ static int iser_enable_datamover(struct idm_conn *c, const uint8_t *rsp,
 	r = iser_rsrc_ffp(ic);
 	if (r < 0)
 		return r;
-	if (c->role == IDM_ROLE_TARGET) {
+	if (idm_conn_role(c) == IDM_ROLE_TARGET) {
 		/* the final Login Response is the last login-phase PDU */
 		return iser_send_control(c, rsp, NULL, 0, data, data_len, NULL);
 	}
@@ -160,7 +158,6 @@ static int iser_alloc_rsrc(struct idm_conn *c)
 
 	if (!ic)
 		return -ENOTCONN;
-	iser_keys_force(&c->params);
 	return iser_rsrc_ffp_alloc(ic);
 }
 
@@ -169,26 +166,31 @@ static void iser_free_rsrc(struct idm_conn *c)
 	struct iser_conn *ic = iser_conn(c);
 
 	if (ic && !iser_rsrc_ffp_free(ic))
-		idm_prov_dbg(c->ctx, "iser: full feature phase receives are posted; "
+		idm_prov_dbg(idm_prov_conn_ctx(c), "iser: full feature phase "
+			     "receives are posted; "
 			 "they are released with the connection");
 }
 
 static int iser_notice_keys(struct idm_conn *c)
 {
+	struct idm_conn_params p = *idm_prov_conn_params(c);
 	char err[128];
 	int r;
 
-	if (iser_keys_force(&c->params))
-		idm_prov_dbg(c->ctx, "iser: digests forced to None (RFC 7145 6.1)");
-	r = iser_keys_check(&c->params, err, sizeof(err));
+	/* The negotiated values are the core's; iSER only never uses
+	 * digests (nothing of the provider reads them). */
+	if (iser_keys_force(&p))
+		idm_prov_dbg(idm_prov_conn_ctx(c), "iser: digests are None on "
+			     "iSER whatever was negotiated (RFC 7145 6.1)");
+	r = iser_keys_check(&p, err, sizeof(err));
 	if (r < 0)
-		idm_prov_warn(c->ctx, "iser: %s", err);
+		idm_prov_warn(idm_prov_conn_ctx(c), "iser: %s", err);
 	return r;
 }
 
 static void iser_task_free(struct idm_task *t)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 
 	if (!ic || !ic->ops)
 		return;

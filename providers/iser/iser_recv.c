@@ -95,8 +95,8 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 		 "bytes (%u KiB; window %u, %u per command), %u send buffers "
 		 "of %u", ic->ffp.rx_depth, ic->ffp.rx_msg,
 		 (unsigned)(((uint64_t)ic->ffp.rx_depth * ic->ffp.rx_msg) >> 10),
-		 ic->conn->cmd_window,
-		 iser_rx_per_cmd(&ic->conn->params, ic->conn->role),
+		 idm_prov_conn_cmd_window(ic->conn),
+		 iser_rx_per_cmd(ic->params, idm_conn_role(ic->conn)),
 		 ic->ffp.tx_depth, ic->ffp.tx_msg);
 	{
 		struct ibv_qp_attr a = {.min_rnr_timer = ISER_MIN_RNR_TIMER};
@@ -120,7 +120,7 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 		return;
 	}
 	iser_rx_done(ic, m);
-	if (ic->conn->role == IDM_ROLE_INITIATOR) {
+	if (idm_conn_role(ic->conn) == IDM_ROLE_INITIATOR) {
 		if (h.opcode != ISER_OP_HELLO_REPLY || !ic->hello_wait) {
 			iser_conn_fail(ic, -EPROTO, "unexpected iSER Hello message");
 			return;
@@ -190,6 +190,8 @@ static bool target_op(uint8_t op)
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc)
 {
 	struct idm_conn *c = ic->conn;
+	bool target = idm_conn_role(c) == IDM_ROLE_TARGET;
+	bool login = idm_prov_conn_phase(c) == IDM_CONN_PHASE_LOGIN;
 	uint32_t len = wc->byte_len;
 	struct iser_hdr h;
 	struct idm_pdu pdu;
@@ -222,19 +224,16 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 			       "%u-byte Send", op, ahs_len, dlen, len);
 		return;
 	}
-	if (c->role == IDM_ROLE_TARGET ? !initiator_op(op) : !target_op(op)) {
+	if (target ? !initiator_op(op) : !target_op(op)) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
-			       op, c->role == IDM_ROLE_TARGET ? "initiator"
-							      : "target");
+			       op, target ? "initiator" : "target");
 		return;
 	}
-	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) !=
-	    (c->state == IDM_CONN_PHASE_LOGIN)) {
+	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) != login) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "opcode %#x not allowed in the %s phase",
-			       op, c->state == IDM_CONN_PHASE_LOGIN ? "login"
-							      : "full feature");
+			       op, login ? "login" : "full feature");
 		return;
 	}
 	if (op == ISCSI_OP_DATA_IN || op == ISCSI_OP_R2T) {

@@ -34,14 +34,15 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	struct idm_conn *c = ic->conn;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 	bool write = bhs[1] & ISCSI_CMD_WRITE;
-	uint32_t fb = c->params.first_burst_length < edtl
-			      ? c->params.first_burst_length : edtl;
+	const struct idm_conn_params *p = ic->params;
+	uint32_t fb = p->first_burst_length < edtl ? p->first_burst_length
+						   : edtl;
 	struct iser_task *it;
 	struct idm_task *t;
 	int r;
 
 	/* Check what the peer claims before creating anything. */
-	if (dlen && (!write || !c->params.immediate_data || dlen > fb ||
+	if (dlen && (!write || !p->immediate_data || dlen > fb ||
 		     dlen > idm_prov_recv_dsl(c)))
 		return -EPROTO;
 	r = idm_prov_task_new(c, iscsi_bhs_itt(bhs), &t);
@@ -57,7 +58,7 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	it->w_va = h->write_va;
 	it->edtl = edtl;
 	it->imm_len = dlen;
-	it->unsol_len = write ? (c->params.initial_r2t ? dlen : fb) : 0;
+	it->unsol_len = write ? (p->initial_r2t ? dlen : fb) : 0;
 	it->placed = dlen; /* immediate data is here */
 	it->imm_now = data;
 	if (write) {
@@ -101,7 +102,8 @@ static bool tgt_recv(struct iser_conn *ic, struct iser_msg *m,
 	}
 	pdu->task = t;
 	idm_prov_control_notify(c, pdu);
-	if (ic->state == ISER_UP && t->active && t->conn == c)
+	if (ic->state == ISER_UP && idm_prov_task_active(t) &&
+	    idm_task_conn(t) == c)
 		iser_tgt_cmd_done(ic, t);
 	iser_rx_done(ic, m);
 	return true;
@@ -151,7 +153,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	bool ack = flags & IDM_PUT_ACK;
 	bool status = tmpl[1] & ISCSI_DATAIN_STATUS;
@@ -181,7 +183,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	iser_op_task(op, t);
 	op->dop = d;
 	op->len = length;
-	sge.addr = (uintptr_t)buf->addr + buf_off;
+	sge.addr = (uintptr_t)idm_buf_addr(buf) + buf_off;
 	sge.length = length;
 	sge.lkey = mr->lkey;
 	memset(&wr, 0, sizeof(wr));
@@ -239,7 +241,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	uint32_t end = offset + length;
 	uint32_t u_end, s;
@@ -269,7 +271,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
 		return -ENOMEM;
-	dst = (uint8_t *)buf->addr + buf_off;
+	dst = (uint8_t *)idm_buf_addr(buf) + buf_off;
 	d = iser_dop_new(t, IDM_DATA_OUT, offset, length, dst);
 	if (!d)
 		return -EBUSY;

@@ -117,7 +117,8 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	}
 	if (covered < dlen)
 		r = stage(it, off, data, dlen);
-	for (i = 0; i < n_done && ic->state == ISER_UP && t->active; i++)
+	for (i = 0; i < n_done && ic->state == ISER_UP && idm_prov_task_active(t);
+	     i++)
 		if (done[i]->used && done[i]->remaining == 0)
 			iser_dop_finish(ic, done[i]);
 	return r;
