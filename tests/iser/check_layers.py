@@ -6,7 +6,9 @@ providers/iser/iser.h lists the files from top to bottom; each .c file may
 include only the headers of the files listed below it (iser.h itself, with
 the shared types, is everyone's). Fails on an upward include, on a file the
 list does not name, and on a listed file that does not exist, so the map a
-reader trusts cannot drift from the code.
+reader trusts cannot drift from the code; and on a quoted include of
+anything but the provider's own headers and prov_env.h (the core is reached
+only through <libidm/provider.h>).
 
 usage: check_layers.py PROVIDER_DIR
 """
@@ -35,6 +37,15 @@ def main():
     for name in rank:
         if name not in sources:
             errors.append(f'iser.h maps {name}.c, which does not exist')
+    own = {f for f in os.listdir(d) if f.endswith('.h')} | {'prov_env.h'}
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(('.c', '.h')):
+            continue
+        with open(os.path.join(d, f)) as fh:
+            for inc in re.findall(r'^#include "([^"]+)"', fh.read(), re.M):
+                if inc not in own:
+                    errors.append(f'{f} includes "{inc}", not a header of '
+                                  'the provider')
     for name in sources:
         if name not in rank:
             continue
