@@ -8,14 +8,46 @@
  * Work requests are tracked in per-connection op slots (wr_id = slot index
  * + 1), never by pointers into tasks: a task may be freed and reused while
  * one of its RDMA operations is still on the wire.
+ *
+ * This header holds the types only. Each file's functions are declared in
+ * a header of its own, and a file includes only the headers of the files
+ * below it, so calls flow one way, top to bottom:
+ *
+ *   iser_provider.c   ops table, init/fini, the op entry points
+ *   iser_initiator.c  initiator data mover (commands, Data-Out, responses)
+ *   iser_stag.c       the initiator's STags: window binds, invalidation
+ *   iser_target.c     target data mover (commands, Put_Data, Get_Data)
+ *   iser_unsol.c      target: immediate and unsolicited data
+ *   iser_dop.c        target: Put/Get_Data ranges in progress
+ *   iser_control.c    Send_Control of every PDU but a SCSI Command, Hello
+ *   iser_cm.c         rdma_cm: listen, accept, connect, CM events
+ *   iser_conn.c       a connection's life: new, fail, teardown, free
+ *   iser_qp.c         the QP: setup, drain, destroy
+ *   iser_cq.c         completion queues: polling, dispatch by WR kind
+ *   iser_keepalive.c  dead peer detection: idle probes, liveness deadline
+ *   iser_recv.c       receive path: posting, iSER header checks, hand-up
+ *   iser_send.c       message Sends and the backlog when buffers run out
+ *   iser_sq.c         the send queue: op slots, posting, reaping
+ *   iser_mem.c        devices, PDs, MRs, message pools, memory windows
+ *   iser_park.c       cm_ids whose disconnect waits for their port
+ *   iser_keys.c       key policy and buffer sizes (verbs-free)
+ *   iser_wire.c       iSER header, Hello, CM private data codec
+ *
+ * Two things go upward, both declared here: the role's data mover is
+ * reached from below only through struct iser_role (ic->role), and any
+ * layer that finds the connection broken calls iser_conn_fail(), whose
+ * teardown then unwinds every layer.
  */
 #ifndef IDM_ISER_H
 #define IDM_ISER_H
 
+#include <errno.h>
+#include <fcntl.h>
+
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "provider.h"
+#include <libidm/provider.h>
 #include "iser_keys.h"
 #include "iser_wire.h"
 
@@ -35,6 +67,10 @@
  * receive buffers is paced (iser_keys.c). A peer that never reposts is
  * caught by the liveness deadline (IDM_ISER_LIVENESS_MS). */
 #define ISER_RNR_RETRY 7
+/* The receive queue is sized when the QP is made, before any key is
+ * known: room for the largest full feature phase pool (iser_keys.h) plus
+ * the login buffers that may still be posted. */
+#define ISER_RQ_DEPTH (ISER_RX_CAP + 8u)
 
 /* ---- devices and memory ---------------------------------------------- */
 
@@ -62,6 +98,8 @@ struct iser_prov {
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
+	/* the data movers, set by iser_provider.c (see struct iser_role) */
+	const struct iser_role *ini_role, *tgt_role;
 	/* cm_ids of failed connections waiting for their port (iser_park.c) */
 	struct iser_parked *parked;
 	uint32_t n_parked;
@@ -69,20 +107,13 @@ struct iser_prov {
 	struct idm_prov_watch park_w;
 };
 
-/* buf->reg[prov->index]: the buffer's MR per PD */
+/* idm_prov_buf_reg(buf, prov): the buffer's MR per PD */
 struct iser_bufreg {
 	struct {
 		struct ibv_pd *pd;
 		struct ibv_mr *mr;
 	} e[ISER_MAX_DEVS];
 };
-
-struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs);
-void iser_devs_close(struct iser_prov *ip);
-/* The MR covering buf in dev's PD, registered on first use. */
-struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
-			   struct idm_buf *buf);
-void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf);
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -104,16 +135,6 @@ struct iser_pool {
 	struct iser_msg *free;
 	uint32_t n_free;
 };
-
-int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,
-		   uint32_t size);
-void iser_pool_fini(struct iser_pool *p);
-struct iser_msg *iser_pool_get(struct iser_pool *p);
-/* Back to its pool, or a one-off message freed. */
-void iser_pool_put(struct iser_msg *m);
-/* A registered message for a control PDU larger than the pooled send
- * buffers (a big Text or NOP payload): rare, so registered per PDU. */
-struct iser_msg *iser_msg_oneoff(struct ibv_pd *pd, uint32_t size);
 
 /* ---- work request slots -------------------------------------------------- */
 
@@ -194,7 +215,6 @@ struct iser_task {
 	bool dout_queued;
 	struct idm_task *dout_link;
 	struct iser_pend *cmd_pend; /* command still waiting for a buffer */
-	uint32_t rsp_len;
 	/* target: the initiator's buffers, from the command's iSER header */
 	bool rsv, wsv;
 	uint32_t r_stag, w_stag;
@@ -237,6 +257,8 @@ struct iser_conn {
 	struct iser_prov *ip;
 	struct idm_ctx *ctx;
 	struct idm_conn *conn; /* NULL until the core accepted it (target) */
+	const struct idm_conn_params *params; /* conn's, once it is set */
+	const struct iser_role *role; /* the data mover of its role */
 	enum iser_state state;
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
@@ -297,7 +319,6 @@ struct iser_conn {
 
 	/* connect timeout (initiator) */
 	int timeout_ms;
-	bool in_dispatch;
 
 	/* liveness deadline: ms the outstanding probe has waited so far */
 	int probe_wait_ms;
@@ -305,8 +326,32 @@ struct iser_conn {
 
 static inline struct iser_conn *iser_conn(struct idm_conn *c)
 {
-	return c->priv;
+	return idm_prov_conn_priv(c);
 }
+
+/* What the data mover of a role (iser_initiator.c, iser_target.c) does
+ * for the layers below it: they reach it only through this table, never
+ * by name. A member a role has no use for is NULL. */
+struct iser_role {
+	/* A send-queue WR of this role completed successfully (iser_cq.c);
+	 * t is NULL when the task was freed meanwhile. */
+	void (*op_done)(struct iser_conn *ic, enum iser_op_kind kind,
+			struct idm_task *t, struct iser_dop *dop, uint32_t len);
+	/* A well-formed iSCSI PDU arrived (iser_recv.c): true if the role
+	 * took it, and with it the message m (it calls iser_rx_done). */
+	bool (*recv)(struct iser_conn *ic, struct iser_msg *m,
+		     const struct iser_hdr *h, struct idm_pdu *pdu,
+		     const struct ibv_wc *wc);
+	/* Op slots and send buffers came back (iser_cq.c): resume what
+	 * waited for them, before the Send backlog runs. */
+	void (*sq_room)(struct iser_conn *ic);
+	/* A SCSI Command from the Send backlog: buffers are there now. */
+	int (*cmd_post)(struct iser_conn *ic, const uint8_t *bhs,
+			const void *ahs, size_t ahs_len, struct idm_task *t);
+	/* Give back what the task holds: it is freed, or the connection
+	 * ended (iser_conn.c). */
+	void (*task_release)(struct iser_conn *ic, struct idm_task *t);
+};
 
 /* The send buffers of the current phase. */
 static inline struct iser_pool *iser_tx_pool(struct iser_conn *ic)
@@ -314,123 +359,16 @@ static inline struct iser_pool *iser_tx_pool(struct iser_conn *ic)
 	return ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
 }
 
-/* iser_cm.c */
-int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
-		socklen_t salen, int backlog);
-void iser_unlisten(struct idm_prov_listener *l);
-int iser_listener_port(struct idm_prov_listener *l);
-int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
-		 int timeout_ms);
-void iser_conn_terminate(struct idm_conn *c);
-void iser_conn_free(struct idm_conn *c);
-int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
-			 socklen_t salen);
-/* Fail the connection: record why, drain, release, notify once. */
+static inline int iser_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+/* iser_conn.c: fail the connection: record why, drain, release, notify
+ * once. Any layer may call it; see the top of this file. */
 void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
-	IDMP_PRINTF(3, 4);
-
-/* iser_qp.c: resources of one connection */
-int iser_qp_create(struct iser_conn *ic);
-void iser_qp_destroy(struct iser_conn *ic);
-
-/* iser_park.c: is the port of id's device ACTIVE (true when unknown)? */
-bool iser_port_active(struct rdma_cm_id *id);
-/* Keep a connected id (and its event channel) until its port is ACTIVE,
- * then destroy it: the DREQ goes out only then. */
-void iser_park_id(struct iser_prov *ip, struct rdma_cm_id *id,
-		  struct rdma_event_channel *ech);
-void iser_park_fini(struct iser_prov *ip);
-void iser_conn_mem_free(struct iser_conn *ic);
-int iser_rsrc_ffp_alloc(struct iser_conn *ic);
-bool iser_rsrc_ffp_free(struct iser_conn *ic);
-int iser_rsrc_ffp(struct iser_conn *ic);
-void iser_drain(struct iser_conn *ic);
-
-/* iser_io.c: posting and completions */
-struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind);
-void iser_op_put(struct iser_conn *ic, struct iser_op *op);
-/* Give back what a finished (or never posted) op holds: its message, the
- * window it invalidated, and the slot. */
-void iser_op_release(struct iser_conn *ic, struct iser_op *op);
-void iser_op_task(struct iser_op *op, struct idm_task *t);
-void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t);
-uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op);
-int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out);
-void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw);
-/* Queue the op named by wr->wr_id (wr is copied) and post it, or with the
- * queue plugged, at unplug. 0, or -ENOTCONN when the QP is gone. */
-int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr);
-void iser_plug(struct iser_conn *ic);
-void iser_unplug(struct iser_conn *ic);
-/* Post waiting WRs as far as send queue room and ORD allow. */
-void iser_sq_kick(struct iser_conn *ic);
-/* Drop the unposted WRs of a task being freed (never touch its buffers). */
-void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t);
-/* Reap one send completion and the unsignalled WRs posted before it;
- * on_done is called for each with its status. */
-void iser_sq_reap(struct iser_conn *ic, const struct ibv_wc *wc,
-		  void (*on_done)(struct iser_conn *, struct iser_op *,
-				  const struct ibv_wc *));
-/* Take the oldest posted WR off the send queue's books (NULL if none). */
-struct iser_op *iser_sq_pop(struct iser_conn *ic);
-/* Backlog of Sends without a buffer (iser_pend). */
-/* Room for a control message of len bytes at the end of the backlog
- * (the caller encodes it there), or NULL without memory. */
-uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv);
-int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
-		  size_t ahs_len, struct idm_task *t);
-void iser_pend_run(struct iser_conn *ic);
-void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t);
-void iser_pend_free_all(struct iser_conn *ic);
-int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
-struct iser_msg *iser_tx_get(struct iser_conn *ic);
-/* A send message for len bytes: pooled, or one-off when larger than the
- * pooled buffers. NULL when the pool is empty or memory ran out. */
-struct iser_msg *iser_tx_msg(struct iser_conn *ic, uint32_t len);
-int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
-		  struct ibv_sge *extra, int n_extra, struct idm_task *task,
-		  uint32_t inv_rkey);
-void iser_cq_poll(struct iser_conn *ic, bool is_send);
-void iser_scq_watch(struct idm_prov_watch *w, uint32_t revents);
-void iser_rcq_watch(struct idm_prov_watch *w, uint32_t revents);
-void iser_timer_watch(struct idm_prov_watch *w, uint32_t revents);
-
-/* iser_recv.c: received messages */
-void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc);
-void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
-
-/* iser_initiator.c */
-int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
-		      const void *ahs, size_t ahs_len, struct idm_task *t);
-/* A SCSI Command from the backlog: buffers are there now. */
-int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
-		      const void *ahs, size_t ahs_len, struct idm_task *t);
-void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
-		  uint32_t len, const struct ibv_wc *wc);
-void iser_ini_try_complete(struct iser_conn *ic, struct idm_task *t);
-void iser_ini_dout_resume(struct iser_conn *ic);
-void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t);
-
-/* iser_target.c */
-int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
-		  size_t buf_off, uint32_t offset, uint32_t length,
-		  uint32_t flags);
-int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
-		  size_t buf_off, uint32_t offset, uint32_t length,
-		  uint32_t flags);
-int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
-		 const uint8_t *bhs, const uint8_t *data, uint32_t dlen,
-		 struct idm_task **out);
-void iser_tgt_cmd_done(struct iser_conn *ic, struct idm_task *t);
-int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
-		      const uint8_t *data, uint32_t dlen);
-void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
-		       int status);
-void iser_tgt_task_release(struct iser_conn *ic, struct idm_task *t);
-
-/* iser_provider.c */
-int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
-		      size_t ahs_len, const void *data, size_t data_len,
-		      struct idm_task *t);
+	IDM_PROV_PRINTF(3, 4);
 
 #endif

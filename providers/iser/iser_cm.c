@@ -8,23 +8,19 @@
  * channel (accepted ids are migrated off the listener's) whose fd is in
  * the context's epoll set.
  */
-#include "iser.h"
+#include "iser_cm.h"
+#include "iser_conn.h"
+#include "iser_cq.h"
+#include "iser_mem.h"
+#include "iser_qp.h"
+#include "iser_recv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-
-static int nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
 
 static int neg_errno(int fallback)
 {
@@ -44,139 +40,6 @@ static void set_timeouts(struct iser_conn *ic)
 			 strerror(errno));
 }
 
-/* ---- teardown ---------------------------------------------------------- */
-
-static void release_tasks(struct iser_conn *ic)
-{
-	struct idm_task *t, *tmp;
-
-	if (!ic->conn)
-		return;
-	HASH_ITER(hh, ic->conn->tasks, t, tmp) {
-		if (ic->conn->role == IDM_ROLE_INITIATOR)
-			iser_ini_task_release(ic, t);
-		else
-			iser_tgt_task_release(ic, t);
-	}
-}
-
-/* What must not outlive the end of a connection even while its QP still
- * exists: the event sources (no callback after it) and the memory windows
- * (every one is back on the free list once the tasks are released). A
- * type-2 window that is still bound holds a reference on its QP in rxe:
- * destroying the QP first made rxe_destroy_qp wait 50 s for it (then
- * warn at rxe_pool.c __rxe_cleanup), whenever a peer vanished with a
- * command's windows bound. And the caller may destroy its buffers right
- * after the notification: an MR with windows bound cannot be
- * deregistered. */
-static void quiesce(struct iser_conn *ic)
-{
-	uint32_t i;
-
-	idm_prov_watch_del(ic->ctx, &ic->timer_w);
-	idm_prov_watch_del(ic->ctx, &ic->scq_w);
-	idm_prov_watch_del(ic->ctx, &ic->rcq_w);
-	for (i = 0; i < ic->n_mw_free; i++)
-		ibv_dealloc_mw(ic->mw_free[i]);
-	ic->n_mw_free = ic->n_mw = 0;
-}
-
-/* Close the transport and take back every WR, buffer and task. After
- * this no completion or callback of the connection happens and the
- * device touches none of its memory (the QP is in the error state with
- * every WR flushed, no window is left).
- *
- * The QP itself is destroyed later, in conn_destroy(): destroying a QP
- * may block in the kernel, and the Connection_Terminate_Notify that
- * follows a teardown must not wait for that. */
-static void teardown(struct iser_conn *ic)
-{
-	enum iser_state was = ic->state;
-
-	if (was == ISER_DOWN)
-		return;
-	ic->state = ISER_DOWN;
-	/* The passive side must disconnect too: that sends the DREP (else
-	 * the peer waits for the DREQ timeout). Not while the port is down:
-	 * that DREQ would break the CM's QP on soft-RoCE (iser_park.c); it
-	 * goes out when the connection is freed and the port is back. */
-	if (ic->id && ic->qp && (was == ISER_UP || was == ISER_ACCEPTING)) {
-		if (iser_port_active(ic->id))
-			rdma_disconnect(ic->id);
-		else
-			ic->disc_deferred = true;
-	}
-	iser_drain(ic);
-	release_tasks(ic);
-	quiesce(ic);
-}
-
-void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
-{
-	struct idm_conn *c = ic->conn;
-	char msg[200];
-	va_list ap;
-	bool connecting;
-
-	if (ic->state == ISER_DOWN)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (reason >= 0)
-		reason = -EIO;
-	if (!c) {
-		teardown(ic);
-		return;
-	}
-	idm_prov_conn_set_error(c, "iser: %s", msg);
-	idm_prov_info(ic->ctx, "iser: connection %s failed: %s", c->peer_name, msg);
-	connecting = c->state == IDM_CONN_PHASE_CONNECTING;
-	teardown(ic);
-	if (connecting)
-		idm_prov_conn_connected(c, reason);
-	else
-		idm_prov_conn_failed(c, reason);
-}
-
-void iser_conn_terminate(struct idm_conn *c)
-{
-	struct iser_conn *ic = iser_conn(c);
-
-	if (ic)
-		teardown(ic);
-}
-
-static void conn_destroy(struct iser_conn *ic)
-{
-	teardown(ic);
-	iser_qp_destroy(ic);
-	if (ic->cm_w.added)
-		idm_prov_watch_del(ic->ctx, &ic->cm_w);
-	if (ic->id && ic->disc_deferred && !iser_port_active(ic->id)) {
-		/* destroying it would send the DREQ now: later */
-		iser_park_id(ic->ip, ic->id, ic->ech);
-		ic->id = NULL;
-		ic->ech = NULL;
-	}
-	if (ic->id)
-		rdma_destroy_id(ic->id);
-	if (ic->ech)
-		rdma_destroy_event_channel(ic->ech);
-	iser_conn_mem_free(ic);
-	free(ic);
-}
-
-void iser_conn_free(struct idm_conn *c)
-{
-	struct iser_conn *ic = iser_conn(c);
-
-	if (!ic)
-		return;
-	conn_destroy(ic);
-	c->priv = NULL;
-}
-
 /* ---- events of one connection ------------------------------------------ */
 
 static void established(struct iser_conn *ic, const void *priv, size_t len)
@@ -184,7 +47,7 @@ static void established(struct iser_conn *ic, const void *priv, size_t len)
 	struct idm_conn *c = ic->conn;
 	struct iser_cm_nego nego;
 
-	if (c->role == IDM_ROLE_INITIATOR) {
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR) {
 		ic->rep_flags = iser_cm_word_flags(priv, len);
 		if (!(ic->rep_flags & ISER_CM_ZBVA_NOT_USED))
 			/* we said we cannot do ZBVA (A12.6): a peer that
@@ -198,9 +61,9 @@ static void established(struct iser_conn *ic, const void *priv, size_t len)
 	idm_prov_conn_set_names(c, rdma_get_local_addr(ic->id),
 			    rdma_get_peer_addr(ic->id));
 	idm_prov_dbg(ic->ctx, "iser: %s connected (REQ %#x REP %#x, SendInv %s, ORD %u)",
-		 c->peer_name, ic->req_flags, ic->rep_flags,
+		 idm_conn_peer_name(c), ic->req_flags, ic->rep_flags,
 		 ic->send_inv ? "yes" : "no", ic->ord);
-	if (c->role == IDM_ROLE_INITIATOR)
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR)
 		idm_prov_conn_connected(c, 0);
 	iser_cq_poll(ic, true);
 	iser_cq_poll(ic, false);
@@ -312,25 +175,6 @@ static void conn_cm_watch(struct idm_prov_watch *w, uint32_t revents)
 	}
 }
 
-static struct iser_conn *conn_new(struct iser_prov *ip, struct idm_ctx *ctx)
-{
-	struct iser_conn *ic = calloc(1, sizeof(*ic));
-
-	if (!ic)
-		return NULL;
-	ic->ip = ip;
-	ic->ctx = ctx;
-	ic->timer_fd = -1;
-	ic->ech = rdma_create_event_channel();
-	if (!ic->ech || nonblock(ic->ech->fd) < 0) {
-		if (ic->ech)
-			rdma_destroy_event_channel(ic->ech);
-		free(ic);
-		return NULL;
-	}
-	return ic;
-}
-
 /* ---- initiator ------------------------------------------------------------ */
 
 int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
@@ -351,21 +195,22 @@ int iser_conn_is_capable(struct idm_prov *prov, const struct sockaddr *sa,
 int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 		 int timeout_ms)
 {
-	struct iser_prov *ip = c->prov->priv;
+	struct iser_prov *ip = idm_prov_priv(idm_prov_conn_provider(c));
 	struct iser_conn *ic;
 	int r;
 
 	(void)salen;
-	ic = conn_new(ip, c->ctx);
+	ic = iser_conn_new(ip, idm_prov_conn_ctx(c), ip->ini_role);
 	if (!ic)
 		return -ENOMEM;
 	ic->conn = c;
+	ic->params = idm_prov_conn_params(c);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
-	c->priv = ic;
+	idm_prov_conn_set_priv(c, ic);
 	ic->state = ISER_RESOLVING;
 	if (rdma_create_id(ic->ech, &ic->id, ic, RDMA_PS_TCP))
 		return neg_errno(ENOMEM);
-	r = idm_prov_watch_add(c->ctx, &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
+	r = idm_prov_watch_add(idm_prov_conn_ctx(c), &ic->cm_w, ic->ech->fd, EPOLLIN, conn_cm_watch);
 	if (r < 0)
 		return r;
 	if (rdma_resolve_addr(ic->id, NULL, (struct sockaddr *)sa, ic->timeout_ms))
@@ -379,7 +224,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 			    const struct rdma_conn_param *req, uint8_t req_flags)
 {
 	struct iser_prov *ip = il->ip;
-	struct idm_ctx *ctx = il->l->portal->ctx;
+	struct idm_ctx *ctx = idm_prov_listener_ctx(il->l);
 	struct rdma_conn_param cp;
 	struct iser_conn *ic;
 	struct idm_conn *c = NULL;
@@ -388,7 +233,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	const char *why = NULL;
 	int r;
 
-	ic = conn_new(ip, ctx);
+	ic = iser_conn_new(ip, ctx, ip->tgt_role);
 	if (!ic) {
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
@@ -433,6 +278,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		goto refuse;
 	}
 	ic->conn = c;
+	ic->params = idm_prov_conn_params(c);
 	iser_cm_word_encode(pd, ic->rep_flags);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
@@ -450,7 +296,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 refuse:
 	idm_prov_info(ctx, "iser: connection request refused: %s", why);
 	rdma_reject(id, NULL, 0);
-	conn_destroy(ic);
+	iser_conn_destroy(ic);
 }
 
 static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
@@ -481,7 +327,7 @@ static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
 int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		socklen_t salen, int backlog)
 {
-	struct iser_prov *ip = l->prov->priv;
+	struct iser_prov *ip = idm_prov_priv(idm_prov_listener_provider(l));
 	struct iser_listener *il;
 	int r;
 
@@ -496,7 +342,7 @@ int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		r = neg_errno(ENODEV);
 		goto fail;
 	}
-	r = nonblock(il->ech->fd);
+	r = iser_nonblock(il->ech->fd);
 	if (r < 0)
 		goto fail;
 	if (rdma_create_id(il->ech, &il->id, il, RDMA_PS_TCP)) {
@@ -509,11 +355,11 @@ int iser_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		goto fail;
 	}
 	il->port = ntohs(rdma_get_src_port(il->id));
-	r = idm_prov_watch_add(l->portal->ctx, &il->w, il->ech->fd, EPOLLIN,
+	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &il->w, il->ech->fd, EPOLLIN,
 			   listener_watch);
 	if (r < 0)
 		goto fail;
-	l->priv = il;
+	idm_prov_listener_set_priv(l, il);
 	return 0;
 fail:
 	if (il->id)
@@ -526,21 +372,21 @@ fail:
 
 void iser_unlisten(struct idm_prov_listener *l)
 {
-	struct iser_listener *il = l->priv;
+	struct iser_listener *il = idm_prov_listener_priv(l);
 
 	if (!il)
 		return;
 	if (il->w.added)
-		idm_prov_watch_del(l->portal->ctx, &il->w);
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &il->w);
 	rdma_destroy_id(il->id);
 	rdma_destroy_event_channel(il->ech);
 	free(il);
-	l->priv = NULL;
+	idm_prov_listener_set_priv(l, NULL);
 }
 
 int iser_listener_port(struct idm_prov_listener *l)
 {
-	struct iser_listener *il = l->priv;
+	struct iser_listener *il = idm_prov_listener_priv(l);
 
 	return il ? il->port : -1;
 }

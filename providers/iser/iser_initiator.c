@@ -6,73 +6,29 @@
  * unsolicited Data-Out as further Sends. The target moves everything else
  * with RDMA. STags are type-2 memory windows bound for exactly the I/O and
  * invalidated, by the target's Send with Invalidate or locally, before the
- * SCSI Response reaches the caller; the task completes only once its Sends
- * completed too.
+ * SCSI Response reaches the caller (iser_stag.c); the task completes only
+ * once its Sends completed too. The layers below reach this file only
+ * through iser_ini_role.
  */
-#include "iser.h"
+#include "iser_initiator.h"
+#include "iser_mem.h"
+#include "iser_recv.h"
+#include "iser_send.h"
+#include "iser_sq.h"
+#include "iser_stag.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include <libidm/iscsi.h>
 
-enum { STAG_READ = 0, STAG_WRITE = 1 };
-
-/* Advertise [addr, addr+len) of buf: bind a window (posted now, ordered
- * before the command Send on the same QP) or, without windows, the MR. */
-static int stag_advertise(struct iser_conn *ic, struct idm_task *t, int idx,
-			  struct ibv_mr *mr, uint8_t *addr, uint32_t len)
-{
-	struct iser_task *it = iser_task(t);
-	struct ibv_send_wr wr;
-	struct iser_op *op;
-	struct ibv_mw *mw;
-	uint32_t rkey;
-	int r;
-
-	if (!ic->use_mw) {
-		it->stag[idx] = mr->rkey;
-		it->stag_valid[idx] = true;
-		return 0;
-	}
-	r = iser_mw_get(ic, &mw);
-	if (r < 0)
-		return r;
-	op = iser_op_get(ic, ISER_OP_BIND);
-	if (!op) {
-		iser_mw_put(ic, mw);
-		return -EAGAIN;
-	}
-	iser_op_task(op, t);
-	op->bind_mw = mw;
-	rkey = ibv_inc_rkey(mw->rkey);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = iser_op_wr_id(ic, op);
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = rkey;
-	wr.bind_mw.bind_info.mr = mr;
-	wr.bind_mw.bind_info.addr = (uintptr_t)addr;
-	wr.bind_mw.bind_info.length = len;
-	wr.bind_mw.bind_info.mw_access_flags =
-		idx == STAG_READ ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;
-	r = iser_post(ic, &wr);
-	if (r < 0) {
-		iser_op_put(ic, op);
-		iser_mw_put(ic, mw);
-		return r;
-	}
-	/* mw->rkey becomes the bound key once the bind is posted
-	 * (iser_sq_kick): the device names the window by its current key */
-	it->mw[idx] = mw;
-	it->stag[idx] = rkey;
-	it->stag_valid[idx] = true;
-	return 0;
-}
+static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
+			const void *ahs, size_t ahs_len, struct idm_task *t);
+static void ini_task_release(struct iser_conn *ic, struct idm_task *t);
 
 /* Send the task's unsolicited Data-Out PDUs (7.3.4) as far as send
  * buffers and queue slots allow; the rest goes out as earlier Sends
- * complete (iser_ini_dout_resume). Each is a 76-byte header plus an SGE on
+ * complete (ini_sq_room). Each is a 76-byte header plus an SGE on
  * the caller's buffer: no copy. Returns 0, or < 0 if the QP failed. */
 static int dout_push(struct iser_conn *ic, struct idm_task *t)
 {
@@ -132,7 +88,8 @@ static void dout_unqueue(struct iser_conn *ic, struct idm_task *t)
 	iser_task(t)->dout_link = NULL;
 }
 
-void iser_ini_dout_resume(struct iser_conn *ic)
+/* Send room came back: Data-Out that waited goes first. */
+static void ini_sq_room(struct iser_conn *ic)
 {
 	while (ic->dout_head && ic->state == ISER_UP) {
 		struct idm_task *t = ic->dout_head;
@@ -178,23 +135,33 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	return r;
 }
 
+/* The caller's buffer range for dir (idm_task_set_data) when the command
+ * moves data that way and the range is not empty. */
+static bool cmd_range(const uint8_t *bhs, struct idm_task *t,
+		      enum idm_data_dir dir, struct idm_prov_range *r)
+{
+	uint8_t flag = dir == IDM_DATA_IN ? ISCSI_CMD_READ : ISCSI_CMD_WRITE;
+
+	return (bhs[1] & flag) && idm_prov_task_data(t, dir, r) == 0 &&
+	       r->length;
+}
+
 /* Check the command against its buffers and register them (once per
  * buffer, cached) before anything goes out or is queued. */
 static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		     struct idm_task *t)
 {
-	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len) {
-		if (t->in_off > t->in_buf->len ||
-		    t->in_len > t->in_buf->len - t->in_off)
+	static const enum idm_data_dir dirs[] = {IDM_DATA_IN, IDM_DATA_OUT};
+	struct idm_prov_range r;
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!cmd_range(bhs, t, dirs[i], &r))
+			continue;
+		if (r.buf_off > idm_buf_len(r.buf) ||
+		    r.length > idm_buf_len(r.buf) - r.buf_off)
 			return -ERANGE;
-		if (!iser_buf_mr(ic->ip, ic->dev, t->in_buf))
-			return -ENOMEM;
-	}
-	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		if (t->out_off > t->out_buf->len ||
-		    t->out_len > t->out_buf->len - t->out_off)
-			return -ERANGE;
-		if (!iser_buf_mr(ic->ip, ic->dev, t->out_buf))
+		if (!iser_buf_mr(ic->ip, ic->dev, r.buf))
 			return -ENOMEM;
 	}
 	return 0;
@@ -217,16 +184,19 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 	if (ic->pend || ic->hello_wait || !tx->n_free ||
 	    ISER_OPS - ic->ops_used < 5)
 		return iser_pend_cmd(ic, bhs, ahs, ahs_len, t);
-	return iser_ini_cmd_post(ic, bhs, ahs, ahs_len, t);
+	return ini_cmd_post(ic, bhs, ahs, ahs_len, t);
 }
 
-int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
-		      const void *ahs, size_t ahs_len, struct idm_task *t)
+/* Post the command now: its binds, its Send and its unsolicited
+ * Data-Out. Also the role's cmd_post for a command from the backlog. */
+static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
+			const void *ahs, size_t ahs_len, struct idm_task *t)
 {
 	struct idm_conn *c = ic->conn;
 	struct iser_task *it = iser_task(t);
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
+	struct idm_prov_range in, out;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 	uint32_t out_len = 0, imm = 0, unsol = 0;
 	uint8_t *out_base = NULL, *cmdbhs;
@@ -234,21 +204,21 @@ int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	struct iser_msg *m;
 	int r;
 
-	if ((bhs[1] & ISCSI_CMD_READ) && t->in_buf && t->in_len)
-		in_mr = iser_buf_mr(ic->ip, ic->dev, t->in_buf);
-	if ((bhs[1] & ISCSI_CMD_WRITE) && t->out_buf && t->out_len) {
-		out_mr = iser_buf_mr(ic->ip, ic->dev, t->out_buf);
-		out_len = t->out_len < edtl ? t->out_len : edtl;
-		out_base = (uint8_t *)t->out_buf->addr + t->out_off;
-		iser_unsolicited(&c->params, out_len, idm_prov_send_dsl(c), &imm,
+	if (cmd_range(bhs, t, IDM_DATA_IN, &in))
+		in_mr = iser_buf_mr(ic->ip, ic->dev, in.buf);
+	if (cmd_range(bhs, t, IDM_DATA_OUT, &out)) {
+		out_mr = iser_buf_mr(ic->ip, ic->dev, out.buf);
+		out_len = out.length < edtl ? out.length : edtl;
+		out_base = out.addr;
+		iser_unsolicited(ic->params, out_len, idm_prov_send_dsl(c), &imm,
 				 &unsol);
 	}
 	/* binds, the command Send and its Data-Outs leave as one chain */
 	iser_plug(ic);
 	if (in_mr) {
-		uint8_t *a = (uint8_t *)t->in_buf->addr + t->in_off;
+		uint8_t *a = in.addr;
 
-		r = stag_advertise(ic, t, STAG_READ, in_mr, a, t->in_len);
+		r = iser_stag_advertise(ic, t, STAG_READ, in_mr, a, in.length);
 		if (r < 0)
 			goto fail;
 		h.rsv = true;
@@ -258,8 +228,8 @@ int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	if (out_mr && unsol < out_len) {
 		/* Linux/LIO convention: the Write VA points past the
 		 * unsolicited part (seeds-001-004.md 2.6). */
-		r = stag_advertise(ic, t, STAG_WRITE, out_mr, out_base + unsol,
-				   out_len - unsol);
+		r = iser_stag_advertise(ic, t, STAG_WRITE, out_mr, out_base + unsol,
+					out_len - unsol);
 		if (r < 0)
 			goto fail;
 		h.wsv = true;
@@ -306,66 +276,21 @@ int iser_ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 fail:
 	/* windows already bound were never advertised: recycle them */
 	if (ic->state == ISER_UP)
-		iser_ini_task_release(ic, t);
+		ini_task_release(ic, t);
 	iser_unplug(ic);
 	return r;
 }
 
-static bool wc_invalidated(const struct ibv_wc *wc, const struct iser_task *it)
-{
-	if (wc->wc_flags & IBV_WC_WITH_INV)
-		return true;
-	/* rxe reports the kernel's IB_WC_WITH_INVALIDATE (1 << 2) in the
-	 * user CQ, where that bit reads as IBV_WC_IP_CSUM_OK: accept it
-	 * when the rkey is one we advertised. */
-	return (wc->wc_flags & IBV_WC_IP_CSUM_OK) && wc->invalidated_rkey &&
-	       ((it->stag_valid[0] && it->stag[0] == wc->invalidated_rkey) ||
-		(it->stag_valid[1] && it->stag[1] == wc->invalidated_rkey));
-}
+static void ini_try_complete(struct iser_conn *ic, struct idm_task *t);
 
-/* Invalidate STag idx of t locally; the window is recycled when that
- * completes. With track, the task waits for it (the response must not
- * reach the caller before); without, the task is being freed and the
- * completion must not name it. */
-static int local_invalidate(struct iser_conn *ic, struct idm_task *t, int idx,
-			    bool track)
-{
-	struct iser_task *it = iser_task(t);
-	struct ibv_send_wr wr;
-	struct iser_op *op;
-	int r;
-
-	op = iser_op_get(ic, ISER_OP_LINV);
-	if (!op)
-		return -EAGAIN;
-	iser_op_task(op, track ? t : NULL);
-	op->mw = it->mw[idx];
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = iser_op_wr_id(ic, op);
-	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.invalidate_rkey = it->stag[idx];
-	r = iser_post(ic, &wr);
-	if (r < 0) {
-		op->mw = NULL;
-		iser_op_put(ic, op);
-		return r;
-	}
-	it->mw[idx] = NULL;
-	it->stag_valid[idx] = false;
-	if (track)
-		it->linv_pending++;
-	return 0;
-}
-
-void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
-		  uint32_t len, const struct ibv_wc *wc)
+static void ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
+		    const struct ibv_wc *wc)
 {
 	struct iser_task *it = iser_task(t);
 	int i, r;
 
-	if (wc_invalidated(wc, it)) {
+	if (iser_wc_invalidated(wc, it)) {
 		uint32_t rkey = wc->invalidated_rkey;
-		bool found = false;
 
 		if (!ic->send_inv) {
 			iser_rx_done(ic, m);
@@ -373,19 +298,11 @@ void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
 				       "without Send with Invalidate negotiated", rkey);
 			return;
 		}
-		for (i = 0; i < 2; i++) {
-			if (it->stag_valid[i] && it->stag[i] == rkey) {
-				it->stag_valid[i] = false;
-				iser_mw_put(ic, it->mw[i]);
-				it->mw[i] = NULL;
-				found = true;
-			}
-		}
-		if (!found) {
+		if (!iser_stag_remote_inv(ic, it, rkey)) {
 			iser_rx_done(ic, m);
 			iser_conn_fail(ic, -EPROTO, "peer invalidated rkey %#x "
 				       "that task %#x did not advertise", rkey,
-				       t->itt);
+				       idm_task_itt(t));
 			return;
 		}
 	}
@@ -398,7 +315,7 @@ void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
 			it->stag_valid[i] = false; /* MR: nothing to revoke */
 			continue;
 		}
-		r = local_invalidate(ic, t, i, true);
+		r = iser_stag_local_inv(ic, t, i, true);
 		if (r < 0) {
 			iser_rx_done(ic, m);
 			iser_conn_fail(ic, r, "cannot invalidate STag %#x",
@@ -407,59 +324,43 @@ void iser_ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m,
 		}
 	}
 	it->rsp = m;
-	it->rsp_len = len;
-	iser_ini_try_complete(ic, t);
+	ini_try_complete(ic, t);
 }
 
-void iser_ini_try_complete(struct iser_conn *ic, struct idm_task *t)
+/* The SCSI Response goes to the caller once the task's Sends and local
+ * invalidations completed. */
+static void ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
 	struct iser_msg *m = it->rsp;
+	struct idm_prov_range in;
 	struct idm_pdu pdu;
 	const uint8_t *bhs;
-	uint32_t ahs_len, dlen;
 
 	if (!m || it->sends_pending || it->linv_pending)
 		return;
 	it->rsp = NULL;
 	bhs = m->mem + ISER_HDR_LEN;
-	ahs_len = iscsi_bhs_ahs_len(bhs);
-	dlen = iscsi_bhs_data_len(bhs);
-	memset(&pdu, 0, sizeof(pdu));
-	pdu.bhs = bhs;
-	pdu.ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
-	pdu.ahs_len = ahs_len;
-	pdu.data = dlen ? bhs + ISCSI_BHS_LEN + ahs_len : NULL;
-	pdu.data_len = dlen;
+	iser_rx_pdu(&pdu, bhs);
 	pdu.task = t;
 	/* Data-In went straight into the buffer: all of it is placed. */
-	if (t->in_buf && (bhs[1] & 0x06) == 0)
-		t->received = t->in_len;
+	if (idm_prov_task_data(t, IDM_DATA_IN, &in) == 0 &&
+	    (bhs[1] & 0x06) == 0)
+		idm_prov_task_add_received(t, in.length);
 	idm_prov_control_notify(ic->conn, &pdu);
 	iser_rx_done(ic, m);
 }
 
 /* Teardown or task end: give back what the task holds. Windows still
  * valid are invalidated locally when the QP still works. */
-void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
+static void ini_task_release(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
-	int i;
 
 	/* what never reached the send queue must not touch the buffers */
 	iser_pend_drop_task(ic, t);
 	iser_sq_purge_task(ic, t);
-	for (i = 0; i < 2; i++) {
-		if (!it->mw[i])
-			continue;
-		/* revoke the peer's access while the QP still works */
-		if (it->stag_valid[i] && ic->state == ISER_UP &&
-		    local_invalidate(ic, t, i, false) == 0)
-			continue;
-		iser_mw_put(ic, it->mw[i]);
-		it->mw[i] = NULL;
-		it->stag_valid[i] = false;
-	}
+	iser_stags_release(ic, t);
 	if (it->rsp) {
 		iser_pool_put(it->rsp);
 		it->rsp = NULL;
@@ -468,3 +369,49 @@ void iser_ini_task_release(struct iser_conn *ic, struct idm_task *t)
 	iser_ops_orphan(ic, t);
 	it->sends_pending = it->linv_pending = 0;
 }
+
+static void ini_op_done(struct iser_conn *ic, enum iser_op_kind kind,
+			struct idm_task *t, struct iser_dop *dop, uint32_t len)
+{
+	(void)dop;
+	(void)len;
+	if (!t)
+		return;
+	switch (kind) {
+	case ISER_OP_SEND:
+		iser_task(t)->sends_pending--;
+		ini_try_complete(ic, t);
+		break;
+	case ISER_OP_LINV:
+		iser_task(t)->linv_pending--;
+		ini_try_complete(ic, t);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A SCSI Response of a known task waits for its STags and Sends. */
+static bool ini_recv(struct iser_conn *ic, struct iser_msg *m,
+		     const struct iser_hdr *h, struct idm_pdu *pdu,
+		     const struct ibv_wc *wc)
+{
+	struct idm_task *t;
+
+	(void)h;
+	if (iscsi_bhs_opcode(pdu->bhs) != ISCSI_OP_SCSI_RSP)
+		return false;
+	t = idm_prov_task_find(ic->conn, iscsi_bhs_itt(pdu->bhs));
+	if (!t)
+		return false;
+	ini_rsp(ic, t, m, wc);
+	return true;
+}
+
+const struct iser_role iser_ini_role = {
+	.op_done = ini_op_done,
+	.recv = ini_recv,
+	.sq_room = ini_sq_room,
+	.cmd_post = ini_cmd_post,
+	.task_release = ini_task_release,
+};

@@ -7,7 +7,7 @@
 #ifndef IDM_ISER_KEYS_H
 #define IDM_ISER_KEYS_H
 
-#include "idm_internal.h"
+#include <libidm/provider.h>
 
 /* Login-phase PDUs carry at most 8192 data bytes (RFC 7143 default
  * MaxRecvDataSegmentLength, which governs the login phase). */

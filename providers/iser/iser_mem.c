@@ -2,9 +2,11 @@
 /*
  * Memory: one protection domain per RDMA device shared by all connections,
  * caller buffers registered once per device on first use (never per I/O),
- * and the registered arenas that hold iSER messages.
+ * the registered arenas that hold iSER messages (login phase: small, RFC
+ * 7145 section 11; full feature phase: sized from the negotiated keys),
+ * and the memory windows a connection recycles as STags.
  */
-#include "iser.h"
+#include "iser_mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -53,7 +55,7 @@ void iser_devs_close(struct iser_prov *ip)
 struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 			   struct idm_buf *buf)
 {
-	struct iser_bufreg *r = buf->reg[ip->prov->index];
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, ip->prov);
 	int access = IBV_ACCESS_LOCAL_WRITE;
 	int i;
 
@@ -61,7 +63,7 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 		r = calloc(1, sizeof(*r));
 		if (!r)
 			return NULL;
-		buf->reg[ip->prov->index] = r;
+		idm_prov_buf_set_reg(buf, ip->prov, r);
 	}
 	for (i = 0; i < ISER_MAX_DEVS && r->e[i].pd; i++)
 		if (r->e[i].pd == dev->pd)
@@ -75,7 +77,8 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 		access |= IBV_ACCESS_MW_BIND;
 	else
 		access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-	r->e[i].mr = ibv_reg_mr(dev->pd, buf->addr, buf->len, access);
+	r->e[i].mr = ibv_reg_mr(dev->pd, idm_buf_addr(buf), idm_buf_len(buf),
+				access);
 	if (!r->e[i].mr)
 		return NULL;
 	r->e[i].pd = dev->pd;
@@ -84,7 +87,7 @@ struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
 
 void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 {
-	struct iser_bufreg *r = buf->reg[prov->index];
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, prov);
 	int i;
 
 	if (!r)
@@ -92,7 +95,7 @@ void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 	for (i = 0; i < ISER_MAX_DEVS && r->e[i].pd; i++)
 		ibv_dereg_mr(r->e[i].mr);
 	free(r);
-	buf->reg[prov->index] = NULL;
+	idm_prov_buf_set_reg(buf, prov, NULL);
 }
 
 int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,
@@ -187,4 +190,115 @@ void iser_pool_put(struct iser_msg *m)
 	m->next = p->free;
 	p->free = m;
 	p->n_free++;
+}
+
+int iser_pools_login(struct iser_conn *ic)
+{
+	struct iser_sizes login;
+	int r;
+
+	iser_sizes_login(&login);
+	r = iser_pool_init(&ic->rx_login, ic->dev->pd, login.rx_depth,
+			   login.rx_msg);
+	if (r == 0)
+		r = iser_pool_init(&ic->tx_login, ic->dev->pd, login.tx_depth,
+				   login.tx_msg);
+	return r;
+}
+
+/* Allocate_Connection_Resources: the full feature phase pools, sized
+ * from the negotiated keys and registered, but nothing posted yet, so that
+ * Deallocate_Connection_Resources can still give them back. */
+int iser_rsrc_ffp_alloc(struct iser_conn *ic)
+{
+	struct idm_conn *c = ic->conn;
+	int r;
+
+	if (ic->ffp_alloc)
+		return 0;
+	if (!ic->qp || ic->state == ISER_DOWN)
+		return -ENOTCONN;
+	iser_sizes_ffp(&ic->ffp, ic->params, idm_conn_role(c), ic->ip->rx_depth,
+		       idm_prov_conn_cmd_window(c));
+	if (ic->ffp.rx_depth > ISER_RX_CAP)
+		ic->ffp.rx_depth = ISER_RX_CAP;
+	r = iser_pool_init(&ic->rx_ffp, ic->dev->pd, ic->ffp.rx_depth,
+			   ic->ffp.rx_msg);
+	if (r < 0)
+		return r;
+	r = iser_pool_init(&ic->tx_ffp, ic->dev->pd, ic->ffp.tx_depth,
+			   ic->ffp.tx_msg);
+	if (r < 0) {
+		iser_pool_fini(&ic->rx_ffp);
+		return r;
+	}
+	ic->ffp_alloc = true;
+	return 0;
+}
+
+/* Deallocate_Connection_Resources: possible until the receives are
+ * posted (a live QP cannot hand posted receives back; after that the
+ * pools go with the connection). Returns false if they stay. */
+bool iser_rsrc_ffp_free(struct iser_conn *ic)
+{
+	if (!ic->ffp_alloc)
+		return true;
+	if (ic->ffp_rsrc)
+		return false;
+	iser_pool_fini(&ic->rx_ffp);
+	iser_pool_fini(&ic->tx_ffp);
+	ic->ffp_alloc = false;
+	return true;
+}
+
+/* Message memory outlives the QP until conn_free: a handler that ran a
+ * callback which terminated the connection may still return its message
+ * to the pool. */
+void iser_pools_fini(struct iser_conn *ic)
+{
+	iser_pool_fini(&ic->rx_login);
+	iser_pool_fini(&ic->tx_login);
+	iser_pool_fini(&ic->rx_ffp);
+	iser_pool_fini(&ic->tx_ffp);
+	ic->ffp_rsrc = false;
+	ic->ffp_alloc = false;
+}
+
+int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out)
+{
+	struct ibv_mw **grown;
+
+	if (ic->n_mw_free) {
+		*out = ic->mw_free[--ic->n_mw_free];
+		return 0;
+	}
+	/* Warm-up only: windows are recycled, never freed before teardown. */
+	grown = realloc(ic->mw_free, (ic->n_mw + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	ic->mw_free = grown;
+	*out = ibv_alloc_mw(ic->dev->pd, IBV_MW_TYPE_2);
+	if (!*out)
+		return errno ? -errno : -ENOMEM;
+	ic->n_mw++;
+	return 0;
+}
+
+void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw)
+{
+	if (mw)
+		ic->mw_free[ic->n_mw_free++] = mw;
+}
+
+void iser_mws_dealloc(struct iser_conn *ic, bool free_list)
+{
+	uint32_t i;
+
+	for (i = 0; i < ic->n_mw_free; i++)
+		ibv_dealloc_mw(ic->mw_free[i]);
+	if (free_list) {
+		free(ic->mw_free);
+		ic->mw_free = NULL;
+	}
+	ic->n_mw_free = ic->n_mw = 0;
 }

@@ -15,7 +15,7 @@
  * once the port is ACTIVE again, polled every ISER_PARK_POLL_MS while
  * anything is parked. The provider's fini destroys what is left.
  */
-#include "iser.h"
+#include "iser_park.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -59,7 +59,7 @@ static void destroy(struct iser_parked *p)
 static void timer_stop(struct iser_prov *ip)
 {
 	if (ip->park_w.added)
-		idm_prov_watch_del(ip->prov->ctx, &ip->park_w);
+		idm_prov_watch_del(idm_prov_ctx(ip->prov), &ip->park_w);
 	if (ip->park_fd >= 0)
 		close(ip->park_fd);
 	ip->park_fd = -1;
@@ -82,7 +82,7 @@ static void park_watch(struct idm_prov_watch *w, uint32_t revents)
 		}
 		*pp = p->next;
 		ip->n_parked--;
-		idm_prov_dbg(ip->prov->ctx, "iser: port active again: "
+		idm_prov_dbg(idm_prov_ctx(ip->prov), "iser: port active again: "
 			 "a deferred disconnect goes out");
 		destroy(p);
 	}
@@ -103,7 +103,7 @@ static int timer_start(struct iser_prov *ip)
 	if (ip->park_fd < 0)
 		return -errno;
 	if (timerfd_settime(ip->park_fd, 0, &its, NULL) < 0 ||
-	    idm_prov_watch_add(ip->prov->ctx, &ip->park_w, ip->park_fd, EPOLLIN,
+	    idm_prov_watch_add(idm_prov_ctx(ip->prov), &ip->park_w, ip->park_fd, EPOLLIN,
 			   park_watch) < 0) {
 		timer_stop(ip);
 		return -EIO;
@@ -132,7 +132,7 @@ void iser_park_id(struct iser_prov *ip, struct rdma_cm_id *id,
 	p->next = ip->parked;
 	ip->parked = p;
 	ip->n_parked++;
-	idm_prov_dbg(ip->prov->ctx, "iser: port not active: disconnect deferred "
+	idm_prov_dbg(idm_prov_ctx(ip->prov), "iser: port not active: disconnect deferred "
 		 "(%u waiting)", ip->n_parked);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The iSER provider's entry point and the primitives that are neither
- * connection management nor a role's data path: Send_Control, Enable_
- * Datamover, resource allocation and Notice_Key_Values.
+ * The iSER provider's entry point: its ops table, init/fini, and the op
+ * entry points, each handing over to the file that does the work
+ * (iser.h has the map).
  *
  * Options (environment, read once when the provider loads):
  *   IDM_ISER_ACK_TIMEOUT  local ACK timeout exponent, 4.096 us << n (14)
@@ -18,6 +18,14 @@
  *                         "auto" (default: on soft-RoCE only), 1, 0
  */
 #include "iser.h"
+#include "iser_cm.h"
+#include "iser_conn.h"
+#include "iser_control.h"
+#include "iser_initiator.h"
+#include "iser_mem.h"
+#include "iser_park.h"
+#include "iser_recv.h"
+#include "iser_target.h"
 #include "prov_env.h"
 
 #include <errno.h>
@@ -44,26 +52,24 @@ static int usable_here(struct idm_prov *prov)
 	if (!list) {
 		/* ENOSYS: no verbs support in the kernel at all */
 		if (err && err != ENOSYS)
-			snprintf(prov->why, sizeof(prov->why),
-				 "no RDMA device (libibverbs: %s)", strerror(err));
+			idm_prov_set_why(prov, "no RDMA device (libibverbs: %s)",
+					 strerror(err));
 		else
-			snprintf(prov->why, sizeof(prov->why), "no RDMA device");
+			idm_prov_set_why(prov, "no RDMA device");
 		return -ENODEV;
 	}
 	ibv_free_device_list(list);
 	if (n == 0) {
-		snprintf(prov->why, sizeof(prov->why),
-			 "no RDMA device");
+		idm_prov_set_why(prov, "no RDMA device");
 		return -ENODEV;
 	}
 	errno = 0;
 	ech = rdma_create_event_channel();
 	err = errno;
 	if (!ech) {
-		snprintf(prov->why, sizeof(prov->why),
-			 "%d RDMA device(s) but no RDMA connection manager "
-			 "(/dev/infiniband/rdma_cm): %s",
-			 n, strerror(err ? err : ENODEV));
+		idm_prov_set_why(prov, "%d RDMA device(s) but no RDMA connection "
+				 "manager (/dev/infiniband/rdma_cm): %s",
+				 n, strerror(err ? err : ENODEV));
 		return -ENODEV;
 	}
 	rdma_destroy_event_channel(ech);
@@ -93,131 +99,39 @@ static int iser_init(struct idm_prov *prov)
 	ip->force_mr = stag && !strcmp(stag, "mr");
 	ip->bind_idle = prov_env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
 	ip->park_fd = -1;
-	prov->priv = ip;
+	ip->ini_role = &iser_ini_role;
+	ip->tgt_role = &iser_tgt_role;
+	idm_prov_set_priv(prov, ip);
 	return 0;
 }
 
 static void iser_fini(struct idm_prov *prov)
 {
-	struct iser_prov *ip = prov->priv;
+	struct iser_prov *ip = idm_prov_priv(prov);
 
 	if (!ip)
 		return;
 	iser_park_fini(ip);
 	iser_devs_close(ip);
 	free(ip);
-	prov->priv = NULL;
+	idm_prov_set_priv(prov, NULL);
 }
 
-static bool final_login_rsp(const uint8_t *bhs)
-{
-	return iscsi_bhs_opcode(bhs) == ISCSI_OP_LOGIN_RSP &&
-	       (bhs[1] & ISCSI_LOGIN_TRANSIT) &&
-	       (bhs[1] & ISCSI_LOGIN_NSG_MASK) == ISCSI_STAGE_FULL_FEATURE &&
-	       bhs[36] == 0; /* Status-Class success */
-}
-
-/* Login buffers are posted one per login PDU we expect next, so that none
- * is left on the receive queue when full feature phase PDUs, possibly
- * larger, start to arrive (the RQ is FIFO). Once the full feature phase
- * buffers are posted they serve the rest of the login too. */
-static int expect_login_pdu(struct iser_conn *ic)
-{
-	struct iser_msg *m;
-
-	if (ic->ffp_rsrc)
-		return 0;
-	m = iser_pool_get(&ic->rx_login);
-	if (!m)
-		return -ENOBUFS;
-	return iser_post_recv(ic, m);
-}
-
-static void encode_control(uint8_t *dst, const uint8_t *bhs, const void *ahs,
-			   size_t ahs_len, const void *data, size_t data_len)
-{
-	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
-	uint8_t *p = dst + ISER_HDR_LEN;
-
-	iser_hdr_encode(dst, &h);
-	memcpy(p, bhs, ISCSI_BHS_LEN);
-	p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	iscsi_bhs_set_data_len(p, (uint32_t)data_len);
-	if (ahs_len)
-		memcpy(p + ISCSI_BHS_LEN, ahs, ahs_len);
-	if (data_len)
-		memcpy(p + ISCSI_BHS_LEN + ahs_len, data, data_len);
-}
-
-int iser_send_control(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
-		      size_t ahs_len, const void *data, size_t data_len,
-		      struct idm_task *t)
+static int iser_send_control(struct idm_conn *c, const uint8_t *bhs,
+			     const void *ahs, size_t ahs_len, const void *data,
+			     size_t data_len, struct idm_task *t)
 {
 	struct iser_conn *ic = iser_conn(c);
 	uint8_t op = iscsi_bhs_opcode(bhs);
-	uint32_t inv = 0;
-	struct iser_task *it = NULL;
-	struct iser_pool *tx;
-	struct iser_msg *m;
-	size_t len = ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len + data_len;
-	int r;
 
 	if (!ic || ic->state != ISER_UP)
 		return -ENOTCONN;
-	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
 		return iser_ini_send_cmd(ic, bhs, ahs, ahs_len, t);
-
-	if (c->state == IDM_CONN_PHASE_LOGIN) {
-		if (c->role == IDM_ROLE_TARGET && final_login_rsp(bhs))
-			r = iser_rsrc_ffp(ic);
-		else if (op == ISCSI_OP_LOGIN_REQ ||
-			 (op == ISCSI_OP_LOGIN_RSP && !(bhs[36])))
-			r = expect_login_pdu(ic);
-		else
-			r = 0;
-		if (r < 0)
-			return r;
-	}
-	tx = iser_tx_pool(ic);
-	/* what the peer can receive: its declared RecvDataSegmentLength
-	 * (login: 8192) and the AHS room of its buffers */
-	if (data_len > (c->state == IDM_CONN_PHASE_LOGIN ? ISER_LOGIN_DSL
-						    : idm_prov_send_dsl(c)) ||
-	    ahs_len > ISER_AHS_CAP)
-		return -EMSGSIZE;
-	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP) {
-		struct idm_task *task = t ? t : idm_prov_task_find(c, iscsi_bhs_itt(bhs));
-
-		/* Remote mapping ends with the response (7.3.2); with
-		 * Send with Invalidate the initiator's STag dies with it. */
-		if (task) {
-			it = iser_task(task);
-			if (ic->send_inv && (it->rsv || it->wsv))
-				inv = it->rsv ? it->r_stag : it->w_stag;
-		}
-	}
-	/* No message buffer free, or PDUs already waiting for one: keep
-	 * this one in order behind them (iser_pend.c) rather than fail. */
-	m = NULL;
-	if (!ic->pend && !ic->hello_wait) {
-		m = iser_tx_msg(ic, (uint32_t)len);
-		if (!m && len > tx->size)
-			return -ENOMEM; /* the one-off message */
-	}
-	if (!m) {
-		uint8_t *q = iser_pend_control(ic, (uint32_t)len, inv);
-
-		if (!q)
-			return -ENOMEM;
-		encode_control(q, bhs, ahs, ahs_len, data, data_len);
-		r = 0;
-	} else {
-		encode_control(m->mem, bhs, ahs, ahs_len, data, data_len);
-		r = iser_send_msg(ic, m, (uint32_t)len, NULL, 0, NULL, inv);
-	}
-	if (r == 0 && it)
-		it->rsv = it->wsv = false;
-	return r;
+	if (idm_conn_role(c) == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP)
+		return iser_tgt_send_rsp(ic, bhs, ahs, ahs_len, data, data_len,
+					 t);
+	return iser_ctl_send(ic, bhs, ahs, ahs_len, data, data_len, 0);
 }
 
 static int iser_enable_datamover(struct idm_conn *c, const uint8_t *rsp,
@@ -231,31 +145,11 @@ static int iser_enable_datamover(struct idm_conn *c, const uint8_t *rsp,
 	r = iser_rsrc_ffp(ic);
 	if (r < 0)
 		return r;
-	if (c->role == IDM_ROLE_TARGET) {
+	if (idm_conn_role(c) == IDM_ROLE_TARGET) {
 		/* the final Login Response is the last login-phase PDU */
 		return iser_send_control(c, rsp, NULL, 0, data, data_len, NULL);
 	}
-	if (c->params.iser_hello_required) {
-		/* 5.1.1: the Hello is the first iSER message of FFP */
-		struct iser_hello hello = {
-			.opcode = ISER_OP_HELLO,
-			.max_ver = ISER_VERSION,
-			.min_ver = ISER_VERSION,
-			.ird_ord = (uint16_t)ic->ird,
-		};
-		struct iser_msg *m = iser_tx_get(ic);
-
-		if (!m)
-			return -EAGAIN;
-		iser_hello_encode(m->mem, &hello);
-		r = iser_send_msg(ic, m, ISER_HDR_LEN, NULL, 0, NULL, 0);
-		/* 5.1.1: nothing else goes out before the HelloReply;
-		 * PDUs meanwhile wait in the backlog (iser_pend.c) */
-		if (r == 0)
-			ic->hello_wait = true;
-		return r;
-	}
-	return 0;
+	return iser_ctl_hello(ic);
 }
 
 static int iser_alloc_rsrc(struct idm_conn *c)
@@ -264,7 +158,6 @@ static int iser_alloc_rsrc(struct idm_conn *c)
 
 	if (!ic)
 		return -ENOTCONN;
-	iser_keys_force(&c->params);
 	return iser_rsrc_ffp_alloc(ic);
 }
 
@@ -273,33 +166,35 @@ static void iser_free_rsrc(struct idm_conn *c)
 	struct iser_conn *ic = iser_conn(c);
 
 	if (ic && !iser_rsrc_ffp_free(ic))
-		idm_prov_dbg(c->ctx, "iser: full feature phase receives are posted; "
+		idm_prov_dbg(idm_prov_conn_ctx(c), "iser: full feature phase "
+			     "receives are posted; "
 			 "they are released with the connection");
 }
 
 static int iser_notice_keys(struct idm_conn *c)
 {
+	struct idm_conn_params p = *idm_prov_conn_params(c);
 	char err[128];
 	int r;
 
-	if (iser_keys_force(&c->params))
-		idm_prov_dbg(c->ctx, "iser: digests forced to None (RFC 7145 6.1)");
-	r = iser_keys_check(&c->params, err, sizeof(err));
+	/* The negotiated values are the core's; iSER only never uses
+	 * digests (nothing of the provider reads them). */
+	if (iser_keys_force(&p))
+		idm_prov_dbg(idm_prov_conn_ctx(c), "iser: digests are None on "
+			     "iSER whatever was negotiated (RFC 7145 6.1)");
+	r = iser_keys_check(&p, err, sizeof(err));
 	if (r < 0)
-		idm_prov_warn(c->ctx, "iser: %s", err);
+		idm_prov_warn(idm_prov_conn_ctx(c), "iser: %s", err);
 	return r;
 }
 
 static void iser_task_free(struct idm_task *t)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 
 	if (!ic || !ic->ops)
 		return;
-	if (t->conn->role == IDM_ROLE_INITIATOR)
-		iser_ini_task_release(ic, t);
-	else
-		iser_tgt_task_release(ic, t);
+	ic->role->task_release(ic, t);
 }
 
 static const struct idm_prov_ops iser_ops = {

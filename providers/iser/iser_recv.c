@@ -5,18 +5,47 @@
  * the role's handler or to the caller (Control_Notify). A peer that breaks
  * the wire rules fails the connection with the reason; it never reaches
  * past the receive buffer.
+ *
+ * Receive buffers: login-phase ones are posted one per login PDU we
+ * expect; the full feature phase ones all at Enable_Datamover and reposted
+ * as soon as their PDU was handled.
  */
-#include "iser.h"
+
+/* RNR NAK timer we ask senders to wait (IB encoding 12 = 0.64 ms). The
+ * default 0 means 655 ms: one burst of unsolicited Data-Out beyond the
+ * posted receives would stall the connection for seconds. */
+#define ISER_MIN_RNR_TIMER 12
+#include "iser_recv.h"
+#include "iser_mem.h"
+#include "iser_send.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include <libidm/iscsi.h>
 
+int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)m->mem, .length = m->size,
+			      .lkey = m->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)m, .sg_list = &sge,
+				 .num_sge = 1};
+	struct ibv_recv_wr *bad;
+	int r;
+
+	r = ibv_post_recv(ic->qp, &wr, &bad);
+	if (r) {
+		iser_pool_put(m);
+		return -r;
+	}
+	ic->rx_posted++;
+	return 0;
+}
+
 void iser_rx_done(struct iser_conn *ic, struct iser_msg *m)
 {
 	/* Full feature phase buffers go straight back on the RQ; login ones
-	 * are posted on demand, one per expected login PDU (iser_provider.c),
+	 * are posted on demand, one per expected login PDU (below),
 	 * so none of them is left on the RQ once larger PDUs may arrive. */
 	if (m->pool == &ic->rx_ffp && ic->state == ISER_UP) {
 		int r = iser_post_recv(ic, m);
@@ -26,6 +55,57 @@ void iser_rx_done(struct iser_conn *ic, struct iser_msg *m)
 		return;
 	}
 	iser_pool_put(m);
+}
+
+/* Login buffers are posted one per login PDU we expect next, so that none
+ * is left on the receive queue when full feature phase PDUs, possibly
+ * larger, start to arrive (the RQ is FIFO). Once the full feature phase
+ * buffers are posted they serve the rest of the login too. */
+int iser_expect_login_pdu(struct iser_conn *ic)
+{
+	struct iser_msg *m;
+
+	if (ic->ffp_rsrc)
+		return 0;
+	m = iser_pool_get(&ic->rx_login);
+	if (!m)
+		return -ENOBUFS;
+	return iser_post_recv(ic, m);
+}
+
+/* Enable_Datamover: post the full feature phase receive buffers (before
+ * the last login PDU, so the peer's first full feature PDU finds one). */
+int iser_rsrc_ffp(struct iser_conn *ic)
+{
+	struct iser_msg *m;
+	int r;
+
+	if (ic->ffp_rsrc)
+		return 0;
+	r = iser_rsrc_ffp_alloc(ic);
+	if (r < 0)
+		return r;
+	while ((m = iser_pool_get(&ic->rx_ffp))) {
+		r = iser_post_recv(ic, m);
+		if (r < 0)
+			return r; /* the QP is broken; teardown reclaims */
+	}
+	ic->ffp_rsrc = true;
+	idm_prov_dbg(ic->ctx, "iser: full feature phase: %u receive buffers of %u "
+		 "bytes (%u KiB; window %u, %u per command), %u send buffers "
+		 "of %u", ic->ffp.rx_depth, ic->ffp.rx_msg,
+		 (unsigned)(((uint64_t)ic->ffp.rx_depth * ic->ffp.rx_msg) >> 10),
+		 idm_prov_conn_cmd_window(ic->conn),
+		 iser_rx_per_cmd(ic->params, idm_conn_role(ic->conn)),
+		 ic->ffp.tx_depth, ic->ffp.tx_msg);
+	{
+		struct ibv_qp_attr a = {.min_rnr_timer = ISER_MIN_RNR_TIMER};
+
+		/* RTS to RTS: allowed, and not every device does it */
+		if (ibv_modify_qp(ic->qp, &a, IBV_QP_MIN_RNR_TIMER))
+			idm_prov_dbg(ic->ctx, "iser: cannot shorten the RNR timer");
+	}
+	return 0;
 }
 
 static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
@@ -40,7 +120,7 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 		return;
 	}
 	iser_rx_done(ic, m);
-	if (ic->conn->role == IDM_ROLE_INITIATOR) {
+	if (idm_conn_role(ic->conn) == IDM_ROLE_INITIATOR) {
 		if (h.opcode != ISER_OP_HELLO_REPLY || !ic->hello_wait) {
 			iser_conn_fail(ic, -EPROTO, "unexpected iSER Hello message");
 			return;
@@ -82,6 +162,19 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 		ic->ord = h.ird_ord;
 }
 
+void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs)
+{
+	uint32_t ahs_len = iscsi_bhs_ahs_len(bhs);
+	uint32_t dlen = iscsi_bhs_data_len(bhs);
+
+	memset(pdu, 0, sizeof(*pdu));
+	pdu->bhs = bhs;
+	pdu->ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
+	pdu->ahs_len = ahs_len;
+	pdu->data = dlen ? bhs + ISCSI_BHS_LEN + ahs_len : NULL;
+	pdu->data_len = dlen;
+}
+
 static bool initiator_op(uint8_t op)
 {
 	return op <= ISCSI_OP_LOGOUT_REQ || op == ISCSI_OP_SNACK_REQ;
@@ -97,6 +190,8 @@ static bool target_op(uint8_t op)
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc)
 {
 	struct idm_conn *c = ic->conn;
+	bool target = idm_conn_role(c) == IDM_ROLE_TARGET;
+	bool login = idm_prov_conn_phase(c) == IDM_CONN_PHASE_LOGIN;
 	uint32_t len = wc->byte_len;
 	struct iser_hdr h;
 	struct idm_pdu pdu;
@@ -129,19 +224,16 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 			       "%u-byte Send", op, ahs_len, dlen, len);
 		return;
 	}
-	if (c->role == IDM_ROLE_TARGET ? !initiator_op(op) : !target_op(op)) {
+	if (target ? !initiator_op(op) : !target_op(op)) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
-			       op, c->role == IDM_ROLE_TARGET ? "initiator"
-							      : "target");
+			       op, target ? "initiator" : "target");
 		return;
 	}
-	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) !=
-	    (c->state == IDM_CONN_PHASE_LOGIN)) {
+	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) != login) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "opcode %#x not allowed in the %s phase",
-			       op, c->state == IDM_CONN_PHASE_LOGIN ? "login"
-							      : "full feature");
+			       op, login ? "login" : "full feature");
 		return;
 	}
 	if (op == ISCSI_OP_DATA_IN || op == ISCSI_OP_R2T) {
@@ -152,49 +244,11 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		return;
 	}
 
-	memset(&pdu, 0, sizeof(pdu));
-	pdu.bhs = bhs;
-	pdu.ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
-	pdu.ahs_len = ahs_len;
-	pdu.data = dlen ? bhs + ISCSI_BHS_LEN + ahs_len : NULL;
-	pdu.data_len = dlen;
-
-	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_DATA_OUT) {
-		int r = iser_tgt_data_out(ic, bhs, pdu.data, dlen);
-
-		iser_rx_done(ic, m);
-		if (r < 0)
-			iser_conn_fail(ic, r, "bad unsolicited Data-Out (ITT %#x)",
-				       iscsi_bhs_itt(bhs));
+	iser_rx_pdu(&pdu, bhs);
+	/* the role's own PDUs: commands and Data-Out (target), SCSI
+	 * Responses (initiator) */
+	if (ic->role->recv(ic, m, &h, &pdu, wc))
 		return;
-	}
-	if (c->role == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_CMD) {
-		struct idm_task *t = NULL;
-		int r = iser_tgt_cmd(ic, &h, bhs, pdu.data, dlen, &t);
-
-		if (r < 0) {
-			iser_rx_done(ic, m);
-			iser_conn_fail(ic, r, "bad SCSI Command (ITT %#x)",
-				       iscsi_bhs_itt(bhs));
-			return;
-		}
-		pdu.task = t;
-		ic->in_dispatch = true;
-		idm_prov_control_notify(c, &pdu);
-		ic->in_dispatch = false;
-		if (ic->state == ISER_UP && t->active && t->conn == c)
-			iser_tgt_cmd_done(ic, t);
-		iser_rx_done(ic, m);
-		return;
-	}
-	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_RSP) {
-		struct idm_task *t = idm_prov_task_find(c, iscsi_bhs_itt(bhs));
-
-		if (t) {
-			iser_ini_rsp(ic, t, m, len, wc);
-			return;
-		}
-	}
 	idm_prov_control_notify(c, &pdu);
 	iser_rx_done(ic, m);
 }

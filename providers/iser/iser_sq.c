@@ -25,10 +25,34 @@
  * of the waiting Sends (binding early is harmless: the peer learns the
  * STag only from the command's Send, which stays behind its bind).
  */
-#include "iser.h"
+#include "iser_sq.h"
+#include "iser_mem.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+int iser_sq_init(struct iser_conn *ic)
+{
+	uint32_t i;
+
+	ic->ops = calloc(ISER_OPS, sizeof(*ic->ops));
+	if (!ic->ops)
+		return -ENOMEM;
+	for (i = ISER_OPS; i-- > 0;) {
+		ic->ops[i].next = ic->op_free;
+		ic->op_free = &ic->ops[i];
+	}
+	return 0;
+}
+
+/* Op slots outlive the QP until conn_free, like the messages. */
+void iser_sq_fini(struct iser_conn *ic)
+{
+	free(ic->ops);
+	ic->ops = NULL;
+	ic->op_free = NULL;
+}
 
 struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
 {
@@ -75,6 +99,21 @@ void iser_op_release(struct iser_conn *ic, struct iser_op *op)
 uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op)
 {
 	return (uint64_t)(op - ic->ops) + 1;
+}
+
+const char *iser_op_name(enum iser_op_kind k)
+{
+	switch (k) {
+	case ISER_OP_SEND: return "Send";
+	case ISER_OP_WRITE: return "RDMA Write (Put_Data)";
+	case ISER_OP_READ: return "RDMA Read (Get_Data)";
+	case ISER_OP_ACK_READ: return "DataACK RDMA Read";
+	case ISER_OP_BIND: return "memory window bind";
+	case ISER_OP_LINV: return "local invalidate";
+	case ISER_OP_PROBE: return "keepalive probe";
+	case ISER_OP_DRAIN: return "drain marker";
+	default: return "?";
+	}
 }
 
 static struct iser_op *op_of(struct iser_conn *ic, uint64_t wr_id)

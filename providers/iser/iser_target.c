@@ -4,36 +4,45 @@
  * the initiator's Read STag at Read VA + buffer offset; Get_Data an RDMA
  * Read from its Write STag, at most ORD of them outstanding. Immediate data
  * and unsolicited Data-Out arrive in Sends and are copied from the receive
- * buffer (the one unavoidable copy); everything else is zero copy between
- * the caller's registered buffer and the wire.
+ * buffer (iser_unsol.c); everything else is zero copy between the caller's
+ * registered buffer and the wire. The layers below reach this file only
+ * through iser_tgt_role.
  *
  * Write VA convention (Linux iser, LIO, tgt): the initiator advertises the
  * VA of the first *solicited* byte, so solicited data at command offset o
  * is read from Write VA + (o - unsolicited length).
  */
-#include "iser.h"
+#include "iser_target.h"
+#include "iser_control.h"
+#include "iser_dop.h"
+#include "iser_mem.h"
+#include "iser_recv.h"
+#include "iser_sq.h"
+#include "iser_unsol.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <libidm/iscsi.h>
 
-int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
-		 const uint8_t *bhs, const uint8_t *data, uint32_t dlen,
-		 struct idm_task **out)
+/* A SCSI Command arrived: its task, with the initiator's STags from the
+ * iSER header and the command's unsolicited data accounting. */
+static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
+		   const uint8_t *bhs, const uint8_t *data, uint32_t dlen,
+		   struct idm_task **out)
 {
 	struct idm_conn *c = ic->conn;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 	bool write = bhs[1] & ISCSI_CMD_WRITE;
-	uint32_t fb = c->params.first_burst_length < edtl
-			      ? c->params.first_burst_length : edtl;
+	const struct idm_conn_params *p = ic->params;
+	uint32_t fb = p->first_burst_length < edtl ? p->first_burst_length
+						   : edtl;
 	struct iser_task *it;
 	struct idm_task *t;
 	int r;
 
 	/* Check what the peer claims before creating anything. */
-	if (dlen && (!write || !c->params.immediate_data || dlen > fb ||
+	if (dlen && (!write || !p->immediate_data || dlen > fb ||
 		     dlen > idm_prov_recv_dsl(c)))
 		return -EPROTO;
 	r = idm_prov_task_new(c, iscsi_bhs_itt(bhs), &t);
@@ -49,7 +58,7 @@ int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	it->w_va = h->write_va;
 	it->edtl = edtl;
 	it->imm_len = dlen;
-	it->unsol_len = write ? (c->params.initial_r2t ? dlen : fb) : 0;
+	it->unsol_len = write ? (p->initial_r2t ? dlen : fb) : 0;
 	it->placed = dlen; /* immediate data is here */
 	it->imm_now = data;
 	if (write) {
@@ -62,180 +71,62 @@ int iser_tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	return 0;
 }
 
-static void dop_finish(struct iser_conn *ic, struct iser_dop *d);
-
-static int stage(struct iser_task *it, uint32_t off, const uint8_t *src,
-		 uint32_t n)
+/* Commands and unsolicited Data-Out are the target's own PDUs. */
+static bool tgt_recv(struct iser_conn *ic, struct iser_msg *m,
+		     const struct iser_hdr *h, struct idm_pdu *pdu,
+		     const struct ibv_wc *wc)
 {
-	if (!it->staged) {
-		/* only when the caller has not called Get_Data yet: a
-		 * well-behaved target never gets here (idm.h, Get_Data) */
-		it->staged = malloc(it->unsol_len ? it->unsol_len : 1);
-		if (!it->staged)
-			return -ENOMEM;
+	struct idm_conn *c = ic->conn;
+	const uint8_t *bhs = pdu->bhs;
+	uint8_t op = iscsi_bhs_opcode(bhs);
+	struct idm_task *t = NULL;
+	int r;
+
+	(void)wc;
+	if (op == ISCSI_OP_DATA_OUT) {
+		r = iser_tgt_data_out(ic, bhs, pdu->data, pdu->data_len);
+		iser_rx_done(ic, m);
+		if (r < 0)
+			iser_conn_fail(ic, r, "bad unsolicited Data-Out (ITT %#x)",
+				       iscsi_bhs_itt(bhs));
+		return true;
 	}
-	memcpy(it->staged + off, src, n);
-	if (off + n > it->staged_len)
-		it->staged_len = off + n;
-	return 0;
+	if (op != ISCSI_OP_SCSI_CMD)
+		return false;
+	r = tgt_cmd(ic, h, bhs, pdu->data, pdu->data_len, &t);
+	if (r < 0) {
+		iser_rx_done(ic, m);
+		iser_conn_fail(ic, r, "bad SCSI Command (ITT %#x)",
+			       iscsi_bhs_itt(bhs));
+		return true;
+	}
+	pdu->task = t;
+	idm_prov_control_notify(c, pdu);
+	if (ic->state == ISER_UP && idm_prov_task_active(t) &&
+	    idm_task_conn(t) == c)
+		iser_tgt_cmd_done(ic, t);
+	iser_rx_done(ic, m);
+	return true;
 }
 
-void iser_tgt_cmd_done(struct iser_conn *ic, struct idm_task *t)
+int iser_tgt_send_rsp(struct iser_conn *ic, const uint8_t *bhs,
+		      const void *ahs, size_t ahs_len, const void *data,
+		      size_t data_len, struct idm_task *t)
 {
-	struct iser_task *it = iser_task(t);
-	const uint8_t *imm = it->imm_now;
+	struct idm_task *task = t ? t : idm_prov_task_find(ic->conn,
+							   iscsi_bhs_itt(bhs));
+	struct iser_task *it = task ? iser_task(task) : NULL;
+	uint32_t inv = 0;
+	int r;
 
-	it->imm_now = NULL;
-	/* Get_Data did not take the immediate data during control_notify:
-	 * keep a copy until it does. */
-	if (imm && it->imm_len && !it->imm_taken &&
-	    stage(it, 0, imm, it->imm_len) < 0)
-		iser_conn_fail(ic, -ENOMEM, "no memory to stage immediate data");
-}
-
-/* Copy [from, to) of the command's unsolicited data that is already here
- * into the Get_Data destination. Returns the bytes copied. */
-static uint32_t copy_arrived(struct iser_task *it, struct iser_dop *d,
-			     uint32_t from, uint32_t to)
-{
-	uint32_t n = 0, e;
-
-	if (from < it->imm_len) {
-		e = to < it->imm_len ? to : it->imm_len;
-		if (it->imm_now) {
-			memcpy(d->dst + (from - d->offset), it->imm_now + from,
-			       e - from);
-			if (from == 0 && e == it->imm_len)
-				it->imm_taken = true;
-		} else if (it->staged && it->staged_len >= e) {
-			memcpy(d->dst + (from - d->offset), it->staged + from,
-			       e - from);
-		} else {
-			return 0;
-		}
-		n += e - from;
-		from = e;
-	}
-	if (from < to && it->staged && it->staged_len > from) {
-		e = to < it->staged_len ? to : it->staged_len;
-		memcpy(d->dst + (from - d->offset), it->staged + from, e - from);
-		n += e - from;
-	}
-	return n;
-}
-
-int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
-		      const uint8_t *data, uint32_t dlen)
-{
-	struct idm_task *t = idm_prov_task_find(ic->conn, iscsi_bhs_itt(bhs));
-	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-	uint32_t covered = 0;
-	struct iser_dop *done[ISER_TASK_DOPS];
-	struct iser_task *it;
-	int i, n_done = 0, r = 0;
-
-	if (iscsi_get32(bhs + ISCSI_BHS_TTT) != ISCSI_RESERVED_TAG)
-		return -EPROTO; /* solicited Data-Out never exists on iSER */
-	if (!t)
-		return 0; /* task already ended (aborted): drop its data */
-	it = iser_task(t);
-	if (off < it->imm_len || off > it->unsol_len ||
-	    dlen > it->unsol_len - off || off != it->placed)
-		return -EPROTO; /* outside the unsolicited burst, or out of order */
-	it->placed += dlen;
-	ic->stat_unsol_sends++;
-	/* Place into every Get_Data range waiting for these bytes first,
-	 * stage what none of them wanted, and only then tell the caller:
-	 * a Get_Data it issues from Data_Completion_Notify (the next range
-	 * of a split transfer) must find the rest of this PDU staged. */
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		struct iser_dop *d = &it->dops[i];
-		uint32_t a, b;
-
-		if (!d->used || d->dir != IDM_DATA_OUT)
-			continue;
-		a = off > d->offset ? off : d->offset;
-		b = off + dlen < d->offset + d->length ? off + dlen
-						      : d->offset + d->length;
-		if (a >= b)
-			continue;
-		memcpy(d->dst + (a - d->offset), data + (a - off), b - a);
-		covered += b - a;
-		d->remaining = b - a > d->remaining ? 0 : d->remaining - (b - a);
-		if (d->remaining == 0)
-			done[n_done++] = d;
-	}
-	if (covered < dlen)
-		r = stage(it, off, data, dlen);
-	for (i = 0; i < n_done && ic->state == ISER_UP && t->active; i++)
-		if (done[i]->used && done[i]->remaining == 0)
-			dop_finish(ic, done[i]);
+	/* Remote mapping ends with the response (7.3.2); with Send with
+	 * Invalidate the initiator's STag dies with it. */
+	if (it && ic->send_inv && (it->rsv || it->wsv))
+		inv = it->rsv ? it->r_stag : it->w_stag;
+	r = iser_ctl_send(ic, bhs, ahs, ahs_len, data, data_len, inv);
+	if (r == 0 && it)
+		it->rsv = it->wsv = false;
 	return r;
-}
-
-static void dop_finish(struct iser_conn *ic, struct iser_dop *d)
-{
-	struct idm_task *t = d->task;
-	struct iser_task *it = iser_task(t);
-	enum idm_data_dir dir = d->dir;
-	uint32_t off = d->offset, len = d->length, sn = d->sn;
-	int status = d->status;
-	bool ack = d->ack;
-
-	d->used = false;
-	idm_prov_defer_cancel(ic->ctx, &d->done);
-	idm_prov_data_completion(t, dir, off, len, sn, status);
-	/* no RDMA Read allowed (ORD 0): acknowledge on local completion,
-	 * which ERL 1 permits (7.3.5) */
-	if (ack && status == 0 && t->active)
-		idm_prov_data_ack(t, it->datasn);
-}
-
-void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
-		       int status)
-{
-	if (!d->used)
-		return;
-	if (status < 0 && d->status == 0)
-		d->status = status;
-	d->remaining = n > d->remaining ? 0 : d->remaining - n;
-	if (d->remaining == 0)
-		dop_finish(ic, d);
-}
-
-static void dop_deferred(struct idm_prov_defer *df)
-{
-	struct iser_dop *d = (struct iser_dop *)((char *)df -
-					offsetof(struct iser_dop, done));
-	struct idm_task *t = d->task;
-	struct iser_conn *ic = iser_conn(t->conn);
-
-	if (d->used && ic && ic->state == ISER_UP)
-		dop_finish(ic, d);
-}
-
-static struct iser_dop *dop_new(struct idm_task *t, enum idm_data_dir dir,
-				uint32_t offset, uint32_t length, uint8_t *dst)
-{
-	struct iser_task *it = iser_task(t);
-	int i;
-
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		struct iser_dop *d = &it->dops[i];
-
-		if (d->used)
-			continue;
-		memset(d, 0, sizeof(*d));
-		d->used = true;
-		d->dir = dir;
-		d->offset = offset;
-		d->length = length;
-		d->remaining = length;
-		d->dst = dst;
-		d->task = t;
-		return d;
-	}
-	return NULL;
 }
 
 static int send_status(struct iser_conn *ic, struct idm_task *t,
@@ -255,14 +146,14 @@ static int send_status(struct iser_conn *ic, struct idm_task *t,
 	memcpy(rsp + ISCSI_BHS_CMDSN, datain + ISCSI_BHS_CMDSN, 12);
 	iscsi_put32(rsp + ISCSI_BHS_DATASN, iser_task(t)->datasn);
 	memcpy(rsp + ISCSI_BHS_RESIDUAL, datain + ISCSI_BHS_RESIDUAL, 4);
-	return iser_send_control(ic->conn, rsp, NULL, 0, NULL, 0, NULL);
+	return iser_tgt_send_rsp(ic, rsp, NULL, 0, NULL, 0, NULL);
 }
 
 int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	bool ack = flags & IDM_PUT_ACK;
 	bool status = tmpl[1] & ISCSI_DATAIN_STATUS;
@@ -284,7 +175,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
 		return -ENOMEM;
-	d = dop_new(t, IDM_DATA_IN, offset, length, NULL);
+	d = iser_dop_new(t, IDM_DATA_IN, offset, length, NULL);
 	if (!d)
 		return -EBUSY;
 	d->sn = it->datasn++;
@@ -292,7 +183,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	iser_op_task(op, t);
 	op->dop = d;
 	op->len = length;
-	sge.addr = (uintptr_t)buf->addr + buf_off;
+	sge.addr = (uintptr_t)idm_buf_addr(buf) + buf_off;
 	sge.length = length;
 	sge.lkey = mr->lkey;
 	memset(&wr, 0, sizeof(wr));
@@ -350,7 +241,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
 {
-	struct iser_conn *ic = iser_conn(t->conn);
+	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	uint32_t end = offset + length;
 	uint32_t u_end, s;
@@ -380,8 +271,8 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
 		return -ENOMEM;
-	dst = (uint8_t *)buf->addr + buf_off;
-	d = dop_new(t, IDM_DATA_OUT, offset, length, dst);
+	dst = (uint8_t *)idm_buf_addr(buf) + buf_off;
+	d = iser_dop_new(t, IDM_DATA_OUT, offset, length, dst);
 	if (!d)
 		return -EBUSY;
 	d->sn = it->r2tsn;
@@ -390,7 +281,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	 * Data-Out handler as it comes */
 	u_end = end < it->unsol_len ? end : it->unsol_len;
 	if (offset < u_end)
-		d->remaining -= copy_arrived(it, d, offset, u_end);
+		d->remaining -= iser_unsol_copy(it, d, offset, u_end);
 
 	if (s < end) {
 		struct iser_op *op = iser_op_get(ic, ISER_OP_READ);
@@ -421,26 +312,44 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		ic->stat_read_bytes += end - s;
 	}
 	if (d->remaining == 0)
-		idm_prov_defer(ic->ctx, &d->done, dop_deferred);
+		iser_dop_defer(ic, d);
 	return 0;
 }
 
-void iser_tgt_task_release(struct iser_conn *ic, struct idm_task *t)
+static void tgt_task_release(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
-	int i;
 
 	/* RDMA not yet posted never goes out: the caller may reuse the
 	 * buffers as soon as the task is gone. */
 	iser_sq_purge_task(ic, t);
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		idm_prov_defer_cancel(ic->ctx, &it->dops[i].done);
-		it->dops[i].used = false;
-	}
+	iser_dops_cancel(ic, it);
 	iser_ops_orphan(ic, t);
-	free(it->staged);
-	it->staged = NULL;
-	it->staged_len = 0;
-	it->imm_now = NULL;
+	iser_unsol_free(it);
 	it->rsv = it->wsv = false;
 }
+
+static void tgt_op_done(struct iser_conn *ic, enum iser_op_kind kind,
+			struct idm_task *t, struct iser_dop *dop, uint32_t len)
+{
+	if (!t)
+		return;
+	switch (kind) {
+	case ISER_OP_WRITE:
+	case ISER_OP_READ:
+		if (dop)
+			iser_dop_progress(ic, dop, len, 0);
+		break;
+	case ISER_OP_ACK_READ:
+		idm_prov_data_ack(t, iser_task(t)->datasn);
+		break;
+	default:
+		break;
+	}
+}
+
+const struct iser_role iser_tgt_role = {
+	.op_done = tgt_op_done,
+	.recv = tgt_recv,
+	.task_release = tgt_task_release,
+};

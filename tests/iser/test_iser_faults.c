@@ -157,7 +157,7 @@ static void target_killed(bool after_rdma_started)
 		      "detection took %.1f s", dt);
 	p.task = NULL;
 	/* with windows still bound to the QP this took 50 s in rxe (see
-	 * quiesce() in iser_cm.c) */
+	 * quiesce() in iser_conn.c) */
 	t0 = p_now();
 	p_fini(&p);
 	dt = p_now() - t0;

@@ -1,20 +1,74 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The Send backlog. Message buffers are a fixed, pre-registered pool; when
- * a burst of commands, Data-Outs or responses finds it empty, Send_Control
- * keeps the PDU here, in order, instead of failing with -EAGAIN, and Send
- * completions drain it. A control PDU is kept as its finished message (the
- * caller's buffers may be gone when it leaves); a SCSI Command as its BHS
- * and AHS, because its STags are bound only when it really goes out. This
- * is the slow path: the allocation happens only when the pool ran dry.
+ * Sends of iSER messages, and the Send backlog. Message buffers are a
+ * fixed, pre-registered pool; when a burst of commands, Data-Outs or
+ * responses finds it empty, Send_Control keeps the PDU in the backlog, in
+ * order, instead of failing with -EAGAIN, and Send completions drain it.
+ * A control PDU is kept as its finished message (the caller's buffers may
+ * be gone when it leaves); a SCSI Command as its BHS and AHS, because its
+ * STags are bound only when it really goes out (by the role's cmd_post).
+ * This is the slow path: the allocation happens only when the pool ran
+ * dry.
  */
-#include "iser.h"
+#include "iser_send.h"
+#include "iser_mem.h"
+#include "iser_sq.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libidm/iscsi.h>
+
+struct iser_msg *iser_tx_get(struct iser_conn *ic)
+{
+	return iser_pool_get(iser_tx_pool(ic));
+}
+
+struct iser_msg *iser_tx_msg(struct iser_conn *ic, uint32_t len)
+{
+	if (len > iser_tx_pool(ic)->size)
+		return iser_msg_oneoff(ic->dev->pd, len);
+	return iser_tx_get(ic);
+}
+
+int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
+		  struct ibv_sge *extra, int n_extra, struct idm_task *task,
+		  uint32_t inv_rkey)
+{
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr;
+	struct iser_op *op = iser_op_get(ic, ISER_OP_SEND);
+	int r;
+
+	if (!op) {
+		iser_pool_put(m);
+		return -EAGAIN;
+	}
+	op->msg = m;
+	iser_op_task(op, task);
+	op->len = len;
+	sge[0].addr = (uintptr_t)m->mem;
+	sge[0].length = len;
+	sge[0].lkey = m->lkey;
+	if (n_extra)
+		sge[1] = extra[0];
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = iser_op_wr_id(ic, op);
+	wr.sg_list = sge;
+	wr.num_sge = 1 + (n_extra ? 1 : 0);
+	wr.opcode = inv_rkey ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+	wr.invalidate_rkey = inv_rkey;
+	r = iser_post(ic, &wr);
+	if (r < 0) {
+		iser_pool_put(m);
+		iser_op_put(ic, op);
+		return r;
+	}
+	if (task)
+		iser_task(task)->sends_pending++;
+	return 0;
+}
 
 static void pend_append(struct iser_conn *ic, struct iser_pend *p)
 {
@@ -81,8 +135,9 @@ void iser_pend_run(struct iser_conn *ic)
 			ic->pend_tail = NULL;
 		if (p->task) {
 			iser_task(p->task)->cmd_pend = NULL;
-			r = iser_ini_cmd_post(ic, p->bytes, p->bytes + ISCSI_BHS_LEN,
-					      p->len, p->task);
+			r = ic->role->cmd_post(ic, p->bytes,
+						  p->bytes + ISCSI_BHS_LEN,
+						  p->len, p->task);
 		} else {
 			struct iser_msg *m = iser_tx_msg(ic, p->len);
 

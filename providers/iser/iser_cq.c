@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completions. Separate send and receive CQs (a receive handler must never
+ * wait on the poller of its own sends), each with a completion channel
+ * whose fd sits in the context's epoll set. Each CQ is drained in batches
+ * (poll, re-arm, poll again so no completion is missed between the last
+ * poll and the arm). Send completions are selective (iser_sq.c): one
+ * completion retires every WR posted before it, and a task still completes
+ * only after its own Send did (the "don't suppress send completions"
+ * lesson of Linux iser holds: the Send that ends a chain is signalled).
+ * What a completion means to a task is the role's business
+ * (ic->role->op_done); received messages go to iser_recv.c.
+ */
+#include "iser_cq.h"
+#include "iser_mem.h"
+#include "iser_recv.h"
+#include "iser_send.h"
+#include "iser_sq.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#define CQ_ACK_BATCH 64u
+
+/* One send-queue WR is done (signalled or retired by a later one). */
+static void op_done(struct iser_conn *ic, struct iser_op *op,
+		    const struct ibv_wc *wc)
+{
+	struct idm_task *t;
+	struct iser_dop *dop;
+	enum iser_op_kind kind;
+	uint32_t len;
+
+	/* Give the slot (and its message / window) back before anything
+	 * that may call the caller: a callback that ends the connection
+	 * drains the QP, which waits for every slot to come back. */
+	kind = op->kind;
+	t = op->task;
+	dop = op->dop;
+	len = op->len;
+	iser_op_release(ic, op);
+	if (wc->status != IBV_WC_SUCCESS) {
+		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
+								      : -EIO,
+			       "%s failed: %s (vendor error %#x)", iser_op_name(kind),
+			       ibv_wc_status_str(wc->status), wc->vendor_err);
+		return;
+	}
+	ic->activity = true;
+	if (kind == ISER_OP_PROBE)
+		ic->probe_out = false; /* iser_keepalive.c */
+	else
+		ic->role->op_done(ic, kind, t, dop, len);
+}
+
+static void send_done(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	iser_sq_reap(ic, wc, op_done);
+}
+
+/* Send queue room, op slots and messages came back: move what waited. */
+static void sq_refill(struct iser_conn *ic)
+{
+	if (ic->state != ISER_UP)
+		return;
+	iser_plug(ic);
+	if (ic->role->sq_room)
+		ic->role->sq_room(ic);
+	if (ic->pend && ic->state == ISER_UP)
+		iser_pend_run(ic);
+	iser_unplug(ic);
+}
+
+static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
+{
+	struct iser_msg *m = (struct iser_msg *)(uintptr_t)wc->wr_id;
+
+	ic->rx_posted--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		iser_pool_put(m);
+		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
+								      : -EIO,
+			       "receive failed: %s (vendor error %#x)",
+			       ibv_wc_status_str(wc->status), wc->vendor_err);
+		return;
+	}
+	ic->activity = true;
+	iser_recv(ic, m, wc);
+}
+
+static void cq_events(struct ibv_comp_channel *cc, uint32_t *unacked)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	while (ibv_get_cq_event(cc, &cq, &cq_ctx) == 0) {
+		if (++*unacked >= CQ_ACK_BATCH) {
+			ibv_ack_cq_events(cq, *unacked);
+			*unacked = 0;
+		}
+	}
+}
+
+/* Arm, then poll until empty: a completion that arrives between the last
+ * poll and the arm still raises an event. */
+void iser_cq_poll(struct iser_conn *ic, bool is_send)
+{
+	struct ibv_cq *cq = is_send ? ic->scq : ic->rcq;
+	struct ibv_wc *wc = ic->batch;
+	int n;
+
+	if (ic->state != ISER_UP)
+		return;
+	if (ibv_req_notify_cq(cq, 0)) {
+		iser_conn_fail(ic, -EIO, "cannot arm the completion queue");
+		return;
+	}
+	/* WRs that the handlers post (responses, RDMA for the commands
+	 * just received) leave as one chain per batch of completions. */
+	iser_plug(ic);
+	do {
+		/* The batch lives in the connection so that a teardown
+		 * started by one completion (iser_drain) also takes back
+		 * the WRs of the completions polled after it. */
+		n = ibv_poll_cq(cq, ISER_CQ_BATCH, wc);
+		ic->batch_n = n > 0 ? n : 0;
+		ic->batch_send = is_send;
+		for (ic->batch_pos = 0;
+		     ic->batch_pos < ic->batch_n && ic->state == ISER_UP;
+		     ic->batch_pos++) {
+			if (is_send)
+				send_done(ic, &wc[ic->batch_pos]);
+			else
+				recv_done(ic, &wc[ic->batch_pos]);
+		}
+		ic->batch_n = 0;
+		if (is_send)
+			sq_refill(ic);
+		/* post what this batch produced before polling the next */
+		iser_unplug(ic);
+		iser_plug(ic);
+		/* A busy receive CQ must not starve the send CQ: while
+		 * commands keep arriving, the Sends of their responses only
+		 * complete (and give their messages back) here. */
+		if (!is_send && n > 0 && ic->state == ISER_UP)
+			iser_cq_poll(ic, true);
+	} while (n > 0 && ic->state == ISER_UP);
+	iser_unplug(ic);
+	if (n < 0 && ic->state == ISER_UP)
+		iser_conn_fail(ic, -EIO, "polling the completion queue failed");
+}
+
+/* Completions that arrive before ESTABLISHED was seen (the initiator may
+ * send its first Login Request right after the RTU) wait on the CQ until
+ * established() polls them. */
+static void scq_watch(struct idm_prov_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, scq_w));
+
+	(void)revents;
+	cq_events(ic->scc, &ic->scq_unacked);
+	iser_cq_poll(ic, true);
+}
+
+static void rcq_watch(struct idm_prov_watch *w, uint32_t revents)
+{
+	struct iser_conn *ic = (struct iser_conn *)((char *)w -
+					offsetof(struct iser_conn, rcq_w));
+
+	(void)revents;
+	cq_events(ic->rcc, &ic->rcq_unacked);
+	iser_cq_poll(ic, false);
+}
+
+static int cq_setup(struct iser_conn *ic, struct ibv_comp_channel **cc,
+		    struct ibv_cq **cq, int depth, struct idm_prov_watch *w,
+		    idm_prov_watch_fn fn)
+{
+	struct idm_ctx *ctx = ic->ctx;
+	int r;
+
+	*cc = ibv_create_comp_channel(ic->id->verbs);
+	if (!*cc)
+		return errno ? -errno : -ENOMEM;
+	r = iser_nonblock((*cc)->fd);
+	if (r < 0)
+		return r;
+	*cq = ibv_create_cq(ic->id->verbs, depth, ic, *cc, 0);
+	if (!*cq)
+		return errno ? -errno : -ENOMEM;
+	if (ibv_req_notify_cq(*cq, 0))
+		return -EIO;
+	return idm_prov_watch_add(ctx, w, (*cc)->fd, EPOLLIN, fn);
+}
+
+int iser_cq_create(struct iser_conn *ic)
+{
+	int r = cq_setup(ic, &ic->scc, &ic->scq, ISER_SQ_DEPTH + 1, &ic->scq_w,
+			 scq_watch);
+
+	if (r < 0)
+		return r;
+	return cq_setup(ic, &ic->rcc, &ic->rcq, ISER_RQ_DEPTH, &ic->rcq_w,
+			rcq_watch);
+}
+
+void iser_cq_destroy(struct iser_conn *ic)
+{
+	if (ic->scq_w.added)
+		idm_prov_watch_del(ic->ctx, &ic->scq_w);
+	if (ic->rcq_w.added)
+		idm_prov_watch_del(ic->ctx, &ic->rcq_w);
+	if (ic->scq) {
+		ibv_ack_cq_events(ic->scq, ic->scq_unacked);
+		ibv_destroy_cq(ic->scq);
+	}
+	if (ic->rcq) {
+		ibv_ack_cq_events(ic->rcq, ic->rcq_unacked);
+		ibv_destroy_cq(ic->rcq);
+	}
+	ic->scq = ic->rcq = NULL;
+	if (ic->scc)
+		ibv_destroy_comp_channel(ic->scc);
+	if (ic->rcc)
+		ibv_destroy_comp_channel(ic->rcc);
+	ic->scc = ic->rcc = NULL;
+}

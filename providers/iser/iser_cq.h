@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* iser_cq.c: the send and receive completion queues of a connection:
+ * their event channels, polling, and dispatch by WR kind. */
+#ifndef IDM_ISER_CQ_H
+#define IDM_ISER_CQ_H
+
+#include "iser.h"
+
+/* Both CQs with their completion channels, watched in the context. */
+int iser_cq_create(struct iser_conn *ic);
+/* Unwatch and destroy them (after the QP is gone). */
+void iser_cq_destroy(struct iser_conn *ic);
+/* Handle what the send (is_send) or receive CQ holds, then re-arm it. */
+void iser_cq_poll(struct iser_conn *ic, bool is_send);
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* iser_mem.c: devices and their PDs, caller buffers' MRs, the registered
+ * message pools and the memory windows of a connection. Calls nothing of
+ * the provider. */
+#ifndef IDM_ISER_MEM_H
+#define IDM_ISER_MEM_H
+
+#include "iser.h"
+
+struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs);
+void iser_devs_close(struct iser_prov *ip);
+/* The MR covering buf in dev's PD, registered on first use. */
+struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
+			   struct idm_buf *buf);
+void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf);
+
+int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,
+		   uint32_t size);
+void iser_pool_fini(struct iser_pool *p);
+struct iser_msg *iser_pool_get(struct iser_pool *p);
+/* Back to its pool, or a one-off message freed. */
+void iser_pool_put(struct iser_msg *m);
+/* A registered message for a control PDU larger than the pooled send
+ * buffers (a big Text or NOP payload): rare, so registered per PDU. */
+struct iser_msg *iser_msg_oneoff(struct ibv_pd *pd, uint32_t size);
+
+/* The login-phase pools, made with the QP. */
+int iser_pools_login(struct iser_conn *ic);
+/* Allocate_Connection_Resources: the full feature phase pools. */
+int iser_rsrc_ffp_alloc(struct iser_conn *ic);
+/* Deallocate_Connection_Resources: false if they must stay (posted). */
+bool iser_rsrc_ffp_free(struct iser_conn *ic);
+/* Every pool of the connection, at its end. */
+void iser_pools_fini(struct iser_conn *ic);
+
+/* A type-2 window from the connection's free list (allocated on
+ * warm-up), and back. */
+int iser_mw_get(struct iser_conn *ic, struct ibv_mw **out);
+void iser_mw_put(struct iser_conn *ic, struct ibv_mw *mw);
+/* Deallocate the free windows (with free_list, the list itself too). */
+void iser_mws_dealloc(struct iser_conn *ic, bool free_list);
+
+#endif

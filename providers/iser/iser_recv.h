@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* iser_recv.c: the receive path: posting receive buffers, checking what
+ * arrives, handing PDUs to the role (ic->role->recv) or the caller. */
+#ifndef IDM_ISER_RECV_H
+#define IDM_ISER_RECV_H
+
+#include "iser.h"
+
+int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
+/* A received message was handled: repost it or return it. */
+void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
+/* One login buffer for the next login PDU we expect (login phase). */
+int iser_expect_login_pdu(struct iser_conn *ic);
+/* Enable_Datamover: post the full feature phase receive buffers. */
+int iser_rsrc_ffp(struct iser_conn *ic);
+/* The PDU view of a received BHS whose lengths were checked. */
+void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs);
+/* A receive completed successfully with message m. */
+void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc);
+
+#endif
