@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Write the seed corpus of tests/fuzz: corpus/<harness>/<name>, small
+files in each harness's input format (see the comment at the top of each
+fuzz_*.c), built from real login keys, PDUs and CDBs. Run it again after
+changing a format; the files are committed so that a checkout needs no
+Python to fuzz. Usage: make-corpus.py [OUTDIR] (default: next to this file).
+"""
+import os
+import struct
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def text(*pairs):
+    return b"".join(k.encode() + b"=" + v.encode() + b"\0" for k, v in pairs)
+
+
+def write(harness, name, data):
+    d = os.path.join(OUT, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# Notice_Key_Values as idm-target and idm-initiator pass it.
+NKV_TCP = text(("HeaderDigest", "CRC32C"), ("DataDigest", "None"),
+               ("MaxBurstLength", "1048576"), ("FirstBurstLength", "262144"),
+               ("ImmediateData", "Yes"), ("InitialR2T", "No"),
+               ("MaxOutstandingR2T", "16"), ("ErrorRecoveryLevel", "0"),
+               ("DataPDUInOrder", "Yes"), ("DataSequenceInOrder", "Yes"),
+               ("InitiatorRecvDataSegmentLength", "262144"),
+               ("TargetRecvDataSegmentLength", "262144"),
+               ("MaxRecvDataSegmentLength", "262144"))
+NKV_ISER = NKV_TCP + text(("RDMAExtensions", "Yes"),
+                          ("TaggedBufferForSolicitedDataOnly", "No"),
+                          ("iSERHelloRequired", "No"),
+                          ("MaxOutstandingUnexpectedPDUs", "0"),
+                          ("MaxAHSLength", "0x100"))
+
+
+def params():
+    write("params", "tcp-target", b"\x02" + NKV_TCP)
+    write("params", "tcp-initiator", b"\x01" + NKV_TCP)
+    write("params", "iser-target-twice", b"\x06" + NKV_ISER)
+    write("params", "hex-and-lists", b"\x02" + text(
+        ("HeaderDigest", "CRC32C,None"), ("MaxBurstLength", "0x40000"),
+        ("FirstBurstLength", "0x10000"), ("TargetAddress", "10.0.0.1:3260,1" * 20),
+        ("X-com.example.Key", "1")))
+    write("params", "first-over-max", b"\x02" + text(
+        ("MaxBurstLength", "512"), ("FirstBurstLength", "65536")))
+    write("params", "padding-no-final-nul", b"\x00" + b"\0\0" + NKV_TCP[:-1])
+
+
+# A normal session's first Login Request text, the operational stage,
+# a discovery, CHAP, and a target's answers (what the initiator parses).
+LOGIN_FIRST = text(("InitiatorName", "iqn.2026-11.org.libidm:ini"),
+                   ("SessionType", "Normal"),
+                   ("TargetName", "iqn.2026-11.org.libidm:fuzz"),
+                   ("AuthMethod", "None"))
+LOGIN_OPER = text(("HeaderDigest", "CRC32C,None"), ("DataDigest", "None"),
+                  ("MaxConnections", "1"), ("InitialR2T", "Yes"),
+                  ("ImmediateData", "Yes"), ("MaxRecvDataSegmentLength", "262144"),
+                  ("MaxBurstLength", "262144"), ("FirstBurstLength", "65536"),
+                  ("DefaultTime2Wait", "2"), ("DefaultTime2Retain", "0"),
+                  ("MaxOutstandingR2T", "1"), ("DataPDUInOrder", "Yes"),
+                  ("DataSequenceInOrder", "Yes"), ("ErrorRecoveryLevel", "0"),
+                  ("IFMarker", "No"), ("OFMarker", "No"), ("OFMarkInt", "2048~8192"))
+LOGIN_ISER = text(("RDMAExtensions", "Yes"), ("TargetRecvDataSegmentLength", "8192"),
+                  ("InitiatorRecvDataSegmentLength", "262144"),
+                  ("MaxOutstandingUnexpectedPDUs", "0"), ("MaxAHSLength", "256"),
+                  ("TaggedBufferForSolicitedDataOnly", "No"), ("iSERHelloRequired", "No"))
+DISCOVERY = text(("InitiatorName", "iqn.2026-11.org.libidm:ini"),
+                 ("SessionType", "Discovery"), ("AuthMethod", "None"))
+CHAP = text(("AuthMethod", "CHAP,None"), ("CHAP_A", "5,7"),
+            ("CHAP_N", "user"), ("CHAP_R", "0x" + "ab" * 16),
+            ("CHAP_C", "0bAAECAwQFBgcICQoLDA0ODw=="), ("CHAP_I", "7"))
+ANSWERS = text(("TargetPortalGroupTag", "1"), ("HeaderDigest", "None"),
+               ("MaxBurstLength", "1048576"), ("ImmediateData", "No"),
+               ("TaskReporting", "RFC3720"), ("iSCSIProtocolLevel", "1"),
+               ("X#vendor", "NotUnderstood"), ("InitialR2T", "Reject"))
+SENDTARGETS = text(("TargetName", "iqn.2026-11.org.libidm:fuzz"),
+                   ("TargetAddress", "[fe80::1]:3260,1"),
+                   ("TargetAddress", "iscsi://user%secret@10.0.0.2:3261/iqn.x/3"),
+                   ("SendTargets", "All"))
+
+
+def keys():
+    write("keys", "login-first", LOGIN_FIRST)
+    write("keys", "login-operational", LOGIN_OPER)
+    write("keys", "login-iser", LOGIN_ISER)
+    write("keys", "discovery", DISCOVERY)
+    write("keys", "chap", CHAP)
+    write("keys", "target-answers", ANSWERS)
+    write("keys", "sendtargets", SENDTARGETS)
+    write("keys", "cut-by-continue", LOGIN_OPER[:-7])
+
+
+def cdb(*b):
+    return bytes(b) + bytes(16 - len(b))
+
+
+def rec(ctl, edtl, c, data=b""):
+    return bytes([ctl]) + struct.pack(">H", edtl) + c + data
+
+
+R, W = 4, 8
+
+
+def scsi():
+    inquiry = rec(R, 255, cdb(0x12, 0, 0, 0, 255, 0))
+    vpd = b"".join(rec(R, 255, cdb(0x12, 1, p, 0, 255, 0)) for p in (0, 0x80, 0x83, 0xb0, 0xb1, 0xb2))
+    write("scsi", "inquiry", b"\0" + inquiry + vpd)
+    write("scsi", "report-luns", b"\0" + rec(R, 4096, cdb(0xa0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0)))
+    write("scsi", "tur-read-capacity", b"\0" + rec(0, 0, cdb(0)) +
+          rec(R, 8, cdb(0x25)) + rec(R, 32, cdb(0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32)))
+    w10 = rec(W, 1024, cdb(0x2a, 0, 0, 0, 0, 8, 0, 0, 2, 0), bytes(range(256)) * 4)
+    r10 = rec(R, 1024, cdb(0x28, 0, 0, 0, 0, 8, 0, 0, 2, 0))
+    write("scsi", "write-read-10", b"\0" + w10 + r10)
+    w16 = rec(W, 4096, cdb(0x8a, 0, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0, 0, 0, 1, 0, 0), b"\xa5" * 4096)
+    write("scsi", "write-16-4k", b"\1" + w16 + rec(R, 4096, cdb(0x88, 0, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0, 0, 0, 1, 0, 0)))
+    write("scsi", "read-6-out-of-range", b"\0" + rec(R, 512, cdb(0x08, 0x1f, 0xff, 0xff, 1, 0)))
+    write("scsi", "mode-sense-select", b"\0" + rec(R, 255, cdb(0x1a, 0, 0x3f, 0, 255, 0)) +
+          rec(R, 255, cdb(0x5a, 0, 0x0a, 0, 0, 0, 0, 0, 255, 0)) +
+          rec(W, 24, cdb(0x55, 0x10, 0, 0, 0, 0, 0, 0, 24, 0),
+              bytes([0, 0, 0, 0, 0, 0, 0, 0, 0x0a, 10, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])))
+    write("scsi", "unmap-write-same", b"\0" +
+          rec(W, 24, cdb(0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0),
+              bytes([0, 22, 0, 16, 0, 0, 0, 0]) + struct.pack(">QII", 4, 8, 0)) +
+          rec(W, 512, cdb(0x93, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0), b"\0" * 512))
+    prout = lambda sa, key, sakey, t=0: rec(W, 24, cdb(0x5f, sa, t, 0, 0, 0, 0, 0, 24, 0),
+                                            struct.pack(">QQ", key, sakey) + bytes(8))
+    write("scsi", "persistent-reservations", b"\0" + prout(0, 0, 0x11) +
+          rec(W | 1, 24, cdb(0x5f, 0, 0, 0, 0, 0, 0, 0, 24, 0), struct.pack(">QQ", 0, 0x22) + bytes(8)) +
+          prout(1, 0x11, 0, 0x05) + rec(R, 255, cdb(0x5e, 0, 0, 0, 0, 0, 0, 0, 255, 0)) +
+          rec(R, 255, cdb(0x5e, 1, 0, 0, 0, 0, 0, 0, 255, 0)) +
+          rec(W | 1, 1024, cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0), bytes(1024)) +
+          prout(3, 0x11, 0x22, 0x05))
+    write("scsi", "reserve-release", b"\0" + rec(0, 0, cdb(0x16)) + rec(1, 0, cdb(0x12, 0, 0, 0, 36, 0)) +
+          rec(1, 0, cdb(0x00)) + rec(0, 0, cdb(0x17)))
+    write("scsi", "rsoc-sense-sync", b"\0" + rec(R, 4096, cdb(0xa3, 0x0c, 0, 0, 0, 0, 0, 0, 0x10, 0)) +
+          rec(R, 255, cdb(0xa3, 0x0c, 1, 0x28, 0, 0, 0, 0, 0, 255)) + rec(R, 252, cdb(0x03, 1, 0, 0, 252, 0)) +
+          rec(0, 0, cdb(0x35)) + rec(0, 0, cdb(0x1b, 0, 0, 0, 1, 0)) + rec(0, 0, cdb(0x1e, 0, 0, 0, 1, 0)) +
+          rec(2, 0, cdb(0x00)))
+    write("scsi", "compare-write-verify", b"\0" +
+          rec(W, 1024, cdb(0x89, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0), bytes(1024)) +
+          rec(W, 512, cdb(0x2f, 0x02, 0, 0, 0, 0, 0, 0, 1, 0), bytes(512)) +
+          rec(W, 512, cdb(0x2e, 0, 0, 0, 0, 2, 0, 0, 1, 0), bytes(512)))
+
+
+params()
+keys()
+scsi()
