@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # One libFuzzer pass of a harness: run.sh EXE SEEDS RUNS MAX_LEN [DICT]
-# Fuzzes for RUNS executions starting from the seed corpus SEEDS (copied:
-# what the pass learns never lands in the source tree), with DICT as its
+# Fuzzes for RUNS executions starting from the seed corpus SEEDS (read
+# only: what the pass learns goes to a temporary directory, never into
+# the source tree), with DICT as its
 # dictionary when given. Exit 0: no crash, leak or timeout. On a finding
 # the input that caused it is kept in $FUZZ_ARTIFACTS (default: the
 # current directory) and named in the output; replay it with
@@ -17,7 +18,6 @@ fi
 exe=$1 seeds=$2 runs=$3 max_len=$4 dict=${5:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/idm-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cp -R "$seeds/." "$work/"
 artifacts=${FUZZ_ARTIFACTS:-$PWD}
 mkdir -p "$artifacts"
 set -- -runs="$runs" -max_len="$max_len" -seed="${FUZZ_SEED:-1}" \
@@ -27,5 +27,5 @@ if [ -n "$dict" ]; then set -- "$@" -dict="$dict"; fi
 # detect_leaks: a harness that leaks is a finding too
 rc=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=1 \
-    "$exe" "$@" "$work" || rc=$?
+    "$exe" "$@" "$work" "$seeds" || rc=$?
 exit "$rc"
