@@ -149,6 +149,104 @@ def scsi():
           rec(W, 512, cdb(0x2e, 0, 0, 0, 0, 2, 0, 0, 1, 0), bytes(512)))
 
 
+# ---------------------------------------------------------------- target
+ISID = bytes([0x40, 0, 0, 0, 0, 1])
+TNAME = "iqn.2026-11.org.libidm:fuzz"
+
+
+def bhs(op, flags, ver=b"\0\0", data=b"", lun=bytes(8), itt=1, w20=0, w24=0, w28=0, rest=bytes(16)):
+    h = bytes([op, flags]) + ver + b"\0" + struct.pack(">I", len(data))[1:] + lun + \
+        struct.pack(">III", itt, w20, w24) + struct.pack(">I", w28) + rest
+    assert len(h) == 48
+    return h
+
+
+def pdu(h, data=b"", sel=0):
+    return bytes([sel]) + h + data
+
+
+def login(csg, nsg, transit, data, itt=1, cmdsn=1, tsih=0, isid=ISID, cid=0, cont=False, sel=0):
+    flags = (0x80 if transit else 0) | (0x40 if cont else 0) | csg << 2 | nsg
+    lun = isid + struct.pack(">H", tsih)
+    return pdu(bhs(0x43, flags, data=data, lun=lun, itt=itt, w20=cid << 16, w24=cmdsn, w28=0), data, sel)
+
+
+def scsi_cmd(cdb_, edtl, itt, cmdsn, r=False, w=False, lun=0, data=b"", final=True, sel=0):
+    flags = (0x80 if final else 0) | (0x40 if r else 0) | (0x20 if w else 0) | 1
+    lunb = bytes([0, lun]) + bytes(6)
+    return pdu(bhs(0x01, flags, data=data, lun=lunb, itt=itt, w20=edtl, w24=cmdsn, w28=1, rest=cdb_), data, sel)
+
+
+def data_out(data, itt, ttt=0xffffffff, offset=0, sel=0):
+    rest = bytes(4) + struct.pack(">I", 0) + struct.pack(">I", offset) + bytes(4)
+    return pdu(bhs(0x05, 0x80, data=data, itt=itt, w20=ttt, rest=rest), data, sel)
+
+
+def text_req(data, itt, cmdsn, ttt=0xffffffff, cont=False, sel=0):
+    return pdu(bhs(0x04, 0x40 if cont else 0x80, data=data, itt=itt, w20=ttt, w24=cmdsn, w28=1), data, sel)
+
+
+def nop_out(itt, cmdsn, data=b"", sel=0):
+    return pdu(bhs(0x40, 0x80, data=data, itt=itt, w20=0xffffffff, w24=cmdsn, w28=1), data, sel)
+
+
+def tmf(fn, itt, cmdsn, ref=0xffffffff, refcmdsn=0, sel=0):
+    rest = struct.pack(">II", refcmdsn, 0) + bytes(8)
+    return pdu(bhs(0x42, 0x80 | fn, itt=itt, w20=ref, w24=cmdsn, w28=1, rest=rest), b"", sel)
+
+
+def logout(itt, cmdsn, reason=0, sel=0):
+    return pdu(bhs(0x46, 0x80 | reason, itt=itt, w20=0, w24=cmdsn, w28=1), b"", sel)
+
+
+FIRST = text(("InitiatorName", "iqn.2026-11.org.libidm:ini"), ("SessionType", "Normal"),
+             ("TargetName", TNAME), ("AuthMethod", "None"))
+OPER = LOGIN_OPER.replace(b"InitialR2T=Yes", b"InitialR2T=No")
+
+
+def normal_login(cfg_iser=False):
+    keys = OPER + (LOGIN_ISER if cfg_iser else b"")
+    return login(0, 1, True, FIRST) + login(1, 3, True, keys, itt=2)
+
+
+def target():
+    c = normal_login()
+    write("target", "login-scsi-logout", b"\0" + c +
+          scsi_cmd(cdb(0x12, 0, 0, 0, 255, 0), 255, 10, 1, r=True) +
+          scsi_cmd(cdb(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), 256, 11, 2, r=True) +
+          scsi_cmd(cdb(0x25), 8, 12, 3, r=True) +
+          scsi_cmd(cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 13, 4, w=True, data=bytes(range(256)) * 2, final=False) +
+          data_out(bytes(512), 13, offset=512) +
+          scsi_cmd(cdb(0x28, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 14, 5, r=True) +
+          nop_out(15, 6, b"ping") + logout(16, 7))
+    write("target", "discovery-sendtargets", b"\0" +
+          login(0, 3, True, DISCOVERY + text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512"))) +
+          text_req(text(("SendTargets", "All")), 5, 1) +
+          text_req(text(("SendTargets", "")), 6, 2) + logout(7, 3))
+    write("target", "iser-login", b"\1" + normal_login(True) +
+          scsi_cmd(cdb(0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32), 32, 10, 1, r=True, lun=1) +
+          text_req(text(("SendTargets", TNAME), ("X-vendor", "1")), 11, 2))
+    write("target", "chap-start", b"\2" +
+          login(0, 1, False, FIRST.replace(b"AuthMethod=None", b"AuthMethod=CHAP,None")) +
+          login(0, 1, False, text(("CHAP_A", "5")), itt=2) +
+          login(0, 1, True, text(("CHAP_N", "user"), ("CHAP_R", "0x" + "00" * 16)), itt=3))
+    write("target", "login-continue-and-overrides", b"\x1c" +
+          login(0, 1, False, FIRST[:20], cont=True) + login(0, 1, True, FIRST[20:]) +
+          login(1, 3, False, OPER[:40], itt=2, cont=True) + login(1, 3, True, OPER[40:], itt=2) +
+          scsi_cmd(cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0), 512, 20, 1, w=True) + data_out(b"\xa5" * 512, 20, ttt=1) +
+          text_req(text(("SendTargets", "All")), 21, 2, cont=True) + text_req(b"", 21, 3))
+    write("target", "tmf-and-window", b"\0" + c +
+          scsi_cmd(cdb(0x00), 0, 30, 3) + scsi_cmd(cdb(0x00), 0, 31, 2) +
+          tmf(1, 32, 4, ref=30, refcmdsn=3) + scsi_cmd(cdb(0x00), 0, 33, 1) +
+          pdu(bhs(0x10, 0x80, itt=34), sel=4) + tmf(5, 35, 4) + pdu(bhs(0x1c, 0x80, itt=36)) +
+          login(0, 1, True, FIRST, itt=37))
+    write("target", "reinstatement", b"\0" + c + scsi_cmd(cdb(0x00), 0, 40, 1) +
+          login(0, 1, True, FIRST, sel=1) + login(1, 3, True, OPER, itt=2, sel=1) +
+          scsi_cmd(cdb(0x00), 0, 41, 1, sel=1) + nop_out(42, 2, sel=2) +
+          login(0, 3, True, FIRST + OPER, tsih=2, cid=0, sel=0))
+
+
 params()
 keys()
 scsi()
+target()
