@@ -46,14 +46,19 @@ static idm_task *tasks;
 static const uint8_t *dout;
 static size_t dout_len;
 
-/* Read every byte: ASan reports a range that is not all there. */
+/* Read the range as a provider would: ASan reports one that is not all
+ * there. Every 16th byte and the last one are enough, since ASan's
+ * redzones around each allocation are at least 16 bytes: a transfer of
+ * megabytes costs no more than it must. */
 static void touch(const void *p, size_t len)
 {
 	const volatile uint8_t *b = p;
 	uint8_t x = 0;
 
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = 0; i < len; i += 16)
 		x ^= b[i];
+	if (len)
+		x ^= b[len - 1];
 	(void)x;
 }
 
@@ -346,9 +351,18 @@ static int transfer(idm_task *t, const uint8_t *bhs, idm_buf *b, size_t off,
 	if (dir == IDM_DATA_IN) {
 		touch(b->addr + off, len);
 	} else {
-		/* Data-Out lands in the buffer: the peer's bytes, repeated */
-		for (uint32_t i = 0; i < len; i++)
-			b->addr[off + i] = dout_len ? dout[i % dout_len] : 0;
+		/* Data-Out lands in the buffer: the peer's bytes, repeated
+		 * (whole copies: a transfer may be megabytes) */
+		uint8_t *p = b->addr + off;
+		size_t left = len;
+		if (!dout_len)
+			memset(p, 0, left);
+		while (dout_len && left) {
+			size_t n = left < dout_len ? left : dout_len;
+			memcpy(p, dout, n);
+			p += n;
+			left -= n;
+		}
 	}
 	t->busy = dir;
 	t->offset = offset;
