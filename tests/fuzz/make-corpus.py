@@ -4,7 +4,9 @@
 files in each harness's input format (see the comment at the top of each
 fuzz_*.c), built from real login keys, PDUs and CDBs. Run it again after
 changing a format; the files are committed so that a checkout needs no
-Python to fuzz. Usage: make-corpus.py [OUTDIR] (default: next to this file).
+Python to fuzz. Files it does not write (regress-*: inputs that once
+crashed a harness, kept as regression tests) are left alone.
+Usage: make-corpus.py [OUTDIR] (default: next to this file).
 """
 import os
 import struct
@@ -201,7 +203,10 @@ def logout(itt, cmdsn, reason=0, sel=0):
 
 FIRST = text(("InitiatorName", "iqn.2026-11.org.libidm:ini"), ("SessionType", "Normal"),
              ("TargetName", TNAME), ("AuthMethod", "None"))
-OPER = LOGIN_OPER.replace(b"InitialR2T=Yes", b"InitialR2T=No")
+# None first: the target takes it, and a TCP stream needs no CRC32C the
+# fuzzer could not compute
+OPER = LOGIN_OPER.replace(b"InitialR2T=Yes", b"InitialR2T=No").replace(
+    b"HeaderDigest=CRC32C,None", b"HeaderDigest=None,CRC32C")
 
 
 def normal_login(cfg_iser=False):
@@ -246,7 +251,34 @@ def target():
           login(0, 3, True, FIRST + OPER, tsih=2, cid=0, sel=0))
 
 
+def wire(records):
+    """fuzz_target records -> the TCP byte stream of connection 0: each
+    PDU padded to 4 bytes, as on the wire."""
+    out, i = b"", 0
+    while i + 49 <= len(records):
+        sel, h = records[i], records[i + 1:i + 49]
+        n = int.from_bytes(h[5:8], "big")
+        d = records[i + 49:i + 49 + n]
+        i += 49 + n
+        if sel & 1 == 0:
+            out += h + d + bytes(-len(d) % 4)
+    return out
+
+
+def tcp_target():
+    d = os.path.join(OUT, "target")
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name), "rb") as f:
+            recs = f.read()
+        if recs[0] & 1 == 0:  # iSER configurations have no TCP stream
+            write("tcp_target", name, wire(recs[1:]))
+    # a stream cut in the middle of a PDU
+    c = wire(login(0, 1, True, FIRST))
+    write("tcp_target", "cut-mid-pdu", c[:60])
+
+
 params()
 keys()
 scsi()
 target()
+tcp_target()

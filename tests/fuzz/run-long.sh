@@ -25,7 +25,7 @@ args=$(meson introspect --tests "$build" | python3 -c '
 import json, sys
 for t in json.load(sys.stdin):
     if t["name"] == "fuzz-" + sys.argv[1] and len(t["cmd"]) >= 6:
-        print("\n".join(t["cmd"][1:6]))
+        print("\n".join(t["cmd"][1:6] + [t["env"].get("IDM_PROVIDER_PATH", "")]))
         break
 ' "$name")
 if [ -z "$args" ]; then
@@ -36,6 +36,9 @@ exe=$(echo "$args" | sed -n 1p)
 seeds=$(echo "$args" | sed -n 2p)
 max_len=$(echo "$args" | sed -n 4p)
 dict=$(echo "$args" | sed -n 5p)
+# the providers of the build tree (fuzz_tcp_target loads tcp)
+IDM_PROVIDER_PATH=$(echo "$args" | sed -n 6p)
+export IDM_PROVIDER_PATH
 corpus=$build/fuzz-corpus/$name
 artifacts=$build/fuzz-artifacts
 mkdir -p "$corpus" "$artifacts"
