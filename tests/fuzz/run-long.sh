@@ -19,7 +19,6 @@ if [ $# -lt 2 ]; then
     exit 2
 fi
 name=$1 execs=$2 build=${3:-build-fuzz}
-src=$(cd "$(dirname "$0")" && pwd)
 # cmd of test fuzz-NAME: run.sh EXE SEEDS RUNS MAX_LEN DICT
 args=$(meson introspect --tests "$build" | python3 -c '
 import json, sys
