@@ -21,8 +21,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +82,27 @@ static void init_once(void)
 static int dial(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int err = 0;
+	socklen_t len = sizeof(err);
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* the portal's backlog completes a loopback connect at once */
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+	/* The portal's backlog completes a loopback connect without an
+	 * accept. Non-blocking, and waited for with poll: libFuzzer's
+	 * -timeout timer (SIGALRM) would interrupt a blocking connect. */
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+		       errno != EINPROGRESS && errno != EINTR)) {
 		perror("connect to the portal");
+		abort();
+	}
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR) {
+			perror("poll");
+			abort();
+		}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+		fprintf(stderr, "connect to the portal: %s\n", strerror(err ? err : errno));
 		abort();
 	}
 	return fd;
