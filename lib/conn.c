@@ -113,8 +113,11 @@ int idm_prov_conn_accepted(struct idm_prov_listener *l, void *priv,
 	idm_prov_conn_set_names(c, local, peer);
 	r = portal->accept(portal, c, portal->arg);
 	if (r < 0) {
-		idm_prov_info(c->ctx, "connection from %s refused by caller: %s",
-			  c->peer_name, idm_strerror(r));
+		/* debug, not info: the caller says why it refuses (and a
+		 * target under a connection storm rate-limits that), so a line
+		 * per refused connection here would flood the log */
+		idm_prov_dbg(c->ctx, "connection from %s refused by caller: %s",
+			     c->peer_name, idm_strerror(r));
 		conn_unlink(c);
 		free(c);
 		return r > 0 ? -r : r;
@@ -158,12 +161,21 @@ static struct idm_prov *next_candidate(struct idm_conn *c)
 	return NULL;
 }
 
+/* A connect() that fails at once owes no report, but one that reported
+ * anyway must not leave it queued: every failure path frees the
+ * connection or starts another attempt, and the queued item would run on
+ * freed memory or report the wrong attempt. */
 static int start_connect(struct idm_conn *c)
 {
+	int r;
+
 	c->priv = NULL;
 	c->error[0] = '\0';
-	return c->ops->connect(c, (struct sockaddr *)&c->sa, c->salen,
-			       c->connect_timeout_ms);
+	r = c->ops->connect(c, (struct sockaddr *)&c->sa, c->salen,
+			    c->connect_timeout_ms);
+	if (r < 0)
+		idm_prov_defer_cancel(c->ctx, &c->connect_defer);
+	return r;
 }
 
 /* The provider of the current attempt failed: release it and, in "auto"
@@ -215,10 +227,14 @@ static void connected_deferred(struct idm_prov_defer *d)
 		c->cbs.connected(c, status, c->arg);
 }
 
+/* Locked: a provider may report from a thread of its own (see
+ * idm_prov_defer). */
 void idm_prov_conn_connected(struct idm_conn *c, int status)
 {
+	idmp_ctx_lock(c->ctx);
 	c->connect_status = status > 0 ? -status : status;
 	idm_prov_defer(c->ctx, &c->connect_defer, connected_deferred);
+	idmp_ctx_unlock(c->ctx);
 }
 
 IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
@@ -326,6 +342,8 @@ void idm_prov_data_completion(struct idm_task *t, enum idm_data_dir dir,
 {
 	struct idm_conn *c = t->conn;
 
+	/* before the callback: it may issue the next range */
+	idmp_xfer_done(t, dir, offset, length);
 	if (t->active && conn_live(c) && c->cbs.data_completion_notify)
 		c->cbs.data_completion_notify(t, dir, offset, length, sn, status,
 					      c->arg);

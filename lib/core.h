@@ -9,6 +9,7 @@
 
 #include <libidm/idm.h>
 #include <libidm/provider.h>
+#include <libidm/provider_util.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -65,6 +66,7 @@ struct idm_task {
 	size_t out_off;
 	uint32_t out_len;
 	uint32_t received; /* bytes placed, see idm_task_data_received() */
+	struct idm_sq xfers; /* in flight: struct idmp_xfer (lib/dm_xfer.c) */
 	UT_hash_handle hh;  /* conn->tasks by itt */
 	struct idm_task *next_free;
 	/* provider-private area of ops->task_priv_size bytes follows */
@@ -95,6 +97,7 @@ struct idm_conn {
 	void **task_chunks;
 	size_t n_task_chunks;
 	size_t task_size;
+	struct idm_pool xfer_pool; /* struct idmp_xfer of every task */
 	/* ctx list */
 	struct idm_conn *next, *prev;
 	/* auto provider selection: remaining candidates */
@@ -147,6 +150,12 @@ struct idm_ctx {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool thread_stop;
+};
+
+/* One recorded Put_Data / Get_Data (lib/dm_xfer.c). */
+struct idmp_xfer {
+	struct idm_sq_link link; /* task->xfers */
+	struct idm_prov_xfer x;
 };
 
 /* lock helpers for the public entry points */

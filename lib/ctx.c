@@ -182,37 +182,45 @@ void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 			pass_events[i].data.ptr = NULL;
 }
 
+/* Both take the context lock: a provider may queue from a thread of its
+ * own (an RDMA CM or async-event thread), and the lock is recursive, so a
+ * caller already holding it pays one uncontended lock/unlock (tens of ns)
+ * next to the eventfd write (a syscall) each queueing costs anyway. */
 void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d, idm_prov_defer_fn fn)
 {
-	if (d->queued)
-		return;
-	d->fn = fn;
-	d->next = NULL;
-	d->queued = true;
-	if (ctx->defer_tail)
-		ctx->defer_tail->next = d;
-	else
-		ctx->defer_head = d;
-	ctx->defer_tail = d;
-	ev_kick(ctx);
+	idmp_ctx_lock(ctx);
+	if (!d->queued) {
+		d->fn = fn;
+		d->next = NULL;
+		d->queued = true;
+		if (ctx->defer_tail)
+			ctx->defer_tail->next = d;
+		else
+			ctx->defer_head = d;
+		ctx->defer_tail = d;
+		ev_kick(ctx);
+	}
+	idmp_ctx_unlock(ctx);
 }
 
 void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
 {
 	struct idm_prov_defer **pp, *prev = NULL;
 
-	if (!d->queued)
-		return;
-	for (pp = &ctx->defer_head; *pp; prev = *pp, pp = &(*pp)->next) {
-		if (*pp == d) {
-			*pp = d->next;
-			if (ctx->defer_tail == d)
-				ctx->defer_tail = prev;
-			break;
+	idmp_ctx_lock(ctx);
+	if (d->queued) {
+		for (pp = &ctx->defer_head; *pp; prev = *pp, pp = &(*pp)->next) {
+			if (*pp == d) {
+				*pp = d->next;
+				if (ctx->defer_tail == d)
+					ctx->defer_tail = prev;
+				break;
+			}
 		}
+		d->queued = false;
+		d->next = NULL;
 	}
-	d->queued = false;
-	d->next = NULL;
+	idmp_ctx_unlock(ctx);
 }
 
 /* Run the deferred items queued before this call; items they queue run in

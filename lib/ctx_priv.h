@@ -34,15 +34,14 @@ struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 /* task.c */
 void idmp_task_pool_destroy(struct idm_conn *conn);
 
-/* Public-entry guards: take the context lock, refuse NULL. */
-#define IDMP_LOCKED(ctx, expr)                                                 \
-	({                                                                     \
-		struct idm_ctx *ctx_ = (ctx);                                  \
-		__typeof__(expr) r_;                                           \
-		idmp_ctx_lock(ctx_);                                           \
-		r_ = (expr);                                                   \
-		idmp_ctx_unlock(ctx_);                                         \
-		r_;                                                            \
-	})
+/* dm_xfer.c: the record of a task's transfers in flight */
+struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,
+				struct idm_buf *b, size_t buf_off, uint32_t offset,
+				uint32_t length);
+void idmp_xfer_del(struct idm_task *t, struct idmp_xfer *x);
+/* Forget the transfer a completion reports, if recorded. */
+void idmp_xfer_done(struct idm_task *t, enum idm_data_dir dir, uint32_t offset,
+		    uint32_t length);
+void idmp_xfer_drop_all(struct idm_task *t);
 
 #endif

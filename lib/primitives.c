@@ -19,44 +19,12 @@ static bool conn_live(const struct idm_conn *c)
 	return c->state == IDM_CONN_PHASE_LOGIN || c->state == IDM_CONN_PHASE_FFP;
 }
 
-static bool initiator_opcode(uint8_t op)
-{
-	switch (op) {
-	case ISCSI_OP_NOP_OUT:
-	case ISCSI_OP_SCSI_CMD:
-	case ISCSI_OP_TASK_MGMT_REQ:
-	case ISCSI_OP_LOGIN_REQ:
-	case ISCSI_OP_TEXT_REQ:
-	case ISCSI_OP_LOGOUT_REQ:
-	case ISCSI_OP_SNACK_REQ:
-		return true;
-	default: /* Data-Out is the data mover's, not the caller's */
-		return false;
-	}
-}
-
-static bool target_opcode(uint8_t op)
-{
-	switch (op) {
-	case ISCSI_OP_NOP_IN:
-	case ISCSI_OP_SCSI_RSP:
-	case ISCSI_OP_TASK_MGMT_RSP:
-	case ISCSI_OP_LOGIN_RSP:
-	case ISCSI_OP_TEXT_RSP:
-	case ISCSI_OP_LOGOUT_RSP:
-	case ISCSI_OP_ASYNC_MSG:
-	case ISCSI_OP_REJECT:
-		return true;
-	default: /* Data-In and R2T come from Put_Data / Get_Data */
-		return false;
-	}
-}
-
 static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		      size_t ahs_len, const void *data, size_t data_len,
 		      struct idm_task *t, uint32_t flags)
 {
 	uint8_t op = iscsi_bhs_opcode(bhs);
+	int r;
 
 	if (flags)
 		return -EINVAL;
@@ -66,17 +34,13 @@ static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		return -EINVAL;
 	if ((data_len && !data) || data_len > MAX_DSL)
 		return -EINVAL;
-	if (c->role == IDM_ROLE_INITIATOR ? !initiator_opcode(op)
-					  : !target_opcode(op))
-		return -EINVAL;
-	/* Login PDUs belong to the login phase only (RFC 7145 7.3.9 too). */
-	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) &&
-	    c->state != IDM_CONN_PHASE_LOGIN)
-		return -EPROTO;
-	if (op != ISCSI_OP_LOGIN_REQ && op != ISCSI_OP_LOGIN_RSP &&
-	    op != ISCSI_OP_REJECT && c->state != IDM_CONN_PHASE_FFP &&
-	    !(c->role == IDM_ROLE_TARGET && op == ISCSI_OP_REJECT))
-		return -ENOTCONN;
+	/* This role's opcodes, not the datamover's (Data-In, Data-Out, R2T
+	 * come from Put_Data / Get_Data); Login PDUs in the login phase only
+	 * (-EPROTO, RFC 7145 7.3.9 too), the others in full feature phase
+	 * (-ENOTCONN) but a target's Reject (lib/dm_opcode.c). */
+	r = idm_prov_opcode_check(c->role, op, c->state, 0);
+	if (r < 0)
+		return r;
 	if (c->state == IDM_CONN_PHASE_FFP && data_len > idm_prov_send_dsl(c))
 		return -EMSGSIZE;
 	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD) {
@@ -131,6 +95,25 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 	return 0;
 }
 
+/* Record the transfer (lib/dm_xfer.c), then hand it to the provider. */
+static int data_op(struct idm_task *t, enum idm_data_dir dir, const uint8_t *tmpl,
+		   struct idm_buf *b, size_t buf_off, uint32_t offset,
+		   uint32_t length, uint32_t flags)
+{
+	const struct idm_prov_ops *ops = t->conn->ops;
+	struct idmp_xfer *x = idmp_xfer_add(t, dir, b, buf_off, offset, length);
+	int r;
+
+	if (!x)
+		return -ENOMEM;
+	r = dir == IDM_DATA_IN
+		    ? ops->put_data(t, tmpl, b, buf_off, offset, length, flags)
+		    : ops->get_data(t, tmpl, b, buf_off, offset, length, flags);
+	if (r < 0)
+		idmp_xfer_del(t, x);
+	return r;
+}
+
 IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
 			 idm_buf *b, size_t buf_off, uint32_t offset,
 			 uint32_t length, uint32_t flags)
@@ -147,8 +130,8 @@ IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
 	    t->conn->params.error_recovery_level == 0)
 		r = -EINVAL; /* the A bit needs ERL >= 1 */
 	if (r == 0)
-		r = t->conn->ops->put_data(t, datain, b, buf_off, offset, length,
-					   flags);
+		r = data_op(t, IDM_DATA_IN, datain, b, buf_off, offset, length,
+			    flags);
 	idmp_ctx_unlock(t->conn->ctx);
 	return r;
 }
@@ -166,8 +149,8 @@ IDM_API int idm_get_data(idm_task *t, const uint8_t r2t[IDM_BHS_LEN], idm_buf *b
 	idmp_ctx_lock(t->conn->ctx);
 	r = check_data(t, r2t, ISCSI_OP_R2T, b, buf_off, offset, length);
 	if (r == 0)
-		r = t->conn->ops->get_data(t, r2t, b, buf_off, offset, length,
-					   flags);
+		r = data_op(t, IDM_DATA_OUT, r2t, b, buf_off, offset, length,
+			    flags);
 	idmp_ctx_unlock(t->conn->ctx);
 	return r;
 }

@@ -83,6 +83,7 @@ static void task_put(struct idm_task *t)
 	struct idm_conn *c = t->conn;
 
 	HASH_DEL(c->tasks, t);
+	idmp_xfer_drop_all(t);
 	t->active = false;
 	t->next_free = c->task_free;
 	c->task_free = t;
@@ -100,6 +101,8 @@ void idmp_task_pool_destroy(struct idm_conn *c)
 	c->task_chunks = NULL;
 	c->n_task_chunks = 0;
 	c->task_free = NULL;
+	if (c->xfer_pool.obj_size)
+		idm_pool_fini(&c->xfer_pool, NULL);
 }
 
 IDM_API int idm_task_create(idm_conn *conn, uint32_t itt, idm_task **out)

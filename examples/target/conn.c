@@ -5,6 +5,7 @@
  * (always deferred to conn_reap() in the main loop, outside callbacks).
  */
 #include "target.h"
+#include "budget.h"
 #include "ex_log.h"
 
 #include <stdlib.h>
@@ -21,13 +22,10 @@ static void timespec_after(struct timespec *ts, int ms)
 	}
 }
 
-static bool timespec_passed(const struct timespec *ts)
+static bool timespec_passed(const struct timespec *ts, const struct timespec *now)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > ts->tv_sec ||
-	       (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
+	return now->tv_sec > ts->tv_sec ||
+	       (now->tv_sec == ts->tv_sec && now->tv_nsec >= ts->tv_nsec);
 }
 
 uint32_t sess_max_cmdsn(const struct session *s)
@@ -62,13 +60,15 @@ int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)
 }
 
 /* Graceful close: let the peer close first (after Logout or a failed
- * login), terminate ourselves after a grace period. */
+ * login), terminate ourselves after a grace period. why == NULL: the
+ * caller reports it (the login timeout, once for many). */
 static void conn_close_after(struct tconn *c, int ms, const char *why)
 {
 	if (c->state == CS_DEAD)
 		return;
 	if (c->state != CS_CLOSING) {
-		ex_info("%s: closing connection: %s", idm_conn_peer_name(c->ic), why);
+		if (why)
+			ex_info("%s: closing connection: %s", idm_conn_peer_name(c->ic), why);
 		c->state = CS_CLOSING;
 		timespec_after(&c->deadline, ms);
 	}
@@ -107,6 +107,7 @@ static void conn_release(struct tconn *c)
 
 static void conn_unlink_free(struct tconn *c)
 {
+	budget_release(c);
 	for (struct tconn **pp = &g_tgt.conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -117,11 +118,20 @@ static void conn_unlink_free(struct tconn *c)
 
 void conn_reap(void)
 {
-	struct tconn *c = g_tgt.conns, *next;
+	struct tconn *c, *next;
+	struct timespec now;
 
-	for (; c; c = next) {
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* no full feature phase within the login timeout: closed now, and
+	 * terminated by the loop below (its deadline is now) */
+	while ((c = budget_next_expired(&now)))
+		if (c->state == CS_LOGIN) {
+			conn_close_after(c, 0, NULL);
+			c->deadline = now;
+		}
+	for (c = g_tgt.conns; c; c = next) {
 		next = c->next;
-		if (c->state == CS_CLOSING && timespec_passed(&c->deadline)) {
+		if (c->state == CS_CLOSING && timespec_passed(&c->deadline, &now)) {
 			idm_connection_terminate(c->ic);
 			c->state = CS_DEAD;
 			conn_release(c);
@@ -129,6 +139,7 @@ void conn_reap(void)
 			conn_unlink_free(c);
 		}
 	}
+	budget_tick(&now);
 }
 
 void conn_destroy_all(void)
@@ -191,6 +202,8 @@ static const struct idm_conn_cbs conn_cbs = {
 	.connection_terminate_notify = on_terminate,
 };
 
+/* Refusing here (a cap is full) costs the peer's connection nothing
+ * more: libidm closes and frees it when we return an error. */
 int conn_accept(idm_portal *portal, idm_conn *ic, void *arg)
 {
 	struct tconn *c = calloc(1, sizeof(*c));
@@ -200,11 +213,17 @@ int conn_accept(idm_portal *portal, idm_conn *ic, void *arg)
 	(void)arg;
 	if (!c)
 		return -ENOMEM;
+	r = budget_admit(c, idm_conn_peer_name(ic));
+	if (r < 0) {
+		free(c);
+		return r;
+	}
 	c->ic = ic;
 	c->state = CS_LOGIN;
 	c->iser = strcmp(idm_conn_provider(ic), "iser") == 0;
 	r = idm_conn_set_cbs(ic, &conn_cbs, c);
 	if (r < 0) {
+		budget_release(c);
 		free(c);
 		return r;
 	}

@@ -8,6 +8,7 @@
  * (RFC 7143 12.1.3) when the target was started with --chap.
  */
 #include "target.h"
+#include "budget.h"
 #include "ex_chap.h"
 #include "ex_keys.h"
 #include "ex_log.h"
@@ -52,7 +53,10 @@ struct login_state {
 	char chap_name[256];
 	uint8_t chap_resp[EX_MD5_LEN];
 	bool chap_have_resp;
-	char in[TGT_TEXT_MAX + 1];
+	/* The text of the request being received: allocated per request and
+	 * kept between PDUs only while the initiator continues it (C=1), so
+	 * that a connection waiting in login holds a few KB, not 64. */
+	char *in;
 	uint32_t in_len;
 };
 
@@ -75,6 +79,8 @@ static void params_default(struct params *p)
 
 void login_free(struct tconn *c)
 {
+	if (c->login)
+		free(c->login->in);
 	free(c->login);
 	c->login = NULL;
 }
@@ -517,6 +523,7 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		return;
 	}
 	c->state = CS_FFP;
+	budget_login_done(c);
 	ex_info("%s: %s session tsih %u for %s (ImmediateData=%s InitialR2T=%s "
 		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s%s%s%s)",
 		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
@@ -528,76 +535,19 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	login_free(c);
 }
 
-void login_pdu(struct tconn *c, idm_pdu *pdu)
+/* A complete login request (its text in kv[n]): negotiate and answer. */
+static void login_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
+			  struct ex_kv *kv, int n)
 {
-	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	struct login_state *ls = c->login;
-	struct ex_kv kv[MAX_KEYS];
 	char outbuf[8192];
 	struct ex_textbuf out;
-	const uint8_t *data;
-	size_t dlen;
-	int n, st, csg, nsg;
-	bool transit, cont;
+	int st, csg, nsg;
+	bool transit;
 	uint8_t flags;
 
-	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ) {
-		idm_task *it = idm_pdu_task(pdu);
-		if (it)
-			idm_deallocate_task_resources(it);
-		ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
-			iscsi_bhs_opcode(bhs));
-		conn_close(c, "protocol error during login");
-		return;
-	}
-	if (!ls) {
-		ls = c->login = calloc(1, sizeof(*ls));
-		if (!ls) {
-			conn_close(c, "no memory");
-			return;
-		}
-		params_default(&ls->p);
-		ls->csg = -1;
-	}
 	transit = bhs[1] & ISCSI_LOGIN_TRANSIT;
-	cont = bhs[1] & ISCSI_LOGIN_CONTINUE;
 	csg = (bhs[1] & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
 	nsg = bhs[1] & ISCSI_LOGIN_NSG_MASK;
-
-	if (!ls->started) {
-		ls->started = true;
-		memcpy(ls->isid, bhs + 8, 6);
-		ls->tsih = iscsi_get16(bhs + 14);
-		ls->cid = iscsi_get16(bhs + 20);
-		c->statsn = iscsi_get32(bhs + 28); /* continue from ExpStatSN */
-	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != iscsi_get16(bhs + 14)) {
-		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
-	}
-	c->login_cmdsn = iscsi_get32(bhs + 24);
-
-	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
-	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))
-		return login_fail(c, bhs, LS_INVALID_REQUEST, "bad stage transition");
-	if (ls->csg > csg)
-		return login_fail(c, bhs, LS_INVALID_REQUEST, "stage went back");
-
-	data = idm_pdu_data(pdu, &dlen);
-	if (dlen > TGT_TEXT_MAX - ls->in_len)
-		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "login text too long");
-	if (dlen) {
-		memcpy(ls->in + ls->in_len, data, dlen);
-		ls->in_len += (uint32_t)dlen;
-	}
-	if (cont) {
-		/* more text follows: acknowledge with an empty response */
-		send_login_rsp(c, bhs, (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
-		return;
-	}
-
-	n = ex_text_parse(ls->in, ls->in_len, kv, MAX_KEYS);
-	ls->in_len = 0;
-	if (n < 0)
-		return login_fail(c, bhs, LS_INITIATOR_ERROR, "malformed login text");
 	if (ls->csg < 0) {
 		st = first_request(c, ls, bhs, kv, n);
 		if (st)
@@ -651,3 +601,84 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 	}
 	send_login_rsp(c, bhs, flags, 0, outbuf, out.len);
 }
+
+void login_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	struct login_state *ls = c->login;
+	struct ex_kv kv[MAX_KEYS];
+	const uint8_t *data;
+	char *text;
+	size_t dlen;
+	int n, csg, nsg;
+	bool transit, cont;
+
+	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ) {
+		idm_task *it = idm_pdu_task(pdu);
+		if (it)
+			idm_deallocate_task_resources(it);
+		ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
+			iscsi_bhs_opcode(bhs));
+		conn_close(c, "protocol error during login");
+		return;
+	}
+	if (!ls) {
+		ls = c->login = calloc(1, sizeof(*ls));
+		if (!ls) {
+			conn_close(c, "no memory");
+			return;
+		}
+		params_default(&ls->p);
+		ls->csg = -1;
+	}
+	transit = bhs[1] & ISCSI_LOGIN_TRANSIT;
+	cont = bhs[1] & ISCSI_LOGIN_CONTINUE;
+	csg = (bhs[1] & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
+	nsg = bhs[1] & ISCSI_LOGIN_NSG_MASK;
+
+	if (!ls->started) {
+		ls->started = true;
+		memcpy(ls->isid, bhs + 8, 6);
+		ls->tsih = iscsi_get16(bhs + 14);
+		ls->cid = iscsi_get16(bhs + 20);
+		c->statsn = iscsi_get32(bhs + 28); /* continue from ExpStatSN */
+	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != iscsi_get16(bhs + 14)) {
+		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
+	}
+	c->login_cmdsn = iscsi_get32(bhs + 24);
+
+	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
+	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))
+		return login_fail(c, bhs, LS_INVALID_REQUEST, "bad stage transition");
+	if (ls->csg > csg)
+		return login_fail(c, bhs, LS_INVALID_REQUEST, "stage went back");
+
+	data = idm_pdu_data(pdu, &dlen);
+	if (dlen > TGT_TEXT_MAX - ls->in_len)
+		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "login text too long");
+	/* + 1: ex_text_parse() may end a final key cut by a Continue there */
+	text = realloc(ls->in, ls->in_len + dlen + 1);
+	if (!text)
+		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "no memory for the login text");
+	ls->in = text;
+	if (dlen) {
+		memcpy(ls->in + ls->in_len, data, dlen);
+		ls->in_len += (uint32_t)dlen;
+	}
+	if (cont) {
+		/* more text follows: acknowledge with an empty response */
+		send_login_rsp(c, bhs, (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
+		return;
+	}
+
+	/* the request is complete: its text is ours until we answered */
+	n = ex_text_parse(text, ls->in_len, kv, MAX_KEYS);
+	ls->in = NULL;
+	ls->in_len = 0;
+	if (n < 0)
+		login_fail(c, bhs, LS_INITIATOR_ERROR, "malformed login text");
+	else
+		login_request(c, ls, bhs, kv, n);
+	free(text);
+}
+

@@ -3,6 +3,7 @@
  * idm-target: command line, LUN setup, portal and the event loop.
  */
 #include "target.h"
+#include "budget.h"
 #include "config.h"
 #include "ex_keys.h"
 #include "ex_log.h"
@@ -60,6 +61,14 @@ static void usage(FILE *f, const char *prog)
 "                            MaxOutstandingR2T=16, digests CRC32C,None);\n"
 "                            checked against the RFC 7143/7145 ranges\n"
 "      --chap USER:SECRET    require one-way CHAP (MD5) from every initiator\n"
+"      --login-timeout SEC   close a connection not in full feature phase\n"
+"                            SEC seconds after it connected (default 15)\n"
+"      --max-connections N   connections at once, in login or not; more are\n"
+"                            refused (default 1024)\n"
+"      --max-logins N        connections in login at once (default 256)\n"
+"      --max-logins-per-address N\n"
+"                            connections in login at once from one\n"
+"                            initiator address (default 16)\n"
 "      --port-file FILE      write the listening TCP port to FILE once ready\n"
 "  -v, --verbose             more log output (debug: every failed command)\n"
 "  -q, --quiet               less log output (-q warnings, -qq errors only)\n"
@@ -80,7 +89,10 @@ static void usage(FILE *f, const char *prog)
 
 #define MAX_PORTALS 8
 
-enum { OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET };
+enum {
+	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
+	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
+};
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -93,6 +105,10 @@ static const struct option long_opts[] = {
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 	{ "key", required_argument, NULL, 'k' },
 	{ "chap", required_argument, NULL, OPT_CHAP },
+	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
+	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
+	{ "max-logins-per-address", required_argument, NULL, OPT_MAX_LOGINS_PER_ADDR },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -163,6 +179,28 @@ static int add_key(char *kv, const char *where)
 		return -1;
 	}
 	g_tgt.key_overrides[g_tgt.nkey_overrides++] = kv;
+	return 0;
+}
+
+/* A whole decimal number in [lo, hi] into *out; 0, or -1 after an
+ * error message naming the setting. */
+static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned hi,
+		    unsigned *out)
+{
+	const struct option *p = long_opts;
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (!*arg || *end || *arg == '-' || errno || v < lo || v > hi) {
+		while (p->name && p->val != o)
+			p++;
+		ex_err("%s: %s='%s': must be a number from %u to %u", w,
+		       p->name ? p->name : "value", arg, lo, hi);
+		return -1;
+	}
+	*out = (unsigned)v;
 	return 0;
 }
 
@@ -246,6 +284,14 @@ static int set_option(int o, char *arg, const char *where)
 		return 0;
 	}
 	case 'k': return add_key(arg, w);
+	case OPT_LOGIN_TIMEOUT:
+		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
+	case OPT_MAX_CONNS:
+		return set_uint(w, o, arg, 1, 1000000, &g_budget.max_conns);
+	case OPT_MAX_LOGINS:
+		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins);
+	case OPT_MAX_LOGINS_PER_ADDR:
+		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins_per_addr);
 	case OPT_LOG_LEVEL:
 		if ((v = ex_log_parse_level(arg)) < 0) {
 			ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
@@ -481,6 +527,10 @@ int main(int argc, char **argv)
 			l->ro ? ", write protected" : "");
 	}
 
+	/* descriptors besides connections: LUN files, the context's, the
+	 * listening sockets, logging */
+	if (budget_init(32 + g_tgt.nluns + 2 * opt.nportals) < 0)
+		goto out;
 	for (int i = 0; i < opt.nportals; i++) {
 		char host[256], port[16];
 		struct idm_portal_attr pa = {
@@ -547,6 +597,7 @@ out:
 		conn_destroy_all();
 		pool_destroy();
 	}
+	budget_fini();
 	/* RAM LUN buffers go before the context they were created in */
 	luns_close_all();
 	if (g_tgt.ctx)

@@ -121,6 +121,8 @@ struct session {
 
 enum conn_state { CS_LOGIN, CS_FFP, CS_CLOSING, CS_DEAD };
 
+#define TCONN_ADDR_MAX 64 /* the peer's address, without the port */
+
 struct tconn {
 	struct tconn *next;
 	idm_conn *ic;
@@ -133,6 +135,12 @@ struct tconn {
 	struct timespec deadline;  /* CS_CLOSING: terminate at this time */
 	struct ttask *tasks;       /* active SCSI tasks */
 	struct login_state *login; /* during login only */
+	/* login budgets (budget.c) */
+	char addr[TCONN_ADDR_MAX];
+	bool counted;              /* in the connection count */
+	bool in_login;             /* in the login counts and list */
+	struct timespec login_deadline;
+	struct tconn *lnext, *lprev; /* in login, oldest first */
 	/* Text request/response continuation (RFC 7143 section 11.10) */
 	char *text_in;
 	uint32_t text_in_len;

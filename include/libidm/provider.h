@@ -24,7 +24,9 @@
  * Threading: libidm calls every op with the context lock held, from the
  * caller's thread (a primitive) or from the progress pass (a watch or
  * defer callback). Unless a declaration says otherwise, a core service may
- * be called only from those same places, i.e. with the lock held.
+ * be called only from those same places, i.e. with the lock held. Those
+ * marked "any thread" take the lock themselves, so a thread of the
+ * provider's own may call them.
  */
 #ifndef LIBIDM_PROVIDER_H
 #define LIBIDM_PROVIDER_H
@@ -105,7 +107,9 @@ IDM_PROV_API void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch 
 
 /* Work to run from the next progress pass (never inside the API call that
  * queued it). Embed it; queueing an already queued item is a no-op.
- * idm_prov_defer() may be called from any thread. */
+ * Both may be called from any thread (they take the context lock); the
+ * item's memory must outlive the queueing, and its callback runs in the
+ * progress pass with the lock held. */
 struct idm_prov_defer;
 typedef void (*idm_prov_defer_fn)(struct idm_prov_defer *d);
 struct idm_prov_defer {
@@ -329,8 +333,10 @@ IDM_PROV_API void idm_prov_conn_set_names(struct idm_conn *conn,
 					  const struct sockaddr *local,
 					  const struct sockaddr *peer);
 
-/* Initiator: connect finished (0) or failed (<0). May be called from
- * any thread; the callback runs deferred. */
+/* Initiator: connect finished (0) or failed (<0), at most once per
+ * connect() that returned 0. Any thread (takes the context lock); the
+ * callback runs deferred. A connect() that fails at once returns the
+ * errno instead: the core cancels a report made before such a return. */
 IDM_PROV_API void idm_prov_conn_connected(struct idm_conn *conn, int status);
 
 /* The notifications. Call only from progress context (a watch or defer
@@ -395,6 +401,122 @@ IDM_PROV_API void idm_prov_task_add_received(struct idm_task *task, uint32_t byt
 IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_prov *prov);
 IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
 				       void *reg);
+
+/* ------------------------------------------------------------------ */
+/* The shared datamover layer: what every transport needs              */
+/* ------------------------------------------------------------------ */
+
+/* The opcode table (RFC 7143 section 11). May a PDU with this opcode be
+ * sent by `sender` while the connection is in `phase`? The core checks
+ * what the caller sends with it; a provider checks what it receives with
+ * sender = the peer's role, IDM_PROV_OP_DATA and the phase as its
+ * transport sees it (an initiator is in full feature phase from the final
+ * Login Response on). Returns 0; -EINVAL when `sender` never sends that
+ * opcode (or it is a data-movement PDU - Data-In, Data-Out, R2T - and
+ * flags lack IDM_PROV_OP_DATA); -EPROTO for a Login PDU outside the login
+ * phase; -ENOTCONN for a full-feature PDU before full feature phase or in
+ * any other phase. A target's Reject is valid in both phases. Any
+ * context. */
+#define IDM_PROV_OP_DATA (1u << 0)
+IDM_PROV_API int idm_prov_opcode_check(enum idm_role sender, uint8_t opcode,
+				       enum idm_conn_phase phase, unsigned flags);
+
+/* The in-flight record of a task's data transfers (like illumos
+ * idm_buf_bind_in/out): the core records each Put_Data (IDM_DATA_IN) and
+ * Get_Data (IDM_DATA_OUT) the caller issues before calling the provider's
+ * op, and forgets it when the provider completes it with
+ * idm_prov_data_completion() (same dir, offset and length), when the op
+ * fails, or when the task is freed. A provider reads it instead of
+ * keeping its own list: where bytes of the command's data go or come
+ * from, and what is outstanding. */
+struct idm_prov_xfer {
+	enum idm_data_dir dir;
+	uint32_t offset;  /* command data offset of the first byte */
+	uint32_t length;
+	struct idm_buf *buf;
+	size_t buf_off;   /* byte `offset` is byte buf_off of buf */
+	uint8_t *addr;    /* ... at this address */
+};
+/* The recorded transfer of dir holding all of [offset, offset+length), or
+ * NULL (e.g. unsolicited data no Get_Data asked for yet: stage it). */
+IDM_PROV_API const struct idm_prov_xfer *idm_prov_task_xfer_cover(struct idm_task *task,
+								  enum idm_data_dir dir,
+								  uint32_t offset,
+								  uint32_t length);
+/* Call fn for every recorded transfer of the task, oldest first; a
+ * non-zero return stops the walk and is returned. fn must not issue or
+ * complete transfers of the task. */
+typedef int (*idm_prov_xfer_fn)(struct idm_task *task, const struct idm_prov_xfer *x,
+				void *arg);
+IDM_PROV_API int idm_prov_task_foreach_xfer(struct idm_task *task, idm_prov_xfer_fn fn,
+					    void *arg);
+/* Release every task of the connection (its transport closed or failed):
+ * the provider's own task_free op runs for each active task, then the
+ * core forgets their transfers. The tasks stay valid for the caller until
+ * it frees them; no notification follows. Call it from the provider's
+ * close path (conn_terminate, or before idm_prov_conn_failed). */
+IDM_PROV_API void idm_prov_conn_release_tasks(struct idm_conn *conn);
+
+/* Unsolicited and immediate data (RFC 7143 13.10-13.14: ImmediateData,
+ * InitialR2T, FirstBurstLength). Any context; no I/O. */
+
+/* Initiator, write command of out_len bytes (EDTL edtl): what goes
+ * without an R2T. */
+struct idm_prov_unsol_plan {
+	uint32_t imm;       /* bytes in the command PDU's data segment */
+	uint32_t unsol_end; /* immediate + unsolicited Data-Out: [0, end) */
+	bool cmd_final;     /* F bit of the command: no Data-Out follows */
+};
+IDM_PROV_API void idm_prov_unsol_plan(const struct idm_conn_params *p,
+				      uint32_t send_dsl, uint32_t edtl,
+				      uint32_t out_len,
+				      struct idm_prov_unsol_plan *plan);
+
+/* Target: the unsolicited data of one command, embedded in the provider's
+ * task area. Fill it with idm_prov_unsol_cmd() when the command arrives;
+ * release it with idm_prov_unsol_free() when the task goes. */
+struct idm_prov_unsol {
+	uint32_t imm_len;   /* immediate data in the command PDU */
+	uint32_t end;       /* unsolicited data covers [0, end) */
+	uint32_t rcvd;      /* every byte below arrived; next one expected */
+	uint32_t datasn;    /* DataSN of the next unsolicited Data-Out */
+	const uint8_t *imm; /* set by the provider while the command's
+			       notify runs: the immediate data */
+	uint32_t imm_taken; /* bytes of it idm_prov_unsol_take() copied */
+	uint8_t *stage;     /* slow path: bytes no Get_Data took yet */
+	uint32_t st_lo;     /* stage holds [st_lo, rcvd) */
+};
+/* A SCSI Command arrived (`write`: W bit, imm_len bytes of immediate
+ * data, cmd_final: F bit): zero u and set what to expect. -EPROTO with
+ * the broken rule in *why (immediate data without ImmediateData=Yes or
+ * beyond FirstBurstLength or EDTL, F=0 with InitialR2T=Yes, data on a
+ * non-write...). */
+IDM_PROV_API int idm_prov_unsol_cmd(struct idm_prov_unsol *u,
+				    const struct idm_conn_params *p, bool write,
+				    uint32_t edtl, uint32_t imm_len, bool cmd_final,
+				    const char **why);
+/* An unsolicited Data-Out (TTT 0xffffffff) header: in order, below end,
+ * the DataSN expected? -EPROTO with the reason written to why. */
+IDM_PROV_API int idm_prov_unsol_dataout(const struct idm_prov_unsol *u,
+					uint32_t offset, uint32_t length,
+					uint32_t datasn, char *why, size_t whylen);
+/* Its `length` bytes were placed or staged: account them. -EPROTO when
+ * its F bit ends the unsolicited data early. */
+IDM_PROV_API int idm_prov_unsol_arrived(struct idm_prov_unsol *u, uint32_t length,
+					bool fbit, char *why, size_t whylen);
+/* Where unsolicited byte `offset` goes when no Get_Data range covers it:
+ * the stage (allocated on first use, at most `end` bytes). NULL: no
+ * memory. */
+IDM_PROV_API uint8_t *idm_prov_unsol_stage(struct idm_prov_unsol *u, uint32_t offset);
+/* A Get_Data for [offset, offset+length) into dst (the address of byte
+ * `offset`): copy what already arrived of it (immediate data during the
+ * command's notify, staged bytes). Returns the bytes copied. */
+IDM_PROV_API uint32_t idm_prov_unsol_take(struct idm_prov_unsol *u, uint32_t offset,
+					  uint32_t length, uint8_t *dst);
+/* The command's notify returned: immediate data no Get_Data took is
+ * staged (u->imm is cleared). -ENOMEM if it cannot be. */
+IDM_PROV_API int idm_prov_unsol_cmd_done(struct idm_prov_unsol *u);
+IDM_PROV_API void idm_prov_unsol_free(struct idm_prov_unsol *u);
 
 #ifdef __cplusplus
 }

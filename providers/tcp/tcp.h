@@ -9,6 +9,7 @@
 #define LIBIDM_TCP_H
 
 #include <libidm/provider.h>
+#include <libidm/provider_util.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +46,7 @@ enum tcp_txd_kind {
 
 /* A queued unit of sending; from a per-connection pool. */
 struct tcp_txd {
-	struct tcp_txd *next;
+	struct idm_sq_link link; /* tc->gen (first: the pool's link when free) */
 	enum tcp_txd_kind kind;
 	struct idm_task *task; /* NULL for task-less control PDUs */
 	bool cancelled;	       /* task freed: no notification, skip PDUs */
@@ -116,14 +117,7 @@ struct tcp_task {
 	/* target: write command */
 	bool write;
 	uint32_t edtl;
-	uint32_t imm_len;
-	uint32_t unsol_end_t; /* expected unsolicited [0, end) */
-	uint32_t unsol_rcvd;  /* next unsolicited offset expected */
-	uint32_t unsol_datasn;
-	const uint8_t *imm_ptr; /* immediate data during the command notify */
-	uint32_t imm_cov;	/* bytes of it Get_Data calls took */
-	uint8_t *staging;	/* unsolicited data waiting for Get_Data */
-	uint32_t st_lo;		/* staging holds [st_lo, unsol_rcvd) */
+	struct idm_prov_unsol unsol; /* immediate + unsolicited Data-Out */
 	/* target: Get_Data */
 	struct tcp_get get[TCP_MAX_GETS];
 	uint32_t get_seq;
@@ -195,10 +189,8 @@ struct tcp_conn {
 	uint32_t s_beg, s_end;
 	struct idm_prov_defer rx_defer;
 	/* send */
-	struct tcp_txd *gen_head, *gen_tail; /* still producing PDUs */
-	struct tcp_txd *txd_free;
-	void **txd_chunks;
-	size_t n_txd_chunks;
+	struct idm_sq gen;	     /* txds still producing PDUs */
+	struct idm_pool txd_pool;    /* of struct tcp_txd */
 	struct tcp_txpdu ring[TCP_RING];
 	unsigned r_head, r_count;
 	struct iovec iov[TCP_RING * 4];
@@ -244,6 +236,14 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
+/* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
+void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
+bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
+
+static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
+{
+	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
+}
 
 /* tcp_tx.c */
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);
@@ -261,6 +261,8 @@ void tcp_tx_free_pool(struct tcp_conn *tc);
 
 /* tcp_rx.c */
 void tcp_rx_run(struct tcp_conn *tc);
+/* The task is going away: stop placing the PDU being received for it. */
+void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
 
@@ -309,15 +311,5 @@ int tcp_ini_datain_header(struct tcp_conn *tc);
 int tcp_ini_datain_done(struct tcp_conn *tc);
 int tcp_ini_r2t(struct tcp_conn *tc);
 void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t);
-
-/* The task is going away: stop placing the PDU being received for it. */
-void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
-
-/* Remember / look up an ITT the caller freed (tcp_conn.c). */
-void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
-bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
-
-/* Release the provider side of every task of the connection. */
-void tcp_release_tasks(struct tcp_conn *tc);
 
 #endif

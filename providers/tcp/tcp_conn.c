@@ -96,6 +96,8 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->fd = fd;
 	tc->tfd = -1;
 	tc->next_ttt = 0x1000;
+	idm_sq_init(&tc->gen);
+	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
 	tc->stage = malloc(TCP_STAGE);
 	tc->rxbuf = malloc(TCP_LOGIN_DSL);
 	if (!tc->stage || !tc->rxbuf) {
@@ -155,22 +157,6 @@ void tcp_enter_ffp(struct tcp_conn *tc)
 	tc->dd = tc->params->data_digest;
 }
 
-static int release_task(struct idm_task *t, void *arg)
-{
-	struct tcp_conn *tc = arg;
-
-	if (tc->target)
-		tcp_tgt_task_release(tc, t);
-	else
-		tcp_ini_task_release(tc, t);
-	return 0;
-}
-
-void tcp_release_tasks(struct tcp_conn *tc)
-{
-	if (tc->conn)
-		idm_prov_conn_foreach_task(tc->conn, release_task, tc);
-}
 
 /* Close the socket and let go of every transfer and task (no callbacks). */
 void tcp_conn_close(struct tcp_conn *tc)
@@ -191,7 +177,9 @@ void tcp_conn_close(struct tcp_conn *tc)
 	idm_prov_defer_cancel(tc->ctx, &tc->rx_defer);
 	idm_prov_defer_cancel(tc->ctx, &tc->tx_defer);
 	tcp_tx_drop_all(tc);
-	tcp_release_tasks(tc);
+	/* the core runs our task_free for each task (tcp_tgt/ini_task_release) */
+	if (tc->conn)
+		idm_prov_conn_release_tasks(tc->conn);
 }
 
 void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)

@@ -17,7 +17,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 {
 	const struct idm_conn_params *p = tc->params;
 	struct tcp_task *tt = tcp_task(t);
-	struct tcp_unsol_plan plan = { 0 };
+	struct idm_prov_unsol_plan plan = { 0 };
 	struct idm_prov_range w;
 	const uint8_t *out = NULL;
 	uint8_t hdr[ISCSI_BHS_LEN];
@@ -31,10 +31,9 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		uint32_t dsl = idm_prov_send_dsl(tc->conn);
 
 		out = w.addr;
-		tcp_unsol_plan(p->immediate_data, p->initial_r2t,
-			       p->first_burst_length, dsl ? dsl : TCP_LOGIN_DSL,
-			       iscsi_get32(bhs + ISCSI_CMD_EDTL), w.length,
-			       &plan);
+		idm_prov_unsol_plan(p, dsl ? dsl : TCP_LOGIN_DSL,
+				    iscsi_get32(bhs + ISCSI_CMD_EDTL), w.length,
+				    &plan);
 	} else {
 		plan.cmd_final = true;
 	}

@@ -19,42 +19,6 @@ int tcp_pdu_lens(const uint8_t *bhs, bool hdigest, bool ddigest,
 	return 0;
 }
 
-bool tcp_pdu_opcode_ok(bool is_target, uint8_t op, bool ffp)
-{
-	if (is_target) {
-		if (!ffp)
-			return op == ISCSI_OP_LOGIN_REQ;
-		switch (op) {
-		case ISCSI_OP_NOP_OUT:
-		case ISCSI_OP_SCSI_CMD:
-		case ISCSI_OP_TASK_MGMT_REQ:
-		case ISCSI_OP_TEXT_REQ:
-		case ISCSI_OP_DATA_OUT:
-		case ISCSI_OP_LOGOUT_REQ:
-		case ISCSI_OP_SNACK_REQ:
-			return true;
-		default:
-			return false;
-		}
-	}
-	if (!ffp)
-		return op == ISCSI_OP_LOGIN_RSP || op == ISCSI_OP_REJECT;
-	switch (op) {
-	case ISCSI_OP_NOP_IN:
-	case ISCSI_OP_SCSI_RSP:
-	case ISCSI_OP_TASK_MGMT_RSP:
-	case ISCSI_OP_TEXT_RSP:
-	case ISCSI_OP_DATA_IN:
-	case ISCSI_OP_LOGOUT_RSP:
-	case ISCSI_OP_R2T:
-	case ISCSI_OP_ASYNC_MSG:
-	case ISCSI_OP_REJECT:
-		return true;
-	default:
-		return false;
-	}
-}
-
 void tcp_pdu_datain(uint8_t *out, const uint8_t *tmpl, uint32_t len,
 		    uint32_t ttt, uint32_t datasn, uint32_t offset, bool final,
 		    bool ack, bool status)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PDU framing of iSCSI over TCP (RFC 7143 11.2): the lengths a BHS
- * announces, which opcodes each side may receive, and the BHS of the PDUs
- * the provider generates itself (Data-In, Data-Out, R2T, DataACK SNACK).
- * Pure functions, unit tested.
+ * announces and the BHS of the PDUs the provider generates itself
+ * (Data-In, Data-Out, R2T, DataACK SNACK). Pure functions, unit tested.
+ * Which opcodes each side may receive is the core's table
+ * (idm_prov_opcode_check).
  */
 #ifndef LIBIDM_TCP_PDU_H
 #define LIBIDM_TCP_PDU_H
@@ -32,10 +33,6 @@ struct tcp_pdu_lens {
  * AHS exceeds TCP_MAX_AHS_LEN or the data segment exceeds max_dsl. */
 int tcp_pdu_lens(const uint8_t *bhs, bool hdigest, bool ddigest,
 		 uint32_t max_dsl, struct tcp_pdu_lens *l);
-
-/* May a target (is_target) / initiator receive this opcode, in login
- * phase (ffp false) or full feature phase? */
-bool tcp_pdu_opcode_ok(bool is_target, uint8_t opcode, bool ffp);
 
 /* Data-In from the caller's template: the fields libidm owns are set, the
  * status fields kept only when `status` (S bit on this PDU). */

@@ -34,20 +34,10 @@ struct tcp_get *tcp_get_cover(struct tcp_task *tt, uint32_t off, uint64_t end)
  * immediate data) holds of g's range into g's buffer. */
 static void get_take_early(struct tcp_task *tt, struct tcp_get *g)
 {
-	uint32_t lo, hi, end = g->off + g->len;
+	uint32_t n = idm_prov_unsol_take(&tt->unsol, g->off, g->len, g->base);
 
-	if (tt->imm_ptr && tcp_overlap(g->off, end, 0, tt->imm_len, &lo, &hi)) {
-		memcpy(tcp_get_dst(g, lo), tt->imm_ptr + lo, hi - lo);
-		g->got += hi - lo;
-		idm_prov_task_add_received(tt->task, hi - lo);
-		tt->imm_cov += hi - lo;
-	}
-	if (tt->staging &&
-	    tcp_overlap(g->off, end, tt->st_lo, tt->unsol_rcvd, &lo, &hi)) {
-		memcpy(tcp_get_dst(g, lo), tt->staging + lo, hi - lo);
-		g->got += hi - lo;
-		idm_prov_task_add_received(tt->task, hi - lo);
-	}
+	g->got += n;
+	idm_prov_task_add_received(tt->task, n);
 }
 
 /* ---- Get_Data completion ------------------------------------------- */
@@ -177,7 +167,7 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	g->sn = 0xffffffffu;
 	memcpy(g->tmpl, tmpl, ISCSI_BHS_LEN);
 	get_take_early(tt, g);
-	g->next = min32(tcp_r2t_start(offset, tt->unsol_end_t), end);
+	g->next = min32(tcp_r2t_start(offset, tt->unsol.end), end);
 	g->active = true;
 	r = tcp_issue_r2ts(tc, t);
 	if (r < 0) {

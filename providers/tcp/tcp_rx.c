@@ -128,7 +128,9 @@ static int on_bhs(struct tcp_conn *tc)
 	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
 	bool tgt = tc->target;
 
-	if (!tcp_pdu_opcode_ok(tgt, op, tc->ffp)) {
+	if (idm_prov_opcode_check(tgt ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
+				  tc->ffp ? IDM_CONN_PHASE_FFP : IDM_CONN_PHASE_LOGIN,
+				  IDM_PROV_OP_DATA) < 0) {
 		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x %s", op,
 			      tc->ffp ? "in full feature phase"
 				      : "during login");

@@ -2,8 +2,9 @@
 /*
  * Pure transfer arithmetic of the TCP provider (no I/O, no state), kept
  * apart so the unit tests check it directly: how a range splits into
- * Data-In/Data-Out PDUs, where the F bits go, how much immediate and
- * unsolicited data a write carries, and how R2Ts cut the solicited rest.
+ * Data-In/Data-Out PDUs, where the F bits go, and how R2Ts cut the
+ * solicited rest (how much immediate and unsolicited data a write carries
+ * is the core's: idm_prov_unsol_plan / idm_prov_unsol_cmd).
  */
 #ifndef LIBIDM_TCP_SEGMENT_H
 #define LIBIDM_TCP_SEGMENT_H
@@ -24,27 +25,6 @@ uint32_t tcp_seg_next(uint32_t pos, uint32_t end, uint32_t seq_start,
 /* Number of PDUs tcp_seg_next cuts [start, end) into. */
 uint32_t tcp_seg_count(uint32_t start, uint32_t end, uint32_t mbl,
 		       uint32_t dsl);
-
-/* Initiator, write command: what goes unsolicited (RFC 7143 13.10-13.14). */
-struct tcp_unsol_plan {
-	uint32_t imm;	    /* bytes in the command PDU's data segment */
-	uint32_t unsol_end; /* immediate + unsolicited Data-Out: [0, end) */
-	bool cmd_final;	    /* F bit of the command: no Data-Out follows */
-};
-
-void tcp_unsol_plan(bool immediate_data, bool initial_r2t, uint32_t fbl,
-		    uint32_t send_dsl, uint32_t edtl, uint32_t out_len,
-		    struct tcp_unsol_plan *p);
-
-/*
- * Target: how much unsolicited data (immediate included) a received write
- * command announces, [0, *unsol_end). Returns 0, or -EPROTO with the
- * broken rule in *why (immediate data not allowed or too long, F=0 with
- * InitialR2T=Yes, ...).
- */
-int tcp_unsol_expect(bool immediate_data, bool initial_r2t, uint32_t fbl,
-		     uint32_t edtl, uint32_t imm_len, bool cmd_final,
-		     uint32_t *unsol_end, const char **why);
 
 /* Target Get_Data: the first byte of [offset, offset+length) that needs
  * an R2T (unsolicited data covers [0, unsol_end)). */

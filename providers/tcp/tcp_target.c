@@ -47,41 +47,13 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 	tt->task = t;
 	tt->write = (bhs[1] & ISCSI_CMD_WRITE) != 0;
 	tt->edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
-	tt->imm_len = tc->rl.dsl;
 	tc->rtask = t;
-	if (tt->imm_len && !tt->write) {
-		tcp_conn_fail(
-			tc, -EPROTO,
-			"ITT 0x%08x: data with a command that is not a write",
-			itt);
+	if (idm_prov_unsol_cmd(&tt->unsol, tc->params, tt->write, tt->edtl,
+			       tc->rl.dsl, bhs[1] & ISCSI_FLAG_FINAL, &why) < 0) {
+		tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s", itt, why);
 		return -1;
-	}
-	if (tt->write) {
-		const struct idm_conn_params *p = tc->params;
-		if (tcp_unsol_expect(p->immediate_data, p->initial_r2t,
-				     p->first_burst_length, tt->edtl,
-				     tt->imm_len, bhs[1] & ISCSI_FLAG_FINAL,
-				     &tt->unsol_end_t, &why) < 0) {
-			tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s", itt, why);
-			return -1;
-		}
 	}
 	return 0; /* immediate data, if any, goes to the rx buffer */
-}
-
-static int stage_alloc(struct tcp_conn *tc, struct tcp_task *tt)
-{
-	if (tt->staging)
-		return 0;
-	/* the slow path: Get_Data not called from the command's notify */
-	tt->staging = malloc(tt->unsol_end_t ? tt->unsol_end_t : 1);
-	if (!tt->staging) {
-		tcp_conn_fail(tc, -ENOMEM,
-			      "no memory to stage unsolicited data");
-		return -1;
-	}
-	tt->st_lo = tt->unsol_rcvd;
-	return 0;
 }
 
 int tcp_tgt_cmd_done(struct tcp_conn *tc)
@@ -89,21 +61,15 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
 
-	tt->imm_ptr = tt->imm_len ? tc->rxbuf : NULL;
-	tt->imm_cov = 0;
-	tt->unsol_rcvd = tt->imm_len;
+	/* Get_Data from the notify takes the immediate data in place */
+	tt->unsol.imm = tt->unsol.imm_len ? tc->rxbuf : NULL;
 	tcp_rx_deliver(tc, t);
 	if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
 		return 0;
-	if (tt->imm_len && tt->imm_cov < tt->imm_len) {
-		/* Get_Data did not take all of it (yet): keep a copy */
-		tt->unsol_rcvd = 0;
-		if (stage_alloc(tc, tt) < 0)
-			return -1;
-		memcpy(tt->staging, tt->imm_ptr, tt->imm_len);
-		tt->unsol_rcvd = tt->imm_len;
+	if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
+		tcp_conn_fail(tc, -ENOMEM, "no memory to stage unsolicited data");
+		return -1;
 	}
-	tt->imm_ptr = NULL;
 	return 0;
 }
 
@@ -143,30 +109,25 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 	}
 	tc->rtask = t;
 	if (ttt == ISCSI_RESERVED_TAG) {
-		if (off != tt->unsol_rcvd || end > tt->unsol_end_t) {
-			tcp_conn_fail(tc, -EPROTO,
-				      "unsolicited Data-Out [%u, +%u) for ITT "
-				      "0x%08x: expected offset %u, unsolicited "
-				      "data allowed below offset %u",
-				      off, len, itt, tt->unsol_rcvd,
-				      tt->unsol_end_t);
+		char why[160];
+
+		if (idm_prov_unsol_dataout(&tt->unsol, off, len, sn, why,
+					   sizeof(why)) < 0) {
+			tcp_conn_fail(tc, -EPROTO, "%s (ITT 0x%08x)", why, itt);
 			return -1;
 		}
-		if (sn != tt->unsol_datasn) {
-			tcp_conn_fail(tc, -EPROTO,
-				      "unsolicited Data-Out DataSN %u, "
-				      "expected %u (ITT 0x%08x)",
-				      sn, tt->unsol_datasn, itt);
-			return -1;
-		}
-		if (!tt->staging && (tc->rget = tcp_get_cover(tt, off, end))) {
+		/* once staging started, everything goes there, in order */
+		if (!tt->unsol.stage && (tc->rget = tcp_get_cover(tt, off, end))) {
 			tc->rdst = DST_PLACE;
 			tc->rptr = tcp_get_dst(tc->rget, off);
 		} else {
-			if (stage_alloc(tc, tt) < 0)
-				return -1;
 			tc->rdst = DST_STAGE;
-			tc->rptr = tt->staging + off;
+			tc->rptr = idm_prov_unsol_stage(&tt->unsol, off);
+			if (!tc->rptr) {
+				tcp_conn_fail(tc, -ENOMEM,
+					      "no memory to stage unsolicited data");
+				return -1;
+			}
 		}
 		return 0;
 	}
@@ -213,8 +174,8 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 	struct tcp_r2t *r = tc->rr2t;
 
 	if (!r) {
-		tt->unsol_rcvd += len;
-		tt->unsol_datasn++;
+		char why[96];
+
 		if (tc->rdst == DST_PLACE) {
 			tc->rget->got += len;
 			idm_prov_task_add_received(t, len);
@@ -225,17 +186,16 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 				    tcp_overlap(off, off + len, g->off,
 						g->off + g->len, &lo, &hi)) {
 					memcpy(tcp_get_dst(g, lo),
-					       tt->staging + lo, hi - lo);
+					       tt->unsol.stage + lo, hi - lo);
 					g->got += hi - lo;
 					idm_prov_task_add_received(t, hi - lo);
 				}
 			}
 		}
-		if (fbit && tt->unsol_rcvd != tt->unsol_end_t) {
-			tcp_conn_fail(tc, -EPROTO,
-				      "unsolicited data of ITT 0x%08x ended at "
-				      "%u, expected %u",
-				      idm_task_itt(t), tt->unsol_rcvd, tt->unsol_end_t);
+		if (idm_prov_unsol_arrived(&tt->unsol, len, fbit, why,
+					   sizeof(why)) < 0) {
+			tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s",
+				      idm_task_itt(t), why);
 			return -1;
 		}
 	} else {
@@ -276,9 +236,7 @@ void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 		idm_prov_defer_cancel(tc->ctx, &tt->get[i].done_defer);
 		tt->get[i].active = false;
 	}
-	free(tt->staging);
-	tt->staging = NULL;
-	tt->imm_ptr = NULL;
+	idm_prov_unsol_free(&tt->unsol);
 	tt->ack_wait = false;
 	tt->nr2t = 0;
 	tt->task = NULL;

@@ -24,27 +24,10 @@ static const uint8_t zeros[4];
 
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
 {
-	struct tcp_txd *d;
+	struct tcp_txd *d = idm_pool_get(&tc->txd_pool);
 
-	if (!tc->txd_free) {
-		void **chunks = realloc(tc->txd_chunks, (tc->n_txd_chunks + 1) *
-								sizeof(void *));
-		struct tcp_txd *mem;
-
-		if (!chunks)
-			return NULL;
-		tc->txd_chunks = chunks;
-		mem = calloc(TCP_TXD_CHUNK, sizeof(*mem));
-		if (!mem)
-			return NULL;
-		tc->txd_chunks[tc->n_txd_chunks++] = mem;
-		for (int i = 0; i < TCP_TXD_CHUNK; i++) {
-			mem[i].next = tc->txd_free;
-			tc->txd_free = &mem[i];
-		}
-	}
-	d = tc->txd_free;
-	tc->txd_free = d->next;
+	if (!d)
+		return NULL;
 	/* keep the control buffer for reuse, reset the rest */
 	{
 		uint8_t *cbuf = d->cbuf;
@@ -62,8 +45,7 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 		tcp_task(d->task)->ntxd--;
 		d->task = NULL;
 	}
-	d->next = tc->txd_free;
-	tc->txd_free = d;
+	idm_pool_put(&tc->txd_pool, d);
 }
 
 static void tx_defer_fn(struct idm_prov_defer *df)
@@ -81,16 +63,11 @@ void tcp_tx_kick(struct tcp_conn *tc)
 
 void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 {
-	d->next = NULL;
 	d->hd = tc->hd;
 	d->dd = tc->dd;
 	if (d->task)
 		tcp_task(d->task)->ntxd++;
-	if (tc->gen_tail)
-		tc->gen_tail->next = d;
-	else
-		tc->gen_head = d;
-	tc->gen_tail = d;
+	idm_sq_push(&tc->gen, &d->link);
 	tcp_tx_kick(tc);
 }
 
@@ -243,8 +220,8 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 
 static void fill_ring(struct tcp_conn *tc)
 {
-	while (tc->r_count < TCP_RING && tc->gen_head) {
-		struct tcp_txd *d = tc->gen_head;
+	while (tc->r_count < TCP_RING && !idm_sq_empty(&tc->gen)) {
+		struct tcp_txd *d = tcp_txd_of(tc->gen.head);
 		struct tcp_txpdu *e =
 			&tc->ring[(tc->r_head + tc->r_count) % TCP_RING];
 
@@ -252,10 +229,7 @@ static void fill_ring(struct tcp_conn *tc)
 		tc->r_count++;
 		if (gen_one(tc, d, e)) {
 			d->gen_done = true;
-			tc->gen_head = d->next;
-			if (!tc->gen_head)
-				tc->gen_tail = NULL;
-			d->next = NULL;
+			idm_sq_pop(&tc->gen);
 		}
 	}
 }
@@ -410,7 +384,8 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 {
-	struct tcp_txd **pp, *d;
+	struct idm_sq_link *l, *prev, *next;
+	struct tcp_txd *d;
 
 	if (!tcp_task(t)->ntxd)
 		return;
@@ -429,21 +404,19 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 			return;
 		}
 	}
-	for (pp = &tc->gen_head; (d = *pp);) {
+	for (prev = NULL, l = tc->gen.head; l; l = next) {
+		next = l->next;
+		d = tcp_txd_of(l);
 		if (d->task != t) {
-			pp = &d->next;
+			prev = l;
 			continue;
 		}
-		*pp = d->next;
-		d->next = NULL;
+		idm_sq_remove(&tc->gen, prev, l);
 		d->cancelled = true;
 		d->gen_done = true;
 		if (!d->inflight)
 			tcp_txd_put(tc, d);
 	}
-	tc->gen_tail = NULL;
-	for (d = tc->gen_head; d; d = d->next)
-		tc->gen_tail = d;
 	/* txds still referenced by ring entries forget the task now */
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
@@ -468,26 +441,21 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 		if (d && --d->inflight == 0 && d->gen_done)
 			tcp_txd_put(tc, d);
 	}
-	while ((d = tc->gen_head)) {
-		tc->gen_head = d->next;
+	while ((d = tcp_txd_of(idm_sq_pop(&tc->gen)))) {
 		if (d->inflight == 0)
 			tcp_txd_put(tc, d);
 		else
 			d->gen_done = true;
 	}
-	tc->gen_tail = NULL;
+}
+
+/* The control buffer a txd keeps across reuse. */
+static void txd_dtor(void *obj)
+{
+	free(((struct tcp_txd *)obj)->cbuf);
 }
 
 void tcp_tx_free_pool(struct tcp_conn *tc)
 {
-	for (size_t i = 0; i < tc->n_txd_chunks; i++) {
-		struct tcp_txd *mem = tc->txd_chunks[i];
-		for (int k = 0; k < TCP_TXD_CHUNK; k++)
-			free(mem[k].cbuf);
-		free(mem);
-	}
-	free(tc->txd_chunks);
-	tc->txd_chunks = NULL;
-	tc->n_txd_chunks = 0;
-	tc->txd_free = NULL;
+	idm_pool_fini(&tc->txd_pool, txd_dtor);
 }

@@ -31,6 +31,14 @@ expect_run "-k OFMarkInt=1" 2 "OFMarkInt is obsolete" "${T[@]}" --lun ram:1M -k 
 expect_run "-k NoValue" 2 "expected NAME=VALUE" "${T[@]}" --lun ram:1M -k NoValue
 expect_run "-k FirstBurstLength > MaxBurstLength" 2 "FirstBurstLength \(1048576\) must not exceed MaxBurstLength \(65536\)" "${T[@]}" --lun ram:1M -k FirstBurstLength=1048576 -k MaxBurstLength=65536
 expect_run "-k X-org.example.test=1 accepted" 0 "^idm-target " "${T[@]}" --lun ram:1M -k X-org.example.test=1 -k MaxBurstLength=65536 -k FirstBurstLength=0x2000 --version
+# login budgets: whole numbers in range, from the command line or a file
+expect_run "--login-timeout 0" 2 "option --login-timeout: login-timeout='0': must be a number from 1 to 3600" "${T[@]}" --lun ram:1M --login-timeout 0
+expect_run "--max-logins abc" 2 "option --max-logins: max-logins='abc': must be a number from 1 to 65536" "${T[@]}" --lun ram:1M --max-logins abc
+expect_run "--max-logins-per-address -1" 2 "option --max-logins-per-address: max-logins-per-address='-1': must be a number from 1 to 65536" "${T[@]}" --lun ram:1M --max-logins-per-address -1
+expect_run "--max-connections 5x" 2 "option --max-connections: max-connections='5x': must be a number from 1 to 1000000" "${T[@]}" --lun ram:1M --max-connections 5x
+printf 'lun = ram:1M\nmax-logins = 70000\n' >"$TMP/budget.conf"
+expect_run "max-logins in a config file" 2 "budget.conf:2: max-logins='70000': must be a number from 1 to 65536" "${T[@]}" -c "$TMP/budget.conf"
+expect_run "budgets accepted" 0 "^idm-target " "${T[@]}" --lun ram:1M --login-timeout 3600 --max-connections 10 --max-logins 1 --max-logins-per-address 1 --version
 
 # LUN specs
 truncate -s 0 "$TMP/empty"

@@ -13,7 +13,8 @@
  *   FAKE_SECOND    a second, complete "fake" (search order test)
  *
  * The good variant works enough for the core's state machine: connect
- * succeeds (or fails for port "1"), listen raises one accepted connection
+ * succeeds (or fails for port "1"; for port "2" it reports the failure
+ * and then returns it too, a provider defect the core must survive), listen raises one accepted connection
  * from a deferred item, put_data/get_data complete from a deferred item,
  * and every op is counted in fake_stats, which tests read with dlsym().
  */
@@ -135,6 +136,12 @@ static int fake_connect(struct idm_conn *conn, const struct sockaddr *sa,
 	fake_stats.connect++;
 	fc->magic = 0xfa6e;
 	idm_prov_conn_set_priv(conn, fc);
+	if (in->sin_family == AF_INET && ntohs(in->sin_port) == 2) {
+		/* Reports and fails at once: the core frees the connection
+		 * (conn_free frees fc), so it must drop the queued report. */
+		idm_prov_conn_connected(conn, -ECONNREFUSED);
+		return -ECONNREFUSED;
+	}
 	idm_prov_conn_connected(conn, in->sin_family == AF_INET && ntohs(in->sin_port) == 1
 					  ? -ECONNREFUSED
 					  : 0);

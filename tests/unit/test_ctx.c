@@ -8,6 +8,9 @@
 #include "core.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -102,6 +105,67 @@ START_TEST(defer_and_fd)
 	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
 	ck_assert_int_eq(n_order, 4);
 	ck_assert(!fd_readable(fd));
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* idm_prov_defer() from threads of a provider's own while the progress
+ * pass runs: each thread requeues its item as soon as it ran, so every
+ * queueing must run exactly once; a lost or doubly linked item (an
+ * unlocked queue) hangs or miscounts. */
+#define DEFER_THREADS 4
+#define DEFER_ROUNDS 2000
+
+struct defer_worker {
+	struct idm_prov_defer d;
+	atomic_int ran;
+	pthread_t th;
+};
+
+static idm_ctx *g_defer_ctx;
+
+static void worker_item(struct idm_prov_defer *d)
+{
+	struct defer_worker *w = IDM_PROV_CONTAINER_OF(d, struct defer_worker, d);
+
+	atomic_fetch_add(&w->ran, 1);
+}
+
+static void *defer_thread(void *arg)
+{
+	struct defer_worker *w = arg;
+
+	for (int i = 0; i < DEFER_ROUNDS; i++) {
+		idm_prov_defer(g_defer_ctx, &w->d, worker_item);
+		while (atomic_load(&w->ran) <= i)
+			sched_yield();
+	}
+	return NULL;
+}
+
+START_TEST(defer_from_other_threads)
+{
+	struct defer_worker w[DEFER_THREADS];
+	idm_ctx *ctx = unit_ctx();
+	int total;
+
+	memset(w, 0, sizeof(w));
+	g_defer_ctx = ctx;
+	for (int i = 0; i < DEFER_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&w[i].th, NULL, defer_thread, &w[i]), 0);
+	do {
+		/* sleeps in epoll: only the threads' eventfd kick wakes it */
+		ck_assert_int_ge(idm_ctx_progress(ctx, 1000), 0);
+		total = 0;
+		for (int i = 0; i < DEFER_THREADS; i++)
+			total += atomic_load(&w[i].ran);
+	} while (total < DEFER_THREADS * DEFER_ROUNDS);
+	for (int i = 0; i < DEFER_THREADS; i++) {
+		pthread_join(w[i].th, NULL);
+		ck_assert_int_eq(atomic_load(&w[i].ran), DEFER_ROUNDS);
+		ck_assert(!w[i].d.queued);
+	}
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
 	idm_ctx_destroy(ctx);
 }
 END_TEST
@@ -274,6 +338,7 @@ static Suite *ctx_suite(void)
 
 	tcase_add_test(tc, create_arguments);
 	tcase_add_test(tc, defer_and_fd);
+	tcase_add_test(tc, defer_from_other_threads);
 	tcase_add_test(tc, progress_waits_for_timeout);
 	tcase_add_test(tc, progress_from_callback_refused);
 	tcase_add_test(tc, progress_thread);

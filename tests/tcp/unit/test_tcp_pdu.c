@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* PDU framing: lengths a BHS announces and their limits, which opcodes a
- * side accepts, and the headers the provider builds. */
+/* PDU framing: lengths a BHS announces and their limits, and the headers
+ * the provider builds (the opcode table is the core's, tests/unit/test_dm.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -60,35 +60,6 @@ START_TEST(lens_limits)
 	ck_assert_int_eq(tcp_pdu_lens(bhs, false, false, 8192, &l), 0);
 	bhs[4] = TCP_MAX_AHS_LEN / 4 + 1;
 	ck_assert_int_eq(tcp_pdu_lens(bhs, false, false, 8192, &l), -EMSGSIZE);
-}
-END_TEST
-
-START_TEST(opcodes)
-{
-	/* login phase: only login PDUs (and Reject towards the initiator) */
-	ck_assert(tcp_pdu_opcode_ok(true, ISCSI_OP_LOGIN_REQ, false));
-	ck_assert(!tcp_pdu_opcode_ok(true, ISCSI_OP_SCSI_CMD, false));
-	ck_assert(!tcp_pdu_opcode_ok(true, ISCSI_OP_DATA_OUT, false));
-	ck_assert(tcp_pdu_opcode_ok(false, ISCSI_OP_LOGIN_RSP, false));
-	ck_assert(tcp_pdu_opcode_ok(false, ISCSI_OP_REJECT, false));
-	ck_assert(!tcp_pdu_opcode_ok(false, ISCSI_OP_DATA_IN, false));
-	/* full feature phase */
-	static const uint8_t ini_ops[] = { 0x00, 0x01, 0x02, 0x04,
-					   0x05, 0x06, 0x10 };
-	static const uint8_t tgt_ops[] = { 0x20, 0x21, 0x22, 0x24, 0x25,
-					   0x26, 0x31, 0x32, 0x3f };
-	for (unsigned op = 0; op < 64; op++) {
-		bool in_i = memchr(ini_ops, (int)op, sizeof(ini_ops)) != NULL;
-		bool in_t = memchr(tgt_ops, (int)op, sizeof(tgt_ops)) != NULL;
-		ck_assert_msg(tcp_pdu_opcode_ok(true, (uint8_t)op, true) ==
-				      in_i,
-			      "target, opcode 0x%02x", op);
-		ck_assert_msg(tcp_pdu_opcode_ok(false, (uint8_t)op, true) ==
-				      in_t,
-			      "initiator, opcode 0x%02x", op);
-	}
-	/* a Login Request in full feature phase is a protocol error here */
-	ck_assert(!tcp_pdu_opcode_ok(true, ISCSI_OP_LOGIN_REQ, true));
 }
 END_TEST
 
@@ -212,7 +183,6 @@ int main(void)
 
 	tcase_add_test(tc, lens_plain);
 	tcase_add_test(tc, lens_limits);
-	tcase_add_test(tc, opcodes);
 	tcase_add_test(tc, datain);
 	tcase_add_test(tc, dataout_r2t_snack);
 	tcase_add_test(tc, login_final);

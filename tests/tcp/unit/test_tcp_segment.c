@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Transfer arithmetic: Data-In/Data-Out segmentation with F bits and
- * DataSNs, R2T planning, and immediate/unsolicited lengths. */
+ * DataSNs, and R2T planning (immediate/unsolicited lengths: the core's,
+ * tests/unit/test_dm.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -181,119 +182,6 @@ START_TEST(r2t_arith)
 }
 END_TEST
 
-struct unsol_case {
-	bool imm, ir2t;
-	uint32_t fbl, dsl, edtl, out;
-	uint32_t want_imm, want_end;
-	bool want_final;
-};
-
-START_TEST(unsol_plan)
-{
-	static const struct unsol_case cases[] = {
-		/* ImmediateData=Yes, InitialR2T=Yes: immediate only */
-		{ 1, 1, 65536, 8192, 100000, 100000, 8192, 8192, 1 },
-		{ 1, 1, 65536, 262144, 100000, 100000, 65536, 65536, 1 },
-		{ 1, 1, 65536, 8192, 1000, 1000, 1000, 1000, 1 },
-		/* ImmediateData=No, InitialR2T=Yes: nothing unsolicited */
-		{ 0, 1, 65536, 8192, 100000, 100000, 0, 0, 1 },
-		/* ImmediateData=No, InitialR2T=No: Data-Out up to FBL */
-		{ 0, 0, 65536, 8192, 100000, 100000, 0, 65536, 0 },
-		{ 0, 0, 65536, 8192, 1000, 1000, 0, 1000, 0 },
-		/* both: immediate counts against FirstBurstLength */
-		{ 1, 0, 65536, 8192, 100000, 100000, 8192, 65536, 0 },
-		{ 1, 0, 65536, 8192, 5000, 5000, 5000, 5000, 1 },
-		{ 1, 0, 4096, 8192, 100000, 100000, 4096, 4096, 1 },
-		/* the buffer is shorter than EDTL: never read past it */
-		{ 1, 0, 65536, 8192, 100000, 3000, 3000, 3000, 1 },
-		{ 0, 0, 65536, 8192, 100000, 20000, 0, 20000, 0 },
-		/* nothing to write */
-		{ 1, 0, 65536, 8192, 0, 0, 0, 0, 1 },
-	};
-
-	for (unsigned i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		const struct unsol_case *c = &cases[i];
-		struct tcp_unsol_plan p;
-
-		tcp_unsol_plan(c->imm, c->ir2t, c->fbl, c->dsl, c->edtl, c->out,
-			       &p);
-		ck_assert_msg(p.imm == c->want_imm, "case %u: imm %u", i,
-			      p.imm);
-		ck_assert_msg(p.unsol_end == c->want_end, "case %u: end %u", i,
-			      p.unsol_end);
-		ck_assert_msg(p.cmd_final == c->want_final, "case %u: F %d", i,
-			      p.cmd_final);
-	}
-}
-END_TEST
-
-/* What the target expects for each plan the initiator makes agrees. */
-START_TEST(unsol_roundtrip)
-{
-	static const uint32_t fbls[] = { 512, 4096, 65536, 262144 };
-	static const uint32_t dsls[] = { 512, 8192, 262144 };
-	static const uint32_t edtls[] = {
-		1, 511, 4096, 65536, 65537, 1u << 20
-	};
-
-	for (int imm = 0; imm < 2; imm++)
-		for (int ir2t = 0; ir2t < 2; ir2t++)
-			for (unsigned a = 0; a < 4; a++)
-				for (unsigned b = 0; b < 3; b++)
-					for (unsigned e = 0; e < 6; e++) {
-						struct tcp_unsol_plan p;
-						uint32_t end;
-						const char *why;
-
-						tcp_unsol_plan(imm, ir2t,
-							       fbls[a], dsls[b],
-							       edtls[e],
-							       edtls[e], &p);
-						ck_assert_int_eq(
-							tcp_unsol_expect(
-								imm, ir2t,
-								fbls[a],
-								edtls[e], p.imm,
-								p.cmd_final,
-								&end, &why),
-							0);
-						ck_assert_uint_eq(end,
-								  p.unsol_end);
-						ck_assert_uint_le(p.unsol_end,
-								  fbls[a]);
-						ck_assert_uint_le(p.imm,
-								  dsls[b]);
-					}
-}
-END_TEST
-
-START_TEST(unsol_expect_errors)
-{
-	uint32_t end;
-	const char *why;
-
-	ck_assert_int_eq(
-		tcp_unsol_expect(false, true, 65536, 100, 10, true, &end, &why),
-		-EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, true, 512, 100000, 1024, true,
-					  &end, &why),
-			 -EPROTO);
-	ck_assert_int_eq(
-		tcp_unsol_expect(true, true, 65536, 100, 200, true, &end, &why),
-		-EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, true, 65536, 100000, 100, false,
-					  &end, &why),
-			 -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100, 100, false,
-					  &end, &why),
-			 -EPROTO);
-	ck_assert_int_eq(tcp_unsol_expect(true, false, 65536, 100000, 100,
-					  false, &end, &why),
-			 0);
-	ck_assert_uint_eq(end, 65536);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("tcp_segment");
@@ -308,9 +196,6 @@ int main(void)
 	tcase_add_test(tc, datasn_across_puts);
 	tcase_add_test(tc, dataout_sequence);
 	tcase_add_test(tc, r2t_arith);
-	tcase_add_test(tc, unsol_plan);
-	tcase_add_test(tc, unsol_roundtrip);
-	tcase_add_test(tc, unsol_expect_errors);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
