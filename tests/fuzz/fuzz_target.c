@@ -21,6 +21,7 @@
 #include "fuzz.h"
 
 #include "fake_idm.h"
+#include "budget.h"
 #include "ex_log.h"
 #include "target.h"
 
@@ -46,6 +47,9 @@ static void setup(uint8_t cfg)
 		/* IDM_FUZZ_LOG=3 shows what the target says; quiet by default */
 		const char *l = getenv("IDM_FUZZ_LOG");
 		ex_log_init("fuzz_target", l ? atoi(l) : -1);
+		/* the login budgets (budget.c) with their defaults */
+		if (budget_init(0) < 0)
+			abort();
 		logs = true;
 	}
 	memset(&g_tgt, 0, sizeof(g_tgt));

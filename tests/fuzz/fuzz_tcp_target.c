@@ -16,6 +16,7 @@
  */
 #include "fuzz.h"
 
+#include "budget.h"
 #include "ex_log.h"
 #include "target.h"
 
@@ -53,6 +54,9 @@ static void init_once(void)
 	int r;
 
 	ex_log_init("fuzz_tcp_target", l ? atoi(l) : -1);
+	/* the login budgets (budget.c) with their defaults */
+	if (budget_init(0) < 0)
+		abort();
 	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
 	if (lun_open("ram:64K", 0, 512, &g_tgt.luns[0]) < 0 ||
 	    lun_open("ram:64K,ro", 1, 4096, &g_tgt.luns[1]) < 0)
