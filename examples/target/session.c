@@ -121,6 +121,11 @@ static void nop_out(struct ttask *t)
 {
 	uint8_t r[ISCSI_BHS_LEN] = { 0 };
 	struct tconn *c = t->c;
+	/* RFC 7143 11.18 (Ping Data): the reflected data is limited to the
+	 * initiator's MaxRecvDataSegmentLength; the initiator may send more
+	 * (up to ours), and libidm refuses to send it (-EMSGSIZE), which
+	 * used to close the connection */
+	uint32_t len = t->data_len < c->sess->p.ini_mrdsl ? t->data_len : c->sess->p.ini_mrdsl;
 
 	r[0] = ISCSI_OP_NOP_IN;
 	r[1] = 0x80;
@@ -128,7 +133,7 @@ static void nop_out(struct ttask *t)
 	iscsi_put32(r + 16, t->itt);
 	iscsi_put32(r + 20, ISCSI_RESERVED_TAG); /* TTT */
 	conn_fill_sn(c, r, true);
-	conn_send(c, r, t->data, t->data_len);   /* echo the ping data */
+	conn_send(c, r, t->data, len);           /* echo the ping data */
 	session_task_done(t);
 }
 

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * idm-target's iSCSI layer as a whole (examples/target: login, text,
+ * session, task management, SCSI) fed the PDU stream of a hostile
+ * initiator, over the in-process libidm of fake_idm.c. The provider's own
+ * receive path is not in the loop (fuzz the TCP provider through a
+ * socket for that); every PDU arrives well framed, as libidm delivers
+ * it, and the target's parsing of its contents is what is tested.
+ *
+ * Input: one configuration byte, then records
+ *   sel(1) BHS(48) data(the BHS's DataSegmentLength, or what is left)
+ * configuration bit 0: the connections are iSER; bit 1: CHAP required
+ * (--chap); bit 2: the provider does digests; bit 3: an alias; bit 4:
+ * --key overrides. sel bit 0: connection 0 or 1 (a second connection
+ * tries session and connection reinstatement); bit 1: the initiator
+ * resets that connection first (Connection_Terminate_Notify); bit 2:
+ * time passes (timers run). A connection the target closed is replaced
+ * by a new one at its next PDU. Data-Out PDUs are the provider's: their
+ * data is what the following Get_Data transfers place.
+ */
+#include "fuzz.h"
+
+#include "fake_idm.h"
+#include "budget.h"
+#include "ex_log.h"
+#include "target.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REC_HDR (1 + ISCSI_BHS_LEN)
+#define MAX_PDUS 64
+#define MAX_DATA 65536u
+
+struct target g_tgt;
+
+static const char *overrides[] = {
+	"ImmediateData=No", "InitialR2T=Yes", "MaxBurstLength=4096",
+	"FirstBurstLength=512", "HeaderDigest=None", "ErrorRecoveryLevel=0",
+};
+
+static void setup(uint8_t cfg)
+{
+	static bool logs;
+
+	if (!logs) {
+		/* IDM_FUZZ_LOG=3 shows what the target says; quiet by default */
+		const char *l = getenv("IDM_FUZZ_LOG");
+		ex_log_init("fuzz_target", l ? atoi(l) : -1);
+		/* the login budgets (budget.c) with their defaults */
+		if (budget_init(0) < 0)
+			abort();
+		logs = true;
+	}
+	memset(&g_tgt, 0, sizeof(g_tgt));
+	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
+	if (cfg & 2) {
+		g_tgt.chap_user = "user";
+		g_tgt.chap_secret = "secret-secret";
+	}
+	g_tgt.caps = (cfg & 4) ? IDM_CAP_DIGESTS : 0;
+	if (cfg & 8)
+		g_tgt.alias = "fuzz target";
+	if (cfg & 16) {
+		for (size_t i = 0; i < sizeof(overrides) / sizeof(overrides[0]); i++)
+			g_tgt.key_overrides[i] = overrides[i];
+		g_tgt.nkey_overrides = (int)(sizeof(overrides) / sizeof(overrides[0]));
+	}
+	/* LUN 0: 512-byte blocks, LUN 1: 4096-byte blocks, write protected */
+	if (lun_open("ram:64K", 0, 512, &g_tgt.luns[0]) < 0 ||
+	    lun_open("ram:64K,ro", 1, 4096, &g_tgt.luns[1]) < 0)
+		abort();
+	g_tgt.nluns = 2;
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if (lun_attach_ctx(g_tgt.luns[i], NULL) < 0)
+			abort();
+}
+
+static void teardown(void)
+{
+	conn_destroy_all();
+	while (g_tgt.sessions)
+		session_destroy(g_tgt.sessions);
+	pool_destroy();
+	fake_reset();
+	for (int i = 0; i < g_tgt.nluns; i++)
+		lun_close(g_tgt.luns[i]);
+	g_tgt.nluns = 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *provider;
+	idm_conn *conn[2] = { NULL, NULL };
+
+	if (size < 1)
+		return 0;
+	setup(data[0]);
+	provider = (data[0] & 1) ? "iser" : "tcp";
+	data++;
+	size--;
+	for (int i = 0; i < MAX_PDUS && size >= REC_HDR; i++) {
+		uint8_t sel = data[0];
+		const uint8_t *bhs = data + 1;
+		size_t len = iscsi_bhs_data_len(bhs);
+		idm_conn **c = &conn[sel & 1];
+
+		if (len > MAX_DATA)
+			len = MAX_DATA;
+		if (len > size - REC_HDR)
+			len = size - REC_HDR;
+		if (*c && !fake_conn_alive(*c))
+			*c = NULL;
+		if (*c && (sel & 2)) {
+			fake_terminate_notify(*c);
+			*c = NULL;
+		}
+		if (!*c)
+			*c = fake_conn_new(provider, conn_accept);
+		if (*c) {
+			if (iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_OUT)
+				fake_set_data_out(bhs + ISCSI_BHS_LEN, len);
+			else
+				fake_deliver(*c, bhs, bhs + ISCSI_BHS_LEN, len);
+			fake_complete();
+		}
+		if (sel & 4) {
+			session_timers();
+			tmf_check_all();
+		}
+		conn_reap();
+		data += REC_HDR + len;
+		size -= REC_HDR + len;
+	}
+	teardown();
+	return 0;
+}
