@@ -220,13 +220,10 @@ struct iser_task {
 	uint32_t r_stag, w_stag;
 	uint64_t r_va, w_va;
 	uint32_t edtl;
-	uint32_t imm_len, unsol_len;
-	const uint8_t *imm_now; /* immediate data while in control_notify */
-	bool imm_taken;         /* Get_Data copied it from the receive buffer */
-	uint8_t *staged;        /* unsolicited data nobody asked for yet */
-	uint32_t staged_len;
+	/* immediate and unsolicited data: what is expected, what arrived,
+	 * what is staged (the shared datamover layer, iser_unsol.c) */
+	struct idm_prov_unsol unsol;
 	uint32_t datasn, r2tsn;
-	uint32_t placed;
 	struct iser_dop dops[ISER_TASK_DOPS];
 };
 

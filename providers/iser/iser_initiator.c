@@ -210,8 +210,12 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 		out_mr = iser_buf_mr(ic->ip, ic->dev, out.buf);
 		out_len = out.length < edtl ? out.length : edtl;
 		out_base = out.addr;
-		iser_unsolicited(ic->params, out_len, idm_prov_send_dsl(c), &imm,
-				 &unsol);
+		struct idm_prov_unsol_plan plan;
+
+		idm_prov_unsol_plan(ic->params, idm_prov_send_dsl(c), edtl,
+				    out.length, &plan);
+		imm = plan.imm;
+		unsol = plan.unsol_end;
 	}
 	/* binds, the command Send and its Data-Outs leave as one chain */
 	iser_plug(ic);
