@@ -48,6 +48,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <libidm/provider.h>
+#include <libidm/provider_util.h>
 #include "iser_keys.h"
 #include "iser_wire.h"
 
@@ -174,7 +175,7 @@ struct iser_op {
  * few op slots): kept, in order, until Send completions give some back.
  * Allocated only on that slow path. */
 struct iser_pend {
-	struct iser_pend *next;
+	struct idm_sq_link link; /* in ic->pend */
 	struct idm_task *task; /* SCSI Command (initiator); NULL: control */
 	uint32_t len;          /* control: message bytes; command: AHS bytes */
 	uint32_t inv;          /* control: rkey to invalidate with the Send */
@@ -297,7 +298,7 @@ struct iser_conn {
 	struct iser_op *sq_wait, *sq_wait_tail; /* built, not yet posted */
 	struct iser_op *posted, *posted_tail;   /* on the SQ, post order */
 	int plugged;           /* > 0: collect WRs, post them as one chain */
-	struct iser_pend *pend, *pend_tail;     /* Sends waiting for buffers */
+	struct idm_sq pend;    /* struct iser_pend: Sends waiting for buffers */
 	uint64_t stat_wrs, stat_signalled;      /* WRs posted / signalled */
 	/* target data path, logged at teardown (debug): write commands,
 	 * the largest EDTL, Sends of unsolicited data, RDMA Reads */

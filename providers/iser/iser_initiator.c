@@ -181,7 +181,7 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 		return -EMSGSIZE;
 	/* Behind commands already waiting, or when the message pool or the
 	 * op slots ran short: keep it, in order, until Sends complete. */
-	if (ic->pend || ic->hello_wait || !tx->n_free ||
+	if (!idm_sq_empty(&ic->pend) || ic->hello_wait || !tx->n_free ||
 	    ISER_OPS - ic->ops_used < 5)
 		return iser_pend_cmd(ic, bhs, ahs, ahs_len, t);
 	return ini_cmd_post(ic, bhs, ahs, ahs_len, t);
