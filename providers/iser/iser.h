@@ -214,7 +214,8 @@ struct iser_task {
 	struct ibv_mr *dout_mr;
 	uint8_t *dout_base;
 	bool dout_queued;
-	struct idm_task *dout_link;
+	struct idm_sq_link dout_link; /* in ic->dout */
+	struct idm_task *dout_task;   /* this task, for the queue's walker */
 	struct iser_pend *cmd_pend; /* command still waiting for a buffer */
 	/* target: the initiator's buffers, from the command's iSER header */
 	bool rsv, wsv;
@@ -304,7 +305,7 @@ struct iser_conn {
 	 * the largest EDTL, Sends of unsolicited data, RDMA Reads */
 	uint64_t stat_writes, stat_unsol_sends, stat_reads, stat_read_bytes;
 	uint32_t stat_max_edtl;
-	struct idm_task *dout_head, *dout_tail; /* tasks owing Data-Out */
+	struct idm_sq dout;    /* struct iser_task: tasks owing Data-Out */
 	struct ibv_mw **mw_free;
 	uint32_t n_mw_free, n_mw;
 

@@ -69,30 +69,37 @@ static int dout_push(struct iser_conn *ic, struct idm_task *t)
 	return 0;
 }
 
+/* The task at the head of the Data-Out queue, or NULL. */
+static struct idm_task *dout_first(struct iser_conn *ic)
+{
+	struct idm_sq_link *l = ic->dout.head;
+
+	return l ? IDM_PROV_CONTAINER_OF(l, struct iser_task, dout_link)->dout_task
+		 : NULL;
+}
+
 static void dout_unqueue(struct iser_conn *ic, struct idm_task *t)
 {
-	struct idm_task **pp = &ic->dout_head, *prev = NULL;
+	struct iser_task *it = iser_task(t);
+	struct idm_sq_link *prev = NULL, *l;
 
-	if (!iser_task(t)->dout_queued)
+	if (!it->dout_queued)
 		return;
-	while (*pp && *pp != t) {
-		prev = *pp;
-		pp = &iser_task(*pp)->dout_link;
+	for (l = ic->dout.head; l; prev = l, l = l->next) {
+		if (l == &it->dout_link) {
+			idm_sq_remove(&ic->dout, prev, l);
+			break;
+		}
 	}
-	if (*pp) {
-		*pp = iser_task(t)->dout_link;
-		if (ic->dout_tail == t)
-			ic->dout_tail = prev;
-	}
-	iser_task(t)->dout_queued = false;
-	iser_task(t)->dout_link = NULL;
+	it->dout_queued = false;
 }
 
 /* Send room came back: Data-Out that waited goes first. */
 static void ini_sq_room(struct iser_conn *ic)
 {
-	while (ic->dout_head && ic->state == ISER_UP) {
-		struct idm_task *t = ic->dout_head;
+	struct idm_task *t;
+
+	while ((t = dout_first(ic)) && ic->state == ISER_UP) {
 		int r = dout_push(ic, t);
 
 		if (r < 0) {
@@ -121,15 +128,11 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	it->dout_mr = mr;
 	it->dout_base = base;
 	/* behind tasks already waiting, to keep each task's order simple */
-	r = ic->dout_head ? 1 : dout_push(ic, t);
+	r = !idm_sq_empty(&ic->dout) ? 1 : dout_push(ic, t);
 	if (r > 0) {
 		it->dout_queued = true;
-		it->dout_link = NULL;
-		if (ic->dout_tail)
-			iser_task(ic->dout_tail)->dout_link = t;
-		else
-			ic->dout_head = t;
-		ic->dout_tail = t;
+		it->dout_task = t;
+		idm_sq_push(&ic->dout, &it->dout_link);
 		r = 0;
 	}
 	return r;
