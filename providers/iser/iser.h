@@ -48,6 +48,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <libidm/provider.h>
+#include <libidm/provider_util.h>
 #include "iser_keys.h"
 #include "iser_wire.h"
 
@@ -174,7 +175,7 @@ struct iser_op {
  * few op slots): kept, in order, until Send completions give some back.
  * Allocated only on that slow path. */
 struct iser_pend {
-	struct iser_pend *next;
+	struct idm_sq_link link; /* in ic->pend */
 	struct idm_task *task; /* SCSI Command (initiator); NULL: control */
 	uint32_t len;          /* control: message bytes; command: AHS bytes */
 	uint32_t inv;          /* control: rkey to invalidate with the Send */
@@ -213,20 +214,18 @@ struct iser_task {
 	struct ibv_mr *dout_mr;
 	uint8_t *dout_base;
 	bool dout_queued;
-	struct idm_task *dout_link;
+	struct idm_sq_link dout_link; /* in ic->dout */
+	struct idm_task *dout_task;   /* this task, for the queue's walker */
 	struct iser_pend *cmd_pend; /* command still waiting for a buffer */
 	/* target: the initiator's buffers, from the command's iSER header */
 	bool rsv, wsv;
 	uint32_t r_stag, w_stag;
 	uint64_t r_va, w_va;
 	uint32_t edtl;
-	uint32_t imm_len, unsol_len;
-	const uint8_t *imm_now; /* immediate data while in control_notify */
-	bool imm_taken;         /* Get_Data copied it from the receive buffer */
-	uint8_t *staged;        /* unsolicited data nobody asked for yet */
-	uint32_t staged_len;
+	/* immediate and unsolicited data: what is expected, what arrived,
+	 * what is staged (the shared datamover layer, iser_unsol.c) */
+	struct idm_prov_unsol unsol;
 	uint32_t datasn, r2tsn;
-	uint32_t placed;
 	struct iser_dop dops[ISER_TASK_DOPS];
 };
 
@@ -300,13 +299,13 @@ struct iser_conn {
 	struct iser_op *sq_wait, *sq_wait_tail; /* built, not yet posted */
 	struct iser_op *posted, *posted_tail;   /* on the SQ, post order */
 	int plugged;           /* > 0: collect WRs, post them as one chain */
-	struct iser_pend *pend, *pend_tail;     /* Sends waiting for buffers */
+	struct idm_sq pend;    /* struct iser_pend: Sends waiting for buffers */
 	uint64_t stat_wrs, stat_signalled;      /* WRs posted / signalled */
 	/* target data path, logged at teardown (debug): write commands,
 	 * the largest EDTL, Sends of unsolicited data, RDMA Reads */
 	uint64_t stat_writes, stat_unsol_sends, stat_reads, stat_read_bytes;
 	uint32_t stat_max_edtl;
-	struct idm_task *dout_head, *dout_tail; /* tasks owing Data-Out */
+	struct idm_sq dout;    /* struct iser_task: tasks owing Data-Out */
 	struct ibv_mw **mw_free;
 	uint32_t n_mw_free, n_mw;
 

@@ -2,8 +2,9 @@
 /*
  * The life of a connection once it exists: failing it (from any layer),
  * the teardown that takes every WR, buffer and task back, and the final
- * free. Its tasks are released by the role's data mover
- * (ic->role->task_release).
+ * free. Its tasks are released through the core
+ * (idm_prov_conn_release_tasks), which calls our task_free op: the role's
+ * data mover (ic->role->task_release).
  */
 #include "iser_conn.h"
 #include "iser_mem.h"
@@ -36,20 +37,6 @@ struct iser_conn *iser_conn_new(struct iser_prov *ip, struct idm_ctx *ctx,
 		return NULL;
 	}
 	return ic;
-}
-
-static int release_task(struct idm_task *t, void *arg)
-{
-	struct iser_conn *ic = arg;
-
-	ic->role->task_release(ic, t);
-	return 0;
-}
-
-static void release_tasks(struct iser_conn *ic)
-{
-	if (ic->conn)
-		idm_prov_conn_foreach_task(ic->conn, release_task, ic);
 }
 
 /* What must not outlive the end of a connection even while its QP still
@@ -95,7 +82,10 @@ static void teardown(struct iser_conn *ic)
 			ic->disc_deferred = true;
 	}
 	iser_drain(ic);
-	release_tasks(ic);
+	/* the core runs our task_free for each task (the role's
+	 * task_release) and forgets their recorded transfers */
+	if (ic->conn)
+		idm_prov_conn_release_tasks(ic->conn);
 	quiesce(ic);
 }
 

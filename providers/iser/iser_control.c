@@ -72,7 +72,7 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	/* No message buffer free, or PDUs already waiting for one: keep
 	 * this one in order behind them (iser_send.c) rather than fail. */
 	m = NULL;
-	if (!ic->pend && !ic->hello_wait) {
+	if (idm_sq_empty(&ic->pend) && !ic->hello_wait) {
 		m = iser_tx_msg(ic, (uint32_t)len);
 		if (!m && len > tx->size)
 			return -ENOMEM; /* the one-off message */

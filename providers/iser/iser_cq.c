@@ -68,7 +68,7 @@ static void sq_refill(struct iser_conn *ic)
 	iser_plug(ic);
 	if (ic->role->sq_room)
 		ic->role->sq_room(ic);
-	if (ic->pend && ic->state == ISER_UP)
+	if (!idm_sq_empty(&ic->pend) && ic->state == ISER_UP)
 		iser_pend_run(ic);
 	iser_unplug(ic);
 }

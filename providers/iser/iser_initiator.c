@@ -69,30 +69,37 @@ static int dout_push(struct iser_conn *ic, struct idm_task *t)
 	return 0;
 }
 
+/* The task at the head of the Data-Out queue, or NULL. */
+static struct idm_task *dout_first(struct iser_conn *ic)
+{
+	struct idm_sq_link *l = ic->dout.head;
+
+	return l ? IDM_PROV_CONTAINER_OF(l, struct iser_task, dout_link)->dout_task
+		 : NULL;
+}
+
 static void dout_unqueue(struct iser_conn *ic, struct idm_task *t)
 {
-	struct idm_task **pp = &ic->dout_head, *prev = NULL;
+	struct iser_task *it = iser_task(t);
+	struct idm_sq_link *prev = NULL, *l;
 
-	if (!iser_task(t)->dout_queued)
+	if (!it->dout_queued)
 		return;
-	while (*pp && *pp != t) {
-		prev = *pp;
-		pp = &iser_task(*pp)->dout_link;
+	for (l = ic->dout.head; l; prev = l, l = l->next) {
+		if (l == &it->dout_link) {
+			idm_sq_remove(&ic->dout, prev, l);
+			break;
+		}
 	}
-	if (*pp) {
-		*pp = iser_task(t)->dout_link;
-		if (ic->dout_tail == t)
-			ic->dout_tail = prev;
-	}
-	iser_task(t)->dout_queued = false;
-	iser_task(t)->dout_link = NULL;
+	it->dout_queued = false;
 }
 
 /* Send room came back: Data-Out that waited goes first. */
 static void ini_sq_room(struct iser_conn *ic)
 {
-	while (ic->dout_head && ic->state == ISER_UP) {
-		struct idm_task *t = ic->dout_head;
+	struct idm_task *t;
+
+	while ((t = dout_first(ic)) && ic->state == ISER_UP) {
 		int r = dout_push(ic, t);
 
 		if (r < 0) {
@@ -121,15 +128,11 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	it->dout_mr = mr;
 	it->dout_base = base;
 	/* behind tasks already waiting, to keep each task's order simple */
-	r = ic->dout_head ? 1 : dout_push(ic, t);
+	r = !idm_sq_empty(&ic->dout) ? 1 : dout_push(ic, t);
 	if (r > 0) {
 		it->dout_queued = true;
-		it->dout_link = NULL;
-		if (ic->dout_tail)
-			iser_task(ic->dout_tail)->dout_link = t;
-		else
-			ic->dout_head = t;
-		ic->dout_tail = t;
+		it->dout_task = t;
+		idm_sq_push(&ic->dout, &it->dout_link);
 		r = 0;
 	}
 	return r;
@@ -181,7 +184,7 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 		return -EMSGSIZE;
 	/* Behind commands already waiting, or when the message pool or the
 	 * op slots ran short: keep it, in order, until Sends complete. */
-	if (ic->pend || ic->hello_wait || !tx->n_free ||
+	if (!idm_sq_empty(&ic->pend) || ic->hello_wait || !tx->n_free ||
 	    ISER_OPS - ic->ops_used < 5)
 		return iser_pend_cmd(ic, bhs, ahs, ahs_len, t);
 	return ini_cmd_post(ic, bhs, ahs, ahs_len, t);
@@ -210,8 +213,12 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 		out_mr = iser_buf_mr(ic->ip, ic->dev, out.buf);
 		out_len = out.length < edtl ? out.length : edtl;
 		out_base = out.addr;
-		iser_unsolicited(ic->params, out_len, idm_prov_send_dsl(c), &imm,
-				 &unsol);
+		struct idm_prov_unsol_plan plan;
+
+		idm_prov_unsol_plan(ic->params, idm_prov_send_dsl(c), edtl,
+				    out.length, &plan);
+		imm = plan.imm;
+		unsol = plan.unsol_end;
 	}
 	/* binds, the command Send and its Data-Outs leave as one chain */
 	iser_plug(ic);

@@ -125,16 +125,3 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 	s->rx_depth = (uint32_t)(want < limit ? want : limit);
 	s->tx_depth = ISER_TX_DEPTH;
 }
-
-void iser_unsolicited(const struct idm_conn_params *p, uint32_t edtl,
-		      uint32_t send_dsl, uint32_t *imm, uint32_t *unsol)
-{
-	uint32_t fb = p->first_burst_length < edtl ? p->first_burst_length : edtl;
-	uint32_t i = 0;
-
-	if (p->immediate_data) {
-		i = fb < send_dsl ? fb : send_dsl;
-	}
-	*imm = i;
-	*unsol = p->initial_r2t ? i : fb;
-}

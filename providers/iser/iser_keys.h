@@ -61,9 +61,4 @@ void iser_sizes_login(struct iser_sizes *s);
 void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 		    enum idm_role role, uint32_t rx_depth, uint32_t window);
 
-/* Unsolicited bytes of a write command (immediate + unsolicited Data-Out)
- * that the initiator sends as Sends, and how many of them are immediate. */
-void iser_unsolicited(const struct idm_conn_params *p, uint32_t edtl,
-		      uint32_t send_dsl, uint32_t *imm, uint32_t *unsol);
-
 #endif

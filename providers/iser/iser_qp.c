@@ -181,5 +181,5 @@ void iser_qp_destroy(struct iser_conn *ic)
 		rdma_destroy_qp(ic->id);
 	ic->qp = NULL;
 	iser_cq_destroy(ic);
-	ic->dout_head = ic->dout_tail = NULL;
+	idm_sq_init(&ic->dout);
 }

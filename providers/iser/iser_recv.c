@@ -175,18 +175,6 @@ void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs)
 	pdu->data_len = dlen;
 }
 
-static bool initiator_op(uint8_t op)
-{
-	return op <= ISCSI_OP_LOGOUT_REQ || op == ISCSI_OP_SNACK_REQ;
-}
-
-static bool target_op(uint8_t op)
-{
-	return (op >= ISCSI_OP_NOP_IN && op <= ISCSI_OP_LOGOUT_RSP) ||
-	       op == ISCSI_OP_R2T || op == ISCSI_OP_ASYNC_MSG ||
-	       op == ISCSI_OP_REJECT;
-}
-
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc)
 {
 	struct idm_conn *c = ic->conn;
@@ -198,6 +186,7 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 	const uint8_t *bhs;
 	uint32_t ahs_len, dlen;
 	uint8_t op;
+	int r;
 
 	if (len > m->size || iser_hdr_decode(m->mem, len, &h) < 0) {
 		uint8_t b0 = len ? m->mem[0] : 0;
@@ -224,16 +213,21 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 			       "%u-byte Send", op, ahs_len, dlen, len);
 		return;
 	}
-	if (target ? !initiator_op(op) : !target_op(op)) {
+	/* The shared opcode table (RFC 7143 section 11). Data-Out travels
+	 * in Sends, hence IDM_PROV_OP_DATA; Data-In and R2T pass it and are
+	 * refused below with the iSER reason. */
+	r = idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
+				  login ? IDM_CONN_PHASE_LOGIN : IDM_CONN_PHASE_FFP,
+				  IDM_PROV_OP_DATA);
+	if (r < 0) {
 		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
-			       op, target ? "initiator" : "target");
-		return;
-	}
-	if ((op == ISCSI_OP_LOGIN_REQ || op == ISCSI_OP_LOGIN_RSP) != login) {
-		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO, "opcode %#x not allowed in the %s phase",
-			       op, login ? "login" : "full feature");
+		if (r == -EINVAL)
+			iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
+				       op, target ? "initiator" : "target");
+		else
+			iser_conn_fail(ic, -EPROTO,
+				       "opcode %#x not allowed in the %s phase",
+				       op, login ? "login" : "full feature");
 		return;
 	}
 	if (op == ISCSI_OP_DATA_IN || op == ISCSI_OP_R2T) {

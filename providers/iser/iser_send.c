@@ -70,14 +70,9 @@ int iser_send_msg(struct iser_conn *ic, struct iser_msg *m, uint32_t len,
 	return 0;
 }
 
-static void pend_append(struct iser_conn *ic, struct iser_pend *p)
+static struct iser_pend *pend_of(struct idm_sq_link *l)
 {
-	p->next = NULL;
-	if (ic->pend_tail)
-		ic->pend_tail->next = p;
-	else
-		ic->pend = p;
-	ic->pend_tail = p;
+	return l ? IDM_PROV_CONTAINER_OF(l, struct iser_pend, link) : NULL;
 }
 
 uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
@@ -89,7 +84,7 @@ uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
 	p->task = NULL;
 	p->len = len;
 	p->inv = inv;
-	pend_append(ic, p);
+	idm_sq_push(&ic->pend, &p->link);
 	return p->bytes;
 }
 
@@ -107,7 +102,7 @@ int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	if (ahs_len)
 		memcpy(p->bytes + ISCSI_BHS_LEN, ahs, ahs_len);
 	iser_task(t)->cmd_pend = p;
-	pend_append(ic, p);
+	idm_sq_push(&ic->pend, &p->link);
 	return 0;
 }
 
@@ -128,11 +123,9 @@ void iser_pend_run(struct iser_conn *ic)
 	int r;
 
 	iser_plug(ic);
-	while ((p = ic->pend) && ic->state == ISER_UP && !ic->hello_wait &&
-	       room_for(ic, p)) {
-		ic->pend = p->next;
-		if (!ic->pend)
-			ic->pend_tail = NULL;
+	while ((p = pend_of(ic->pend.head)) && ic->state == ISER_UP &&
+	       !ic->hello_wait && room_for(ic, p)) {
+		idm_sq_pop(&ic->pend);
 		if (p->task) {
 			iser_task(p->task)->cmd_pend = NULL;
 			r = ic->role->cmd_post(ic, p->bytes,
@@ -161,33 +154,28 @@ void iser_pend_run(struct iser_conn *ic)
 
 void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t)
 {
-	struct iser_pend **pp = &ic->pend, *prev = NULL, *p;
+	struct iser_pend *p = iser_task(t)->cmd_pend;
+	struct idm_sq_link *prev = NULL, *l;
 
-	if (!iser_task(t)->cmd_pend)
+	if (!p)
 		return;
-	while ((p = *pp) != NULL) {
-		if (p->task == t) {
-			*pp = p->next;
-			if (ic->pend_tail == p)
-				ic->pend_tail = prev;
+	for (l = ic->pend.head; l; prev = l, l = l->next) {
+		if (l == &p->link) {
+			idm_sq_remove(&ic->pend, prev, l);
 			free(p);
 			break;
 		}
-		prev = p;
-		pp = &p->next;
 	}
 	iser_task(t)->cmd_pend = NULL;
 }
 
 void iser_pend_free_all(struct iser_conn *ic)
 {
-	while (ic->pend) {
-		struct iser_pend *p = ic->pend;
+	struct iser_pend *p;
 
-		ic->pend = p->next;
+	while ((p = pend_of(idm_sq_pop(&ic->pend))) != NULL) {
 		if (p->task)
 			iser_task(p->task)->cmd_pend = NULL;
 		free(p);
 	}
-	ic->pend_tail = NULL;
 }

@@ -29,25 +29,30 @@
  * iSER header and the command's unsolicited data accounting. */
 static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 		   const uint8_t *bhs, const uint8_t *data, uint32_t dlen,
-		   struct idm_task **out)
+		   struct idm_task **out, const char **why)
 {
 	struct idm_conn *c = ic->conn;
 	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
 	bool write = bhs[1] & ISCSI_CMD_WRITE;
-	const struct idm_conn_params *p = ic->params;
-	uint32_t fb = p->first_burst_length < edtl ? p->first_burst_length
-						   : edtl;
+	struct idm_prov_unsol u;
 	struct iser_task *it;
 	struct idm_task *t;
 	int r;
 
-	/* Check what the peer claims before creating anything. */
-	if (dlen && (!write || !p->immediate_data || dlen > fb ||
-		     dlen > idm_prov_recv_dsl(c)))
+	/* Check what the peer claims before creating anything: the shared
+	 * unsolicited data rules, and a Send no larger than we declared. */
+	if (dlen > idm_prov_recv_dsl(c)) {
+		*why = "immediate data longer than our RecvDataSegmentLength";
+		return -EPROTO;
+	}
+	if (idm_prov_unsol_cmd(&u, ic->params, write, edtl, dlen,
+			       bhs[1] & ISCSI_FLAG_FINAL, why) < 0)
 		return -EPROTO;
 	r = idm_prov_task_new(c, iscsi_bhs_itt(bhs), &t);
-	if (r < 0)
+	if (r < 0) {
+		*why = r == -EEXIST ? "ITT already in use" : "no task";
 		return r == -EEXIST ? -EPROTO : r;
+	}
 	it = iser_task(t);
 	memset(it, 0, sizeof(*it));
 	it->rsv = h->rsv;
@@ -57,10 +62,9 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 	it->w_stag = h->write_stag;
 	it->w_va = h->write_va;
 	it->edtl = edtl;
-	it->imm_len = dlen;
-	it->unsol_len = write ? (p->initial_r2t ? dlen : fb) : 0;
-	it->placed = dlen; /* immediate data is here */
-	it->imm_now = data;
+	it->unsol = u;
+	/* Get_Data from the notify takes the immediate data in place */
+	it->unsol.imm = dlen ? data : NULL;
 	if (write) {
 		ic->stat_writes++;
 		ic->stat_unsol_sends += dlen != 0;
@@ -80,24 +84,28 @@ static bool tgt_recv(struct iser_conn *ic, struct iser_msg *m,
 	const uint8_t *bhs = pdu->bhs;
 	uint8_t op = iscsi_bhs_opcode(bhs);
 	struct idm_task *t = NULL;
+	const char *why = "";
+	char dwhy[160];
 	int r;
 
 	(void)wc;
 	if (op == ISCSI_OP_DATA_OUT) {
-		r = iser_tgt_data_out(ic, bhs, pdu->data, pdu->data_len);
+		dwhy[0] = '\0';
+		r = iser_tgt_data_out(ic, bhs, pdu->data, pdu->data_len, dwhy,
+				      sizeof(dwhy));
 		iser_rx_done(ic, m);
 		if (r < 0)
-			iser_conn_fail(ic, r, "bad unsolicited Data-Out (ITT %#x)",
-				       iscsi_bhs_itt(bhs));
+			iser_conn_fail(ic, r, "bad unsolicited Data-Out (ITT %#x): %s",
+				       iscsi_bhs_itt(bhs), dwhy);
 		return true;
 	}
 	if (op != ISCSI_OP_SCSI_CMD)
 		return false;
-	r = tgt_cmd(ic, h, bhs, pdu->data, pdu->data_len, &t);
+	r = tgt_cmd(ic, h, bhs, pdu->data, pdu->data_len, &t, &why);
 	if (r < 0) {
 		iser_rx_done(ic, m);
-		iser_conn_fail(ic, r, "bad SCSI Command (ITT %#x)",
-			       iscsi_bhs_itt(bhs));
+		iser_conn_fail(ic, r, "bad SCSI Command (ITT %#x): %s",
+			       iscsi_bhs_itt(bhs), why);
 		return true;
 	}
 	pdu->task = t;
@@ -256,7 +264,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -ENOTCONN;
 	if (end > it->edtl)
 		return -ERANGE;
-	s = offset > it->unsol_len ? offset : it->unsol_len;
+	s = offset > it->unsol.end ? offset : it->unsol.end;
 	if (s < end) {
 		if (!it->wsv)
 			return -EINVAL; /* no Write STag: nothing to read */
@@ -279,9 +287,10 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 
 	/* unsolicited part: copy what arrived; the rest is placed by the
 	 * Data-Out handler as it comes */
-	u_end = end < it->unsol_len ? end : it->unsol_len;
+	u_end = end < it->unsol.end ? end : it->unsol.end;
 	if (offset < u_end)
-		d->remaining -= iser_unsol_copy(it, d, offset, u_end);
+		d->remaining -= idm_prov_unsol_take(&it->unsol, offset,
+						    u_end - offset, dst);
 
 	if (s < end) {
 		struct iser_op *op = iser_op_get(ic, ISER_OP_READ);
@@ -297,7 +306,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		op->wr.opcode = IBV_WR_RDMA_READ;
 		op->wr.num_sge = 1;
 		op->wr.sg_list = &op->sge[0];
-		op->wr.wr.rdma.remote_addr = it->w_va + (s - it->unsol_len);
+		op->wr.wr.rdma.remote_addr = it->w_va + (s - it->unsol.end);
 		op->wr.wr.rdma.rkey = it->w_stag;
 		/* at most ORD Reads outstanding (8.2): the send queue
 		 * holds the rest back in order */
@@ -325,7 +334,7 @@ static void tgt_task_release(struct iser_conn *ic, struct idm_task *t)
 	iser_sq_purge_task(ic, t);
 	iser_dops_cancel(ic, it);
 	iser_ops_orphan(ic, t);
-	iser_unsol_free(it);
+	idm_prov_unsol_free(&it->unsol);
 	it->rsv = it->wsv = false;
 }
 

@@ -8,14 +8,9 @@
 /* The command's Control_Notify returned: stage its immediate data if
  * Get_Data did not take it meanwhile. */
 void iser_tgt_cmd_done(struct iser_conn *ic, struct idm_task *t);
-/* Copy [from, to) of the unsolicited data already here into d's
- * destination. Returns the bytes copied. */
-uint32_t iser_unsol_copy(struct iser_task *it, struct iser_dop *d,
-			 uint32_t from, uint32_t to);
-/* An unsolicited Data-Out PDU. */
+/* An unsolicited Data-Out PDU. < 0 with the reason written to why. */
 int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
-		      const uint8_t *data, uint32_t dlen);
-/* The task ends: drop what is staged. */
-void iser_unsol_free(struct iser_task *it);
+		      const uint8_t *data, uint32_t dlen, char *why,
+		      size_t whylen);
 
 #endif

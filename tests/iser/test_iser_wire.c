@@ -303,27 +303,28 @@ END_TEST
 
 START_TEST(unsolicited)
 {
+	/* the initiator's plan (iser_initiator.c), from the shared layer */
 	struct idm_conn_params p;
-	uint32_t imm, unsol;
+	struct idm_prov_unsol_plan pl;
 
 	idm_prov_params_default(&p); /* ImmediateData=Yes InitialR2T=Yes FBL 64K */
-	iser_unsolicited(&p, 1000000, 8192, &imm, &unsol);
-	ck_assert_uint_eq(imm, 8192);
-	ck_assert_uint_eq(unsol, 8192);
-	iser_unsolicited(&p, 100, 8192, &imm, &unsol);
-	ck_assert_uint_eq(imm, 100);
-	ck_assert_uint_eq(unsol, 100);
+	idm_prov_unsol_plan(&p, 8192, 1000000, 1000000, &pl);
+	ck_assert_uint_eq(pl.imm, 8192);
+	ck_assert_uint_eq(pl.unsol_end, 8192);
+	idm_prov_unsol_plan(&p, 8192, 100, 100, &pl);
+	ck_assert_uint_eq(pl.imm, 100);
+	ck_assert_uint_eq(pl.unsol_end, 100);
 	p.initial_r2t = false;
-	iser_unsolicited(&p, 1000000, 8192, &imm, &unsol);
-	ck_assert_uint_eq(imm, 8192);
-	ck_assert_uint_eq(unsol, 65536);
+	idm_prov_unsol_plan(&p, 8192, 1000000, 1000000, &pl);
+	ck_assert_uint_eq(pl.imm, 8192);
+	ck_assert_uint_eq(pl.unsol_end, 65536);
 	p.immediate_data = false;
-	iser_unsolicited(&p, 30000, 8192, &imm, &unsol);
-	ck_assert_uint_eq(imm, 0);
-	ck_assert_uint_eq(unsol, 30000);
+	idm_prov_unsol_plan(&p, 8192, 30000, 30000, &pl);
+	ck_assert_uint_eq(pl.imm, 0);
+	ck_assert_uint_eq(pl.unsol_end, 30000);
 	p.initial_r2t = true;
-	iser_unsolicited(&p, 30000, 8192, &imm, &unsol);
-	ck_assert_uint_eq(imm + unsol, 0);
+	idm_prov_unsol_plan(&p, 8192, 30000, 30000, &pl);
+	ck_assert_uint_eq(pl.imm + pl.unsol_end, 0);
 }
 END_TEST
 
