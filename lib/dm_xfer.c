@@ -38,27 +38,39 @@ struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,
 	return x;
 }
 
+/* Unlink l (prev is the link before it, NULL at the head) and recycle it. */
+static void xfer_unlink(struct idm_task *t, struct idm_sq_link *prev,
+			struct idm_sq_link *l)
+{
+	idm_sq_remove(&t->xfers, prev, l);
+	idm_pool_put(&t->conn->xfer_pool, xfer_of(l));
+}
+
 void idmp_xfer_del(struct idm_task *t, struct idmp_xfer *x)
 {
 	struct idm_sq_link *prev = NULL, *l;
 
 	for (l = t->xfers.head; l; prev = l, l = l->next) {
 		if (l == &x->link) {
-			idm_sq_remove(&t->xfers, prev, l);
-			idm_pool_put(&t->conn->xfer_pool, x);
+			xfer_unlink(t, prev, l);
 			return;
 		}
 	}
 }
 
+/* One walk: the match is unlinked where it is found, with its
+ * predecessor at hand, rather than searched for again by
+ * idmp_xfer_del(). */
 void idmp_xfer_done(struct idm_task *t, enum idm_data_dir dir, uint32_t offset,
 		    uint32_t length)
 {
-	for (struct idm_sq_link *l = t->xfers.head; l; l = l->next) {
-		struct idmp_xfer *x = xfer_of(l);
+	struct idm_sq_link *prev = NULL, *l;
+
+	for (l = t->xfers.head; l; prev = l, l = l->next) {
+		const struct idmp_xfer *x = xfer_of(l);
 
 		if (x->x.dir == dir && x->x.offset == offset && x->x.length == length) {
-			idmp_xfer_del(t, x);
+			xfer_unlink(t, prev, l);
 			return;
 		}
 	}
