@@ -138,27 +138,27 @@ static int connect_to(const struct hold_opts *o)
 static int send_login(int fd, long idx, uint8_t csg, uint8_t nsg,
 		      uint32_t exp_statsn, const char *keys, size_t klen)
 {
-	uint8_t pdu[ISCSI_BHS_LEN + 1024];
+	uint8_t pdu[IDM_ISCSI_BHS_LEN + 1024];
 	static const uint8_t zero[4];
 
-	if (klen > sizeof(pdu) - ISCSI_BHS_LEN)
+	if (klen > sizeof(pdu) - IDM_ISCSI_BHS_LEN)
 		return -E2BIG;
-	memset(pdu, 0, ISCSI_BHS_LEN);
-	pdu[ISCSI_BHS_OPCODE] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	pdu[ISCSI_BHS_FLAGS] = ISCSI_LOGIN_TRANSIT |
-			       (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT) | nsg;
-	iscsi_put24(pdu + ISCSI_BHS_DATA_SEG_LEN, (uint32_t)klen);
+	memset(pdu, 0, IDM_ISCSI_BHS_LEN);
+	pdu[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	pdu[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_LOGIN_TRANSIT |
+			       (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT) | nsg;
+	idm_iscsi_put24(pdu + IDM_ISCSI_BHS_DATA_SEG_LEN, (uint32_t)klen);
 	/* ISID: type 2 (random, "0x80" in the top bits) with the session
 	 * index in the qualifier, so no two sessions reinstate each other. */
 	pdu[8] = 0x80;
 	pdu[9] = 0x42;
-	iscsi_put32(pdu + 10, (uint32_t)idx);
+	idm_iscsi_put32(pdu + 10, (uint32_t)idx);
 	/* TSIH 0 (bytes 14-15): a new session */
-	iscsi_put32(pdu + ISCSI_BHS_ITT, (uint32_t)idx);
-	iscsi_put32(pdu + ISCSI_BHS_CMDSN, 1);
-	iscsi_put32(pdu + ISCSI_BHS_EXP_STATSN, exp_statsn);
-	memcpy(pdu + ISCSI_BHS_LEN, keys, klen);
-	if (write_all(fd, pdu, ISCSI_BHS_LEN + klen))
+	idm_iscsi_put32(pdu + IDM_ISCSI_BHS_ITT, (uint32_t)idx);
+	idm_iscsi_put32(pdu + IDM_ISCSI_BHS_CMDSN, 1);
+	idm_iscsi_put32(pdu + IDM_ISCSI_BHS_EXP_STATSN, exp_statsn);
+	memcpy(pdu + IDM_ISCSI_BHS_LEN, keys, klen);
+	if (write_all(fd, pdu, IDM_ISCSI_BHS_LEN + klen))
 		return -EIO;
 	return write_all(fd, zero, pad4(klen) - klen);
 }
@@ -170,18 +170,18 @@ static int recv_login(int fd, uint8_t *bhs, char *why, size_t whylen)
 	uint32_t ahs, dsl;
 	int rc;
 
-	rc = read_all(fd, bhs, ISCSI_BHS_LEN);
+	rc = read_all(fd, bhs, IDM_ISCSI_BHS_LEN);
 	if (rc) {
 		snprintf(why, whylen, "no Login Response: %s", strerror(-rc));
 		return rc;
 	}
-	if ((bhs[ISCSI_BHS_OPCODE] & ISCSI_OPCODE_MASK) != ISCSI_OP_LOGIN_RSP) {
+	if ((bhs[IDM_ISCSI_BHS_OPCODE] & IDM_ISCSI_OPCODE_MASK) != IDM_ISCSI_OP_LOGIN_RSP) {
 		snprintf(why, whylen, "opcode 0x%02x instead of a Login Response",
-			 bhs[ISCSI_BHS_OPCODE]);
+			 bhs[IDM_ISCSI_BHS_OPCODE]);
 		return -EPROTO;
 	}
-	ahs = bhs[ISCSI_BHS_TOTAL_AHS_LEN] * 4u;
-	dsl = iscsi_get24(bhs + ISCSI_BHS_DATA_SEG_LEN);
+	ahs = bhs[IDM_ISCSI_BHS_TOTAL_AHS_LEN] * 4u;
+	dsl = idm_iscsi_get24(bhs + IDM_ISCSI_BHS_DATA_SEG_LEN);
 	if (ahs + pad4(dsl) > sizeof(data)) {
 		snprintf(why, whylen, "Login Response of %u bytes is too long",
 			 ahs + dsl);
@@ -204,8 +204,8 @@ static int login_one(const struct hold_opts *o, long idx, int *out)
 {
 	char keys[1024], why[160] = "";
 	size_t klen;
-	uint8_t bhs[ISCSI_BHS_LEN];
-	uint8_t stage = ISCSI_STAGE_SECURITY;
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
+	uint8_t stage = IDM_ISCSI_STAGE_SECURITY;
 	uint32_t exp_statsn = 0;
 	bool first_in_stage = true;
 	int fd, rc = -EPROTO, n;
@@ -220,8 +220,8 @@ static int login_one(const struct hold_opts *o, long idx, int *out)
 		uint8_t nsg;
 
 		klen = 0;
-		if (stage == ISCSI_STAGE_SECURITY) {
-			nsg = ISCSI_STAGE_OPERATIONAL;
+		if (stage == IDM_ISCSI_STAGE_SECURITY) {
+			nsg = IDM_ISCSI_STAGE_OPERATIONAL;
 			if (first_in_stage) {
 				n = snprintf(keys, sizeof(keys),
 					     "InitiatorName=%s%cTargetName=%s%c"
@@ -235,7 +235,7 @@ static int login_one(const struct hold_opts *o, long idx, int *out)
 				klen = (size_t)n + 1;
 			}
 		} else {
-			nsg = ISCSI_STAGE_FULL_FEATURE;
+			nsg = IDM_ISCSI_STAGE_FULL_FEATURE;
 			if (first_in_stage) {
 				memcpy(keys, op_keys, sizeof(op_keys) - 1);
 				klen = sizeof(op_keys) - 1;
@@ -249,12 +249,12 @@ static int login_one(const struct hold_opts *o, long idx, int *out)
 		rc = recv_login(fd, bhs, why, sizeof(why));
 		if (rc)
 			break;
-		exp_statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1; /* StatSN */
+		exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1; /* StatSN */
 		first_in_stage = false;
-		if (bhs[ISCSI_BHS_FLAGS] & ISCSI_LOGIN_TRANSIT) {
-			uint8_t next = bhs[ISCSI_BHS_FLAGS] & ISCSI_LOGIN_NSG_MASK;
+		if (bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_LOGIN_TRANSIT) {
+			uint8_t next = bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_LOGIN_NSG_MASK;
 
-			if (next == ISCSI_STAGE_FULL_FEATURE) {
+			if (next == IDM_ISCSI_STAGE_FULL_FEATURE) {
 				*out = fd;
 				return 0;
 			}

@@ -23,7 +23,7 @@ static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		      size_t ahs_len, const void *data, size_t data_len,
 		      struct idm_task *t, uint32_t flags)
 {
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 	int r;
 
 	if (flags)
@@ -43,11 +43,11 @@ static int check_send(struct idm_conn *c, const uint8_t *bhs, const void *ahs,
 		return r;
 	if (c->state == IDM_CONN_PHASE_FFP && data_len > idm_prov_send_dsl(c))
 		return -EMSGSIZE;
-	if (c->role == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD) {
+	if (c->role == IDM_ROLE_INITIATOR && op == IDM_ISCSI_OP_SCSI_CMD) {
 		/* the task carries the data; it must be this connection's */
 		if (!t || !t->active || t->conn != c || data)
 			return -EINVAL;
-		if (t->itt != iscsi_bhs_itt(bhs))
+		if (t->itt != idm_iscsi_bhs_itt(bhs))
 			return -EINVAL;
 	} else if (t) {
 		if (!t->active || t->conn != c)
@@ -82,9 +82,9 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		return -EINVAL;
 	if (c->state != IDM_CONN_PHASE_FFP)
 		return -ENOTCONN;
-	if (!tmpl || iscsi_bhs_opcode(tmpl) != opcode)
+	if (!tmpl || idm_iscsi_bhs_opcode(tmpl) != opcode)
 		return -EINVAL;
-	if (iscsi_bhs_itt(tmpl) != t->itt)
+	if (idm_iscsi_bhs_itt(tmpl) != t->itt)
 		return -EINVAL;
 	if (!b || b->ctx != c->ctx || length == 0)
 		return -EINVAL;
@@ -125,7 +125,7 @@ IDM_API int idm_put_data(idm_task *t, const uint8_t datain[IDM_BHS_LEN],
 	if (flags & ~IDM_PUT_ACK)
 		return -EINVAL;
 	idmp_ctx_lock(t->conn->ctx);
-	r = check_data(t, datain, ISCSI_OP_DATA_IN, b, buf_off, offset, length);
+	r = check_data(t, datain, IDM_ISCSI_OP_DATA_IN, b, buf_off, offset, length);
 	if (r == 0 && (flags & IDM_PUT_ACK) &&
 	    t->conn->params.error_recovery_level == 0)
 		r = -EINVAL; /* the A bit needs ERL >= 1 */
@@ -147,7 +147,7 @@ IDM_API int idm_get_data(idm_task *t, const uint8_t r2t[IDM_BHS_LEN], idm_buf *b
 	if (flags)
 		return -EINVAL;
 	idmp_ctx_lock(t->conn->ctx);
-	r = check_data(t, r2t, ISCSI_OP_R2T, b, buf_off, offset, length);
+	r = check_data(t, r2t, IDM_ISCSI_OP_R2T, b, buf_off, offset, length);
 	if (r == 0)
 		r = data_op(t, IDM_DATA_OUT, r2t, b, buf_off, offset, length,
 			    flags);
@@ -217,7 +217,7 @@ IDM_API int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN],
 	if (c->state != IDM_CONN_PHASE_LOGIN)
 		r = c->state == IDM_CONN_PHASE_FFP ? -EALREADY : -ENOTCONN;
 	else if (c->role == IDM_ROLE_TARGET &&
-		 (!rsp || iscsi_bhs_opcode(rsp) != ISCSI_OP_LOGIN_RSP))
+		 (!rsp || idm_iscsi_bhs_opcode(rsp) != IDM_ISCSI_OP_LOGIN_RSP))
 		r = -EINVAL;
 	else if (c->role == IDM_ROLE_INITIATOR && (rsp || data))
 		r = -EINVAL;
@@ -293,5 +293,5 @@ IDM_API idm_task *idm_pdu_task(const idm_pdu *p)
 
 IDM_API uint8_t idm_pdu_opcode(const idm_pdu *p)
 {
-	return p && p->bhs ? iscsi_bhs_opcode(p->bhs) : 0xff;
+	return p && p->bhs ? idm_iscsi_bhs_opcode(p->bhs) : 0xff;
 }

@@ -124,7 +124,7 @@ static uint32_t got(const struct ini_cmd *c)
 {
 	uint32_t n = c->len;
 
-	if (c->rsp_flags & ISCSI_RSP_UNDERFLOW)
+	if (c->rsp_flags & IDM_ISCSI_RSP_UNDERFLOW)
 		n = c->residual < c->len ? c->len - c->residual : 0;
 	if (c->data_received && c->data_received < n)
 		n = c->data_received;
@@ -219,8 +219,8 @@ static int probe_one(struct ini_session *s, int lun, struct ini_lun_info *li)
 		ini_cmd_put(c);
 		return rc < 0 ? rc : -EPROTO;
 	}
-	li->blocks = iscsi_get64(buf) + 1;
-	li->block_size = iscsi_get32(buf + 8);
+	li->blocks = idm_iscsi_get64(buf) + 1;
+	li->block_size = idm_iscsi_get32(buf + 8);
 	ini_cmd_put(c);
 	if (li->block_size < 512 || li->block_size > (1u << 20) ||
 	    (li->block_size & (li->block_size - 1)) || li->blocks == 0) {
@@ -250,7 +250,7 @@ int ini_probe_lun(struct ini_session *s, int *lun, struct ini_lun_info *li)
 	ini_cdb_report_luns(c, 8 + 8 * MAX_LUNS);
 	rc = run(s, c, 0);
 	if (rc == 0 && got(c) >= 8) {
-		uint32_t list = iscsi_get32(buf), avail = got(c) - 8;
+		uint32_t list = idm_iscsi_get32(buf), avail = got(c) - 8;
 
 		if (list > avail)
 			list = avail;

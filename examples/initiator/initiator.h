@@ -163,7 +163,7 @@ struct ini_cmd {
 
 /* One outstanding non-SCSI request (login, text, logout, NOP-Out ping). */
 struct ini_ctl {
-	uint32_t itt;	/* ISCSI_RESERVED_TAG: none */
+	uint32_t itt;	/* IDM_ISCSI_RESERVED_TAG: none */
 	uint8_t expect; /* response opcode */
 	bool done;
 	int result;
@@ -223,7 +223,7 @@ struct ini_session {
 
 	/* liveness and recovery (recovery.c) */
 	uint64_t last_rx_ns;   /* any PDU from the target */
-	uint32_t ping_itt;     /* our NOP-Out ping; ISCSI_RESERVED_TAG: none */
+	uint32_t ping_itt;     /* our NOP-Out ping; IDM_ISCSI_RESERVED_TAG: none */
 	uint64_t ping_sent_ns;
 	uint64_t last_scan_ns; /* command timeouts are checked every 100 ms */
 	uint64_t lost_ns;      /* when the connection was declared lost */

@@ -154,18 +154,18 @@ static int send_login(struct ini_session *s, bool transit, const char *data,
 {
 	uint8_t bhs[IDM_BHS_LEN] = { 0 };
 
-	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	bhs[1] = (uint8_t)((transit ? ISCSI_LOGIN_TRANSIT : 0) |
-			   (s->login_csg << ISCSI_LOGIN_CSG_SHIFT) |
+	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = (uint8_t)((transit ? IDM_ISCSI_LOGIN_TRANSIT : 0) |
+			   (s->login_csg << IDM_ISCSI_LOGIN_CSG_SHIFT) |
 			   (transit ? s->login_nsg : 0));
 	bhs[2] = 0; /* Version-max */
 	bhs[3] = 0; /* Version-min */
 	memcpy(bhs + 8, s->isid, 6);
-	iscsi_put16(bhs + 14, s->tsih);
-	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
-	iscsi_put16(bhs + 20, s->cid);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	idm_iscsi_put16(bhs + 14, s->tsih);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put16(bhs + 20, s->cid);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	if (++s->login_rounds > LOGIN_MAX_ROUNDS) {
 		ini_session_set_failed(s, -EPROTO, "login does not converge");
 		return -EPROTO;
@@ -188,8 +188,8 @@ int ini_login_start(struct ini_session *s)
 	s->login_rounds = 0;
 	s->noffers = 0;
 	s->text_len = 0;
-	s->login_csg = ISCSI_STAGE_SECURITY;
-	s->login_nsg = ISCSI_STAGE_OPERATIONAL;
+	s->login_csg = IDM_ISCSI_STAGE_SECURITY;
+	s->login_nsg = IDM_ISCSI_STAGE_OPERATIONAL;
 	ex_textbuf_init(&tb, buf, sizeof(buf));
 	rc |= ex_text_add(&tb, "InitiatorName", "%s", s->o->initiator_name);
 	rc |= ex_text_add(&tb, "SessionType", "%s",
@@ -561,17 +561,17 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 	struct ex_textbuf answers;
 	char req[1024];
 	uint8_t flags = bhs[1];
-	bool transit = flags & ISCSI_LOGIN_TRANSIT;
-	bool cont = flags & ISCSI_LOGIN_CONTINUE;
-	int csg = (flags & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
-	int nsg = flags & ISCSI_LOGIN_NSG_MASK;
-	uint32_t statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	bool transit = flags & IDM_ISCSI_LOGIN_TRANSIT;
+	bool cont = flags & IDM_ISCSI_LOGIN_CONTINUE;
+	int csg = (flags & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+	int nsg = flags & IDM_ISCSI_LOGIN_NSG_MASK;
+	uint32_t statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 	int n;
 
-	if (iscsi_bhs_itt(bhs) != s->ctl.itt) {
+	if (idm_iscsi_bhs_itt(bhs) != s->ctl.itt) {
 		ini_session_set_failed(s, -EPROTO,
 				       "Login Response for ITT 0x%08x",
-				       iscsi_bhs_itt(bhs));
+				       idm_iscsi_bhs_itt(bhs));
 		return;
 	}
 	if (bhs[36] != 0) {
@@ -597,8 +597,8 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 	if (!s->login_have_statsn) {
 		s->login_have_statsn = true;
 		s->exp_statsn = statsn + 1;
-		s->exp_cmdsn = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
-		s->max_cmdsn = iscsi_get32(bhs + ISCSI_BHS_MAX_CMDSN);
+		s->exp_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);
+		s->max_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_MAX_CMDSN);
 	} else {
 		ini_session_update_sn(s, bhs, true);
 	}
@@ -633,18 +633,18 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 		send_login(s, true, req, answers.len);
 		return;
 	}
-	if (nsg == ISCSI_STAGE_FULL_FEATURE) {
-		s->tsih = iscsi_get16(bhs + 14);
+	if (nsg == IDM_ISCSI_STAGE_FULL_FEATURE) {
+		s->tsih = idm_iscsi_get16(bhs + 14);
 		if (notice_and_enable(s) == 0)
 			s->login_done = true;
 		return;
 	}
 	/* Security done: offer the operational keys. */
-	s->login_csg = ISCSI_STAGE_OPERATIONAL;
-	s->login_nsg = ISCSI_STAGE_FULL_FEATURE;
+	s->login_csg = IDM_ISCSI_STAGE_OPERATIONAL;
+	s->login_nsg = IDM_ISCSI_STAGE_FULL_FEATURE;
 	s->login_rounds = 0;
 	s->noffers = 0;
-	s->tsih = iscsi_get16(bhs + 14);
+	s->tsih = idm_iscsi_get16(bhs + 14);
 	if (build_operational(s, &answers) < 0) {
 		ini_session_set_failed(s, -ENOSPC, "login keys do not fit");
 		return;

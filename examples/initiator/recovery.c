@@ -86,7 +86,7 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 	if (s->conn && !s->conn_gone)
 		idm_connection_terminate(s->conn);
 	s->conn_gone = true;
-	s->ping_itt = ISCSI_RESERVED_TAG;
+	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
 	/* What was in flight goes out again on the next connection. The
 	 * tasks stay with the old connection; idm_conn_destroy frees them. */
 	for (uint32_t i = 0; i < s->ncmds; i++) {
@@ -100,7 +100,7 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 		c->retry = true;
 		s->nretry++;
 	}
-	if (s->ctl.itt != ISCSI_RESERVED_TAG && !s->ctl.done) {
+	if (s->ctl.itt != IDM_ISCSI_RESERVED_TAG && !s->ctl.done) {
 		s->ctl.result = err;
 		s->ctl.done = true;
 	}
@@ -108,12 +108,12 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 
 bool ini_on_ping_rsp(struct ini_session *s, const uint8_t *bhs)
 {
-	if (s->ping_itt == ISCSI_RESERVED_TAG ||
-	    iscsi_bhs_itt(bhs) != s->ping_itt)
+	if (s->ping_itt == IDM_ISCSI_RESERVED_TAG ||
+	    idm_iscsi_bhs_itt(bhs) != s->ping_itt)
 		return false;
 	ex_dbg("session %d: NOP-In: %.1f ms", s->index,
 	       (double)(ini_now_ns() - s->ping_sent_ns) / 1e6);
-	s->ping_itt = ISCSI_RESERVED_TAG;
+	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
 	return true;
 }
 
@@ -125,12 +125,12 @@ static void send_ping(struct ini_session *s, uint64_t now)
 	/* RFC 7143 11.18: an immediate NOP-Out with a valid ITT asks for a
 	 * NOP-In; it takes no CmdSN. */
 	s->ping_itt = ini_session_next_itt(s);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ping_itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ping_itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	s->ping_sent_ns = now;
 	rc = idm_send_control(s->conn, bhs, NULL, 0, NULL, 0, NULL, 0);
 	/* -ENOTCONN: failed already, its Connection_Terminate_Notify is
@@ -149,7 +149,7 @@ static void liveness(struct ini_session *s)
 		return;
 	s->last_scan_ns = now;
 	if (o->noop_interval_s > 0) {
-		if (s->ping_itt != ISCSI_RESERVED_TAG) {
+		if (s->ping_itt != IDM_ISCSI_RESERVED_TAG) {
 			if (now - s->ping_sent_ns >=
 			    (uint64_t)o->noop_timeout_s * NS) {
 				ini_session_conn_lost(
@@ -165,7 +165,7 @@ static void liveness(struct ini_session *s)
 		}
 	}
 	/* A ping in flight decides first whether the link is dead. */
-	if (s->ping_itt != ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
+	if (s->ping_itt != IDM_ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
 		return;
 	for (uint32_t i = 0; i < s->ncmds; i++) {
 		const struct ini_cmd *c = &s->cmds[i];
@@ -248,7 +248,7 @@ static void recover(struct ini_session *s)
 		s->exp_statsn = 0;
 		s->fail = 0;
 		s->why[0] = '\0';
-		s->ping_itt = ISCSI_RESERVED_TAG;
+		s->ping_itt = IDM_ISCSI_RESERVED_TAG;
 		s->logout_sent = false;
 		s->async_why[0] = '\0';
 		/* short attempts, so the first one after the link is back

@@ -23,9 +23,9 @@ static void ctl_start(struct ini_session *s, uint8_t expect)
 
 static bool ctl_match(struct ini_session *s, const uint8_t *bhs)
 {
-	return s->ctl.itt != ISCSI_RESERVED_TAG && !s->ctl.done &&
-	       iscsi_bhs_itt(bhs) == s->ctl.itt &&
-	       iscsi_bhs_opcode(bhs) == s->ctl.expect;
+	return s->ctl.itt != IDM_ISCSI_RESERVED_TAG && !s->ctl.done &&
+	       idm_iscsi_bhs_itt(bhs) == s->ctl.itt &&
+	       idm_iscsi_bhs_opcode(bhs) == s->ctl.expect;
 }
 
 static void ctl_finish(struct ini_session *s, const uint8_t *bhs, int result)
@@ -42,32 +42,32 @@ static void ctl_finish(struct ini_session *s, const uint8_t *bhs, int result)
 void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 		   const uint8_t *data, size_t len)
 {
-	uint32_t itt = iscsi_bhs_itt(bhs);
-	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs);
+	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 
 	/* StatSN of an unsolicited NOP-In is not advanced (RFC 7143 11.19). */
-	ini_session_update_sn(s, bhs, itt != ISCSI_RESERVED_TAG);
-	if (itt != ISCSI_RESERVED_TAG && ini_on_ping_rsp(s, bhs))
+	ini_session_update_sn(s, bhs, itt != IDM_ISCSI_RESERVED_TAG);
+	if (itt != IDM_ISCSI_RESERVED_TAG && ini_on_ping_rsp(s, bhs))
 		return;
-	if (itt != ISCSI_RESERVED_TAG) {
+	if (itt != IDM_ISCSI_RESERVED_TAG) {
 		if (ctl_match(s, bhs))
 			ctl_finish(s, bhs, 0);
 		else
 			ex_warn("session %d: NOP-In for unknown ITT 0x%08x",
 				s->index, itt);
 	}
-	if (ttt != ISCSI_RESERVED_TAG) {
+	if (ttt != IDM_ISCSI_RESERVED_TAG) {
 		/* A ping from the target: answer with the same TTT and data,
 		 * as an immediate NOP-Out that takes no CmdSN. */
 		uint8_t out[IDM_BHS_LEN] = { 0 };
 
-		out[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-		out[1] = ISCSI_FLAG_FINAL;
-		memcpy(out + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
-		iscsi_put32(out + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
-		iscsi_put32(out + ISCSI_BHS_TTT, ttt);
-		iscsi_put32(out + ISCSI_BHS_CMDSN, s->cmdsn);
-		iscsi_put32(out + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+		out[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+		out[1] = IDM_ISCSI_FLAG_FINAL;
+		memcpy(out + IDM_ISCSI_BHS_LUN, bhs + IDM_ISCSI_BHS_LUN, 8);
+		idm_iscsi_put32(out + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
+		idm_iscsi_put32(out + IDM_ISCSI_BHS_TTT, ttt);
+		idm_iscsi_put32(out + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
+		idm_iscsi_put32(out + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 		if (len > s->params.remote_dsl)
 			len = s->params.remote_dsl;
 		ex_dbg("session %d: answering NOP-In TTT 0x%08x", s->index,
@@ -80,15 +80,15 @@ void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 		     const uint8_t *data, size_t len)
 {
 	uint8_t req[IDM_BHS_LEN] = { 0 };
-	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	bool final = bhs[1] & ISCSI_FLAG_FINAL;
-	bool cont = bhs[1] & ISCSI_TEXT_CONTINUE;
+	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	bool final = bhs[1] & IDM_ISCSI_FLAG_FINAL;
+	bool cont = bhs[1] & IDM_ISCSI_TEXT_CONTINUE;
 
 	ini_session_update_sn(s, bhs, true);
 	if (!ctl_match(s, bhs)) {
 		ini_session_set_failed(s, -EPROTO,
 				       "Text Response for unknown ITT 0x%08x",
-				       iscsi_bhs_itt(bhs));
+				       idm_iscsi_bhs_itt(bhs));
 		return;
 	}
 	if (final && cont) {
@@ -107,17 +107,17 @@ void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 	}
 	/* More to come: an empty Text Request with the target's TTT asks
 	 * for it (RFC 7143 section 11.10.4). */
-	if (ttt == ISCSI_RESERVED_TAG) {
+	if (ttt == IDM_ISCSI_RESERVED_TAG) {
 		ini_session_set_failed(s, -EPROTO,
 				       "Text Response without F needs a TTT");
 		return;
 	}
-	req[0] = ISCSI_OP_TEXT_REQ;
-	req[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(req + ISCSI_BHS_ITT, s->ctl.itt);
-	iscsi_put32(req + ISCSI_BHS_TTT, ttt);
-	iscsi_put32(req + ISCSI_BHS_CMDSN, s->cmdsn++);
-	iscsi_put32(req + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	req[0] = IDM_ISCSI_OP_TEXT_REQ;
+	req[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	ini_send_pdu(s, req, NULL, 0, NULL);
 }
 
@@ -152,7 +152,7 @@ void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 		snprintf(s->async_why, sizeof(s->async_why),
 			 "target requested a logout within %u s "
 			 "(Asynchronous Message)",
-			 iscsi_get16(bhs + 42));
+			 idm_iscsi_get16(bhs + 42));
 		/* Leave at once and, with recovery on, come back: the
 		 * new login reinstates the session and the commands in
 		 * flight are sent again (the kernel's initiator also just
@@ -188,10 +188,10 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 			bhs[2]);
 		return;
 	}
-	itt = iscsi_bhs_itt(data);
+	itt = idm_iscsi_bhs_itt(data);
 	ex_warn("session %d: target rejected opcode 0x%02x ITT 0x%08x, reason "
 		"0x%02x",
-		s->index, iscsi_bhs_opcode(data), itt, bhs[2]);
+		s->index, idm_iscsi_bhs_opcode(data), itt, bhs[2]);
 	if (s->ctl.itt == itt && !s->ctl.done) {
 		ctl_finish(s, bhs, -EPROTO);
 		return;
@@ -210,15 +210,15 @@ int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
 
 	s->text_len = 0;
 	s->text_overflow = false;
-	ctl_start(s, ISCSI_OP_TEXT_RSP);
+	ctl_start(s, IDM_ISCSI_OP_TEXT_RSP);
 	/* Not immediate, as open-iscsi and libiscsi send it: every target
 	 * orders it by CmdSN. */
-	bhs[0] = ISCSI_OP_TEXT_REQ;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn++);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	bhs[0] = IDM_ISCSI_OP_TEXT_REQ;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	rc = ini_send_pdu(s, bhs, req_text, sizeof(req_text), NULL);
 	if (rc < 0)
 		return rc;
@@ -239,14 +239,14 @@ int ini_session_logout(struct ini_session *s)
 
 	if (s->state != INI_S_FFP)
 		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
-	ctl_start(s, ISCSI_OP_LOGOUT_RSP);
+	ctl_start(s, IDM_ISCSI_OP_LOGOUT_RSP);
 	s->logout_sent = true;
-	bhs[0] = ISCSI_OP_LOGOUT_REQ | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL | 0; /* reason 0: close the session */
-	iscsi_put32(bhs + ISCSI_BHS_ITT, s->ctl.itt);
-	iscsi_put16(bhs + 20, s->cid);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	bhs[0] = IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL | 0; /* reason 0: close the session */
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put16(bhs + 20, s->cid);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	rc = ini_send_pdu(s, bhs, NULL, 0, NULL);
 	if (rc < 0)
 		return rc;

@@ -64,7 +64,7 @@ void ini_cmd_put(struct ini_cmd *c)
 
 bool ini_cmd_window_open(const struct ini_session *s)
 {
-	return iscsi_sn_le(s->cmdsn, s->max_cmdsn);
+	return idm_iscsi_sn_le(s->cmdsn, s->max_cmdsn);
 }
 
 uint64_t ini_lun_encode(int lun)
@@ -118,16 +118,16 @@ int ini_cmd_submit(struct ini_cmd *c)
 	}
 	idm_task_set_arg(task, c);
 
-	bhs[0] = ISCSI_OP_SCSI_CMD;
-	bhs[1] = ISCSI_FLAG_FINAL | ISCSI_ATTR_SIMPLE |
-		 (c->dir == IDM_DATA_IN ? ISCSI_CMD_READ : 0) |
-		 (c->dir == IDM_DATA_OUT ? ISCSI_CMD_WRITE : 0);
-	iscsi_put64(bhs + ISCSI_BHS_LUN, c->lun);
-	iscsi_put32(bhs + ISCSI_BHS_ITT, c->itt);
-	iscsi_put32(bhs + ISCSI_CMD_EDTL, c->dir ? c->len : 0);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, s->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, s->exp_statsn);
-	memcpy(bhs + ISCSI_CMD_CDB, c->cdb, 16);
+	bhs[0] = IDM_ISCSI_OP_SCSI_CMD;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_ATTR_SIMPLE |
+		 (c->dir == IDM_DATA_IN ? IDM_ISCSI_CMD_READ : 0) |
+		 (c->dir == IDM_DATA_OUT ? IDM_ISCSI_CMD_WRITE : 0);
+	idm_iscsi_put64(bhs + IDM_ISCSI_BHS_LUN, c->lun);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, c->itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_CMD_EDTL, c->dir ? c->len : 0);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	memcpy(bhs + IDM_ISCSI_CMD_CDB, c->cdb, 16);
 
 	c->task = task;
 	c->done = false;
@@ -173,9 +173,9 @@ static void complete(struct ini_cmd *c, int result)
 
 void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 {
-	uint32_t itt = iscsi_bhs_itt(bhs);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs);
 	uint32_t idx = ITT_IDX(itt);
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 	struct ini_cmd *c;
 	const uint8_t *data;
 	size_t len = 0;
@@ -194,7 +194,7 @@ void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 				       "ITT 0x%08x names another task", itt);
 		return;
 	}
-	if (op == ISCSI_OP_DATA_IN && !(bhs[1] & ISCSI_DATAIN_STATUS)) {
+	if (op == IDM_ISCSI_OP_DATA_IN && !(bhs[1] & IDM_ISCSI_DATAIN_STATUS)) {
 		/* the provider places Data-In; only status reaches us */
 		ini_session_set_failed(s, -EPROTO,
 				       "Data-In without status delivered");
@@ -203,13 +203,13 @@ void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 	ini_session_update_sn(s, bhs, true);
 	c->rsp_flags = bhs[1];
 	c->status = bhs[3];
-	c->residual = iscsi_get32(bhs + ISCSI_BHS_RESIDUAL);
-	if (op == ISCSI_OP_SCSI_RSP) {
+	c->residual = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_RESIDUAL);
+	if (op == IDM_ISCSI_OP_SCSI_RSP) {
 		c->response = bhs[2];
 		data = idm_pdu_data(pdu, &len);
 		if (data && len >= 2) {
 			/* SenseLength, then sense data (RFC 7143 11.4.7.2) */
-			uint32_t sl = iscsi_get16(data);
+			uint32_t sl = idm_iscsi_get16(data);
 
 			if (sl > len - 2) {
 				ini_session_set_failed(s, -EPROTO,
@@ -224,7 +224,7 @@ void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 			c->sense_len = sl;
 		}
 	}
-	if (c->response != ISCSI_RESPONSE_COMPLETED || c->status != 0)
+	if (c->response != IDM_ISCSI_RESPONSE_COMPLETED || c->status != 0)
 		complete(c, -EIO);
 	else
 		complete(c, 0);
@@ -304,12 +304,12 @@ void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
 	memset(c->cdb, 0, sizeof(c->cdb));
 	if (!use16 && lba <= 0xffffffffull && blocks <= 0xffff) {
 		c->cdb[0] = write ? 0x2a : 0x28; /* WRITE(10) / READ(10) */
-		iscsi_put32(c->cdb + 2, (uint32_t)lba);
-		iscsi_put16(c->cdb + 7, (uint16_t)blocks);
+		idm_iscsi_put32(c->cdb + 2, (uint32_t)lba);
+		idm_iscsi_put16(c->cdb + 7, (uint16_t)blocks);
 	} else {
 		c->cdb[0] = write ? 0x8a : 0x88; /* WRITE(16) / READ(16) */
-		iscsi_put64(c->cdb + 2, lba);
-		iscsi_put32(c->cdb + 10, blocks);
+		idm_iscsi_put64(c->cdb + 2, lba);
+		idm_iscsi_put32(c->cdb + 10, blocks);
 	}
 	c->dir = write ? IDM_DATA_OUT : IDM_DATA_IN;
 }
@@ -318,7 +318,7 @@ void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
 	c->cdb[0] = 0x12;
-	iscsi_put16(c->cdb + 3, alloc);
+	idm_iscsi_put16(c->cdb + 3, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -327,7 +327,7 @@ void ini_cdb_report_luns(struct ini_cmd *c, uint32_t alloc)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
 	c->cdb[0] = 0xa0;
-	iscsi_put32(c->cdb + 6, alloc);
+	idm_iscsi_put32(c->cdb + 6, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -337,7 +337,7 @@ void ini_cdb_read_capacity16(struct ini_cmd *c, uint32_t alloc)
 	memset(c->cdb, 0, sizeof(c->cdb));
 	c->cdb[0] = 0x9e; /* SERVICE ACTION IN(16) */
 	c->cdb[1] = 0x10; /* READ CAPACITY(16) */
-	iscsi_put32(c->cdb + 10, alloc);
+	idm_iscsi_put32(c->cdb + 10, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -353,7 +353,7 @@ const char *ini_cmd_strerror(const struct ini_cmd *c, char *buf, size_t len)
 {
 	if (c->result == 0) {
 		snprintf(buf, len, "GOOD");
-	} else if (c->response != ISCSI_RESPONSE_COMPLETED) {
+	} else if (c->response != IDM_ISCSI_RESPONSE_COMPLETED) {
 		snprintf(buf, len, "iSCSI response 0x%02x (target failure)",
 			 c->response);
 	} else if (c->status == 0x02 && c->sense_len >= 14 &&

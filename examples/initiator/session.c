@@ -53,7 +53,7 @@ void ini_session_set_failed(struct ini_session *s, int err, const char *fmt,
 		idm_connection_terminate(s->conn);
 	if (!s->reconnecting) /* keep what waits for the reconnect */
 		ini_cmd_fail_all(s, s->fail);
-	if (s->ctl.itt != ISCSI_RESERVED_TAG && !s->ctl.done) {
+	if (s->ctl.itt != IDM_ISCSI_RESERVED_TAG && !s->ctl.done) {
 		s->ctl.result = s->fail;
 		s->ctl.done = true;
 	}
@@ -75,20 +75,20 @@ uint32_t ini_session_next_itt(struct ini_session *s)
 void ini_session_update_sn(struct ini_session *s, const uint8_t *bhs,
 			   bool has_statsn)
 {
-	uint32_t exp = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
-	uint32_t max = iscsi_get32(bhs + ISCSI_BHS_MAX_CMDSN);
+	uint32_t exp = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);
+	uint32_t max = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_MAX_CMDSN);
 
 	if (has_statsn) {
-		uint32_t statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+		uint32_t statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 
-		if (iscsi_sn_le(s->exp_statsn, statsn))
+		if (idm_iscsi_sn_le(s->exp_statsn, statsn))
 			s->exp_statsn = statsn + 1;
 	}
-	if (iscsi_sn_lt(max, exp - 1))
+	if (idm_iscsi_sn_lt(max, exp - 1))
 		return;
-	if (iscsi_sn_lt(s->exp_cmdsn, exp))
+	if (idm_iscsi_sn_lt(s->exp_cmdsn, exp))
 		s->exp_cmdsn = exp;
-	if (iscsi_sn_lt(s->max_cmdsn, max))
+	if (idm_iscsi_sn_lt(s->max_cmdsn, max))
 		s->max_cmdsn = max;
 }
 
@@ -102,7 +102,7 @@ int ini_send_pdu(struct ini_session *s, const uint8_t *bhs, const void *data,
 	rc = idm_send_control(s->conn, bhs, NULL, 0, data, len, task, 0);
 	if (rc < 0)
 		ini_session_set_failed(s, rc, "sending opcode 0x%02x: %s",
-				       iscsi_bhs_opcode(bhs), idm_strerror(rc));
+				       idm_iscsi_bhs_opcode(bhs), idm_strerror(rc));
 	return rc;
 }
 
@@ -140,7 +140,7 @@ static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	if (!data)
 		len = 0;
 	if (s->state == INI_S_LOGIN) {
-		if (op != ISCSI_OP_LOGIN_RSP) {
+		if (op != IDM_ISCSI_OP_LOGIN_RSP) {
 			ini_session_set_failed(
 				s, -EPROTO, "opcode 0x%02x during login", op);
 			return;
@@ -149,26 +149,26 @@ static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 		return;
 	}
 	switch (op) {
-	case ISCSI_OP_SCSI_RSP:
-	case ISCSI_OP_DATA_IN:
+	case IDM_ISCSI_OP_SCSI_RSP:
+	case IDM_ISCSI_OP_DATA_IN:
 		ini_scsi_rsp(s, pdu, bhs);
 		break;
-	case ISCSI_OP_NOP_IN:
+	case IDM_ISCSI_OP_NOP_IN:
 		ini_on_nop_in(s, bhs, data, len);
 		break;
-	case ISCSI_OP_TEXT_RSP:
+	case IDM_ISCSI_OP_TEXT_RSP:
 		ini_on_text_rsp(s, bhs, data, len);
 		break;
-	case ISCSI_OP_LOGOUT_RSP:
+	case IDM_ISCSI_OP_LOGOUT_RSP:
 		ini_on_logout_rsp(s, bhs);
 		break;
-	case ISCSI_OP_ASYNC_MSG:
+	case IDM_ISCSI_OP_ASYNC_MSG:
 		ini_on_async(s, bhs);
 		break;
-	case ISCSI_OP_REJECT:
+	case IDM_ISCSI_OP_REJECT:
 		ini_on_reject(s, bhs, data, len);
 		break;
-	case ISCSI_OP_TASK_MGMT_RSP:
+	case IDM_ISCSI_OP_TASK_MGMT_RSP:
 		ini_session_update_sn(s, bhs, true);
 		ex_warn("session %d: unexpected Task Management Response",
 			s->index);
@@ -209,7 +209,7 @@ static void on_terminate(idm_conn *conn, int reason, void *arg)
 	s->conn_gone = true;
 	if (s->state == INI_S_LOGGED_OUT || s->state == INI_S_FAILED)
 		return;
-	if (s->logout_sent && s->ctl.expect == ISCSI_OP_LOGOUT_RSP) {
+	if (s->logout_sent && s->ctl.expect == IDM_ISCSI_OP_LOGOUT_RSP) {
 		/* The target may close as soon as it has sent the Logout
 		 * Response, and an RDMA disconnect can overtake that
 		 * response: with our Logout outstanding this is its end. */
@@ -260,8 +260,8 @@ int ini_session_init(struct ini_session *s, const struct ini_opts *o,
 	s->o = o;
 	s->ctx = ctx;
 	s->index = index;
-	s->ctl.itt = ISCSI_RESERVED_TAG;
-	s->ping_itt = ISCSI_RESERVED_TAG;
+	s->ctl.itt = IDM_ISCSI_RESERVED_TAG;
+	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
 	/* ISID type 0x80 "random" (RFC 7143 section 11.12.5): a fresh one
 	 * per session so parallel sessions never collide. */
 	s->isid[0] = 0x80;

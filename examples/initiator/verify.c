@@ -75,8 +75,8 @@ static uint64_t cdb_lba(const struct ini_cmd *c)
 {
 	/* READ/WRITE(10) carry a 32-bit LBA, the (16) forms a 64-bit one */
 	if (c->cdb[0] == 0x28 || c->cdb[0] == 0x2a)
-		return iscsi_get32(c->cdb + 2);
-	return iscsi_get64(c->cdb + 2);
+		return idm_iscsi_get32(c->cdb + 2);
+	return idm_iscsi_get64(c->cdb + 2);
 }
 
 static void vpass_done(struct ini_cmd *c)
@@ -171,7 +171,7 @@ static int vpass_run(struct vpass *v)
 		if (s->state == INI_S_FAILED)
 			return s->fail;
 		if (recoveries != s->recoveries ||
-		    s->ping_itt != ISCSI_RESERVED_TAG)
+		    s->ping_itt != IDM_ISCSI_RESERVED_TAG)
 			last_progress = ini_now_ns();
 		if (rc > 0) {
 			last_progress = ini_now_ns();

@@ -37,11 +37,11 @@ void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance)
 {
 	uint32_t exp = c->sess ? c->sess->exp_cmdsn : c->login_cmdsn;
 
-	iscsi_put32(bhs + 24, c->statsn);
+	idm_iscsi_put32(bhs + 24, c->statsn);
 	if (advance)
 		c->statsn++;
-	iscsi_put32(bhs + 28, exp);
-	iscsi_put32(bhs + 32, c->sess ? sess_max_cmdsn(c->sess) : exp);
+	idm_iscsi_put32(bhs + 28, exp);
+	idm_iscsi_put32(bhs + 32, c->sess ? sess_max_cmdsn(c->sess) : exp);
 }
 
 int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)

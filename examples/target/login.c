@@ -195,7 +195,7 @@ static int chap_key(struct login_state *ls, const char *key, const char *val,
 {
 	char hex[2 * sizeof(ls->chap_chal) + 3];
 
-	if (!g_tgt.chap_user || ls->csg > ISCSI_STAGE_SECURITY)
+	if (!g_tgt.chap_user || ls->csg > IDM_ISCSI_STAGE_SECURITY)
 		return LS_AUTH_FAILED;
 	if (!strcmp(key, "CHAP_A")) {
 		/* a list of algorithms: only 5 (MD5) exists for CHAP here */
@@ -350,15 +350,15 @@ static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
 			   int status, const void *data, size_t len)
 {
 	struct login_state *ls = c->login;
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
-	r[0] = ISCSI_OP_LOGIN_RSP;
+	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
 	r[2] = 0; /* VersionMax */
 	r[3] = 0; /* VersionActive */
 	memcpy(r + 8, ls->isid, 6);
-	iscsi_put16(r + 14, ls->tsih);
-	iscsi_put32(r + 16, iscsi_bhs_itt(req));
+	idm_iscsi_put16(r + 14, ls->tsih);
+	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	r[36] = (uint8_t)(status >> 8);
 	r[37] = (uint8_t)status;
@@ -444,7 +444,7 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 {
 	struct login_state *ls = c->login;
 	struct session *s;
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	int rc;
 
 	if (ls->tsih) {
@@ -509,13 +509,13 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	c->sess = s;
 	c->cid = ls->cid;
 
-	r[0] = ISCSI_OP_LOGIN_RSP;
+	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
 	memcpy(r + 8, ls->isid, 6);
-	iscsi_put16(r + 14, s->tsih);
-	iscsi_put32(r + 16, iscsi_bhs_itt(req));
+	idm_iscsi_put16(r + 14, s->tsih);
+	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
-	iscsi_bhs_set_data_len(r, (uint32_t)len);
+	idm_iscsi_bhs_set_data_len(r, (uint32_t)len);
 	rc = idm_enable_datamover(c->ic, r, data, len);
 	if (rc < 0) {
 		ex_warn("%s: Enable_Datamover: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
@@ -545,9 +545,9 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	bool transit;
 	uint8_t flags;
 
-	transit = bhs[1] & ISCSI_LOGIN_TRANSIT;
-	csg = (bhs[1] & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
-	nsg = bhs[1] & ISCSI_LOGIN_NSG_MASK;
+	transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
+	csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+	nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
 	if (ls->csg < 0) {
 		st = first_request(c, ls, bhs, kv, n);
 		if (st)
@@ -569,8 +569,8 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 				  "key negotiation failed");
 	/* with --chap nobody leaves the security stage unauthenticated; while
 	 * the exchange runs the target just does not transit (T=0) */
-	if (g_tgt.chap_user && ls->chap_state != 3 && (csg != ISCSI_STAGE_SECURITY || transit)) {
-		if (csg != ISCSI_STAGE_SECURITY || ls->chap_state == 0)
+	if (g_tgt.chap_user && ls->chap_state != 3 && (csg != IDM_ISCSI_STAGE_SECURITY || transit)) {
+		if (csg != IDM_ISCSI_STAGE_SECURITY || ls->chap_state == 0)
 			return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
 		transit = false;
 	}
@@ -585,16 +585,16 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	}
 	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
 	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
-	if (csg == ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
+	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
 		ex_text_add(&out, "MaxRecvDataSegmentLength", "%u", TGT_MRDSL);
 		ls->p.tgt_mrdsl = TGT_MRDSL;
 		ls->mrdsl_declared = true;
 	}
 
-	flags = (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT);
+	flags = (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT);
 	if (transit) {
-		flags |= (uint8_t)(ISCSI_LOGIN_TRANSIT | nsg);
-		if (nsg == ISCSI_STAGE_FULL_FEATURE) {
+		flags |= (uint8_t)(IDM_ISCSI_LOGIN_TRANSIT | nsg);
+		if (nsg == IDM_ISCSI_STAGE_FULL_FEATURE) {
 			go_ffp(c, bhs, flags, outbuf, out.len);
 			return;
 		}
@@ -613,12 +613,12 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 	int n, csg, nsg;
 	bool transit, cont;
 
-	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ) {
+	if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_REQ) {
 		idm_task *it = idm_pdu_task(pdu);
 		if (it)
 			idm_deallocate_task_resources(it);
 		ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
-			iscsi_bhs_opcode(bhs));
+			idm_iscsi_bhs_opcode(bhs));
 		conn_close(c, "protocol error during login");
 		return;
 	}
@@ -631,21 +631,21 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 		params_default(&ls->p);
 		ls->csg = -1;
 	}
-	transit = bhs[1] & ISCSI_LOGIN_TRANSIT;
-	cont = bhs[1] & ISCSI_LOGIN_CONTINUE;
-	csg = (bhs[1] & ISCSI_LOGIN_CSG_MASK) >> ISCSI_LOGIN_CSG_SHIFT;
-	nsg = bhs[1] & ISCSI_LOGIN_NSG_MASK;
+	transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
+	cont = bhs[1] & IDM_ISCSI_LOGIN_CONTINUE;
+	csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+	nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
 
 	if (!ls->started) {
 		ls->started = true;
 		memcpy(ls->isid, bhs + 8, 6);
-		ls->tsih = iscsi_get16(bhs + 14);
-		ls->cid = iscsi_get16(bhs + 20);
-		c->statsn = iscsi_get32(bhs + 28); /* continue from ExpStatSN */
-	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != iscsi_get16(bhs + 14)) {
+		ls->tsih = idm_iscsi_get16(bhs + 14);
+		ls->cid = idm_iscsi_get16(bhs + 20);
+		c->statsn = idm_iscsi_get32(bhs + 28); /* continue from ExpStatSN */
+	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != idm_iscsi_get16(bhs + 14)) {
 		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
 	}
-	c->login_cmdsn = iscsi_get32(bhs + 24);
+	c->login_cmdsn = idm_iscsi_get32(bhs + 24);
 
 	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
 	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))
@@ -667,7 +667,7 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 	}
 	if (cont) {
 		/* more text follows: acknowledge with an empty response */
-		send_login_rsp(c, bhs, (uint8_t)(csg << ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
+		send_login_rsp(c, bhs, (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
 		return;
 	}
 

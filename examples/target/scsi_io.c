@@ -26,7 +26,7 @@ static struct lun *find_lun(uint64_t id)
 static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 {
 	const struct scsi_cmd *sc = &t->sc;
-	bool rd = t->bhs[1] & ISCSI_CMD_READ, wr = t->bhs[1] & ISCSI_CMD_WRITE;
+	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
 	uint32_t spdtl = 0, edtl = t->edtl;
 
 	*flags = 0;
@@ -48,10 +48,10 @@ static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 		}
 	}
 	if (spdtl > edtl) {
-		*flags = ISCSI_RSP_OVERFLOW;
+		*flags = IDM_ISCSI_RSP_OVERFLOW;
 		*count = spdtl - edtl;
 	} else if (spdtl < edtl) {
-		*flags = ISCSI_RSP_UNDERFLOW;
+		*flags = IDM_ISCSI_RSP_UNDERFLOW;
 		*count = edtl - spdtl;
 	}
 }
@@ -59,22 +59,22 @@ static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 static void respond(struct ttask *t)
 {
 	struct tconn *c = t->c;
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	uint8_t data[2 + sizeof(t->sc.sense)];
 	uint32_t count, dlen = 0;
 	uint8_t flags;
 
 	residual(t, &flags, &count);
-	r[0] = ISCSI_OP_SCSI_RSP;
+	r[0] = IDM_ISCSI_OP_SCSI_RSP;
 	r[1] = 0x80 | flags;
-	r[2] = ISCSI_RESPONSE_COMPLETED;
+	r[2] = IDM_ISCSI_RESPONSE_COMPLETED;
 	r[3] = t->sc.status;
-	iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + 16, t->itt);
 	conn_fill_sn(c, r, true);
-	iscsi_put32(r + 44, count);
+	idm_iscsi_put32(r + 44, count);
 	if (t->sc.sense_len) {
 		/* data segment: SenseLength, then the sense data */
-		iscsi_put16(data, (uint16_t)t->sc.sense_len);
+		idm_iscsi_put16(data, (uint16_t)t->sc.sense_len);
 		memcpy(data + 2, t->sc.sense, t->sc.sense_len);
 		dlen = 2 + t->sc.sense_len;
 	}
@@ -93,19 +93,19 @@ static void respond(struct ttask *t)
 static void put_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 {
 	struct tconn *c = t->c;
-	uint8_t d[ISCSI_BHS_LEN] = { 0 };
+	uint8_t d[IDM_ISCSI_BHS_LEN] = { 0 };
 	uint32_t count;
 	uint8_t flags;
 	int r;
 
 	residual(t, &flags, &count);
-	d[0] = ISCSI_OP_DATA_IN;
-	d[1] = ISCSI_DATAIN_STATUS | flags; /* O/U bits share positions with the SCSI Response */
+	d[0] = IDM_ISCSI_OP_DATA_IN;
+	d[1] = IDM_ISCSI_DATAIN_STATUS | flags; /* O/U bits share positions with the SCSI Response */
 	d[3] = t->sc.status;
 	memcpy(d + 8, t->bhs + 8, 8);
-	iscsi_put32(d + 16, t->itt);
+	idm_iscsi_put32(d + 16, t->itt);
 	conn_fill_sn(c, d, true);
-	iscsi_put32(d + 44, count);
+	idm_iscsi_put32(d + 44, count);
 	t->state = TS_DATAIN;
 	r = idm_put_data(t->it, d, ib, off, 0, len, 0);
 	if (r < 0) {
@@ -118,13 +118,13 @@ static void put_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 {
 	struct tconn *c = t->c;
-	uint8_t r2t[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r2t[IDM_ISCSI_BHS_LEN] = { 0 };
 	int r;
 
-	r2t[0] = ISCSI_OP_R2T;
+	r2t[0] = IDM_ISCSI_OP_R2T;
 	r2t[1] = 0x80;
 	memcpy(r2t + 8, t->bhs + 8, 8);
-	iscsi_put32(r2t + 16, t->itt);
+	idm_iscsi_put32(r2t + 16, t->itt);
 	conn_fill_sn(c, r2t, false);
 	t->state = TS_DATAOUT;
 	r = idm_get_data(t->it, r2t, ib, off, 0, len, 0);
@@ -141,9 +141,9 @@ static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 static uint32_t unsolicited_len(const struct ttask *t)
 {
 	const struct params *p = &t->c->sess->p;
-	uint32_t n = iscsi_bhs_data_len(t->bhs);
+	uint32_t n = idm_iscsi_bhs_data_len(t->bhs);
 
-	if (!(t->bhs[1] & ISCSI_FLAG_FINAL) && !p->initial_r2t)
+	if (!(t->bhs[1] & IDM_ISCSI_FLAG_FINAL) && !p->initial_r2t)
 		n = p->first_burst;
 	return n < t->edtl ? n : t->edtl;
 }
@@ -152,7 +152,7 @@ static uint32_t unsolicited_len(const struct ttask *t)
  * still on its way so the data stream stays in step. */
 static void finish(struct ttask *t)
 {
-	uint32_t unsol = (t->bhs[1] & ISCSI_CMD_WRITE) ? unsolicited_len(t) : 0;
+	uint32_t unsol = (t->bhs[1] & IDM_ISCSI_CMD_WRITE) ? unsolicited_len(t) : 0;
 
 	if (unsol && !t->drain && !t->buf) {
 		t->buf = pbuf_get(unsol);
@@ -179,11 +179,11 @@ void scsi_io_start(struct ttask *t)
 {
 	struct scsi_cmd *sc = &t->sc;
 	struct lun *l = find_lun(t->lun_id);
-	bool rd = t->bhs[1] & ISCSI_CMD_READ, wr = t->bhs[1] & ISCSI_CMD_WRITE;
+	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
 	uint32_t n;
 
 	memset(sc, 0, sizeof(*sc));
-	sc->cdb = t->bhs + ISCSI_CMD_CDB;
+	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
 	sc->lun = l;
 	sc->luns = g_tgt.luns;
 	sc->nluns = g_tgt.nluns;

@@ -87,16 +87,16 @@ void session_detach(struct tconn *c)
 
 void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason)
 {
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
-	r[0] = ISCSI_OP_REJECT;
+	r[0] = IDM_ISCSI_OP_REJECT;
 	r[1] = 0x80;
 	r[2] = reason;
-	iscsi_put32(r + 16, ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
 	ex_dbg("%s: reject opcode 0x%02x reason 0x%02x", idm_conn_peer_name(c->ic),
 	       bhs[0] & 0x3f, reason);
-	conn_send(c, r, bhs, ISCSI_BHS_LEN);
+	conn_send(c, r, bhs, IDM_ISCSI_BHS_LEN);
 }
 
 /* End a task: libidm forgets it, its buffer and descriptor go back. */
@@ -119,7 +119,7 @@ void session_task_done(struct ttask *t)
 
 static void nop_out(struct ttask *t)
 {
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	struct tconn *c = t->c;
 	/* RFC 7143 11.18 (Ping Data): the reflected data is limited to the
 	 * initiator's MaxRecvDataSegmentLength; the initiator may send more
@@ -127,11 +127,11 @@ static void nop_out(struct ttask *t)
 	 * used to close the connection */
 	uint32_t len = t->data_len < c->sess->p.ini_mrdsl ? t->data_len : c->sess->p.ini_mrdsl;
 
-	r[0] = ISCSI_OP_NOP_IN;
+	r[0] = IDM_ISCSI_OP_NOP_IN;
 	r[1] = 0x80;
 	memcpy(r + 8, t->bhs + 8, 8);           /* LUN */
-	iscsi_put32(r + 16, t->itt);
-	iscsi_put32(r + 20, ISCSI_RESERVED_TAG); /* TTT */
+	idm_iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG); /* TTT */
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, t->data, len);           /* echo the ping data */
 	session_task_done(t);
@@ -139,15 +139,15 @@ static void nop_out(struct ttask *t)
 
 static void logout(struct ttask *t)
 {
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	struct tconn *c = t->c;
 	uint8_t reason = t->bhs[1] & 0x7f;
 
-	r[0] = ISCSI_OP_LOGOUT_RSP;
+	r[0] = IDM_ISCSI_OP_LOGOUT_RSP;
 	r[1] = 0x80;
 	/* 0: close session, 1: close connection; 2 (recovery) needs ERL 2 */
 	r[2] = reason <= 1 ? 0 : 2;
-	iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + 16, t->itt);
 	conn_fill_sn(c, r, true);
 	ex_info("%s: logout (reason %u)", idm_conn_peer_name(c->ic), reason);
 	session_task_done(t);
@@ -211,9 +211,9 @@ static void admit(struct tconn *c, struct ttask *t, bool immediate)
 			tmf_check(s);
 		return;
 	}
-	if (iscsi_sn_lt(s->exp_cmdsn, t->cmdsn) && iscsi_sn_le(t->cmdsn, sess_max_cmdsn(s))) {
+	if (idm_iscsi_sn_lt(s->exp_cmdsn, t->cmdsn) && idm_iscsi_sn_le(t->cmdsn, sess_max_cmdsn(s))) {
 		struct ttask **pp = &s->queue;
-		while (*pp && iscsi_sn_lt((*pp)->cmdsn, t->cmdsn))
+		while (*pp && idm_iscsi_sn_lt((*pp)->cmdsn, t->cmdsn))
 			pp = &(*pp)->next;
 		if (!*pp || (*pp)->cmdsn != t->cmdsn) {
 			ex_dbg("%s: CmdSN %u queued (ExpCmdSN %u)", idm_conn_peer_name(c->ic),
@@ -238,9 +238,9 @@ static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kin
 		return NULL;
 	t->kind = kind;
 	t->c = c;
-	memcpy(t->bhs, bhs, ISCSI_BHS_LEN);
-	t->itt = iscsi_bhs_itt(bhs);
-	t->cmdsn = iscsi_get32(bhs + 24);
+	memcpy(t->bhs, bhs, IDM_ISCSI_BHS_LEN);
+	t->itt = idm_iscsi_bhs_itt(bhs);
+	t->cmdsn = idm_iscsi_get32(bhs + 24);
 	t->lun_id = lun_decode(bhs + 8);
 	return t;
 }
@@ -263,72 +263,72 @@ static int copy_data(struct ttask *t, idm_pdu *pdu)
 void session_pdu(struct tconn *c, idm_pdu *pdu)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	uint8_t op = iscsi_bhs_opcode(bhs);
-	bool imm = bhs[0] & ISCSI_OP_IMMEDIATE;
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
+	bool imm = bhs[0] & IDM_ISCSI_OP_IMMEDIATE;
 	struct session *s = c->sess;
 	struct ttask *t;
 	enum task_kind kind;
 
 	switch (op) {
-	case ISCSI_OP_SCSI_CMD: {
+	case IDM_ISCSI_OP_SCSI_CMD: {
 		idm_task *it = idm_pdu_task(pdu);
 		if (s->discovery || !it) {
 			/* RFC 7143 4.4: discovery sessions carry no commands */
 			if (it)
 				idm_deallocate_task_resources(it);
-			send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 			return;
 		}
 		t = new_task(c, bhs, TK_SCSI);
 		if (!t) {
 			idm_deallocate_task_resources(it);
-			send_reject(c, bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+			send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
 			return;
 		}
 		t->it = it;
-		t->edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+		t->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 		idm_task_set_arg(it, t);
 		t->cnext = c->tasks;
 		c->tasks = t;
 		admit(c, t, imm);
 		return;
 	}
-	case ISCSI_OP_NOP_OUT:
-		if (iscsi_bhs_itt(bhs) == ISCSI_RESERVED_TAG)
+	case IDM_ISCSI_OP_NOP_OUT:
+		if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
 			return; /* answer to our NOP-In (we send none) */
 		kind = TK_NOP;
 		break;
-	case ISCSI_OP_TEXT_REQ:
+	case IDM_ISCSI_OP_TEXT_REQ:
 		kind = TK_TEXT;
 		break;
-	case ISCSI_OP_LOGOUT_REQ:
+	case IDM_ISCSI_OP_LOGOUT_REQ:
 		kind = TK_LOGOUT;
 		break;
-	case ISCSI_OP_TASK_MGMT_REQ:
+	case IDM_ISCSI_OP_TASK_MGMT_REQ:
 		if (s->discovery) {
-			send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 			return;
 		}
 		kind = TK_TMF;
 		break;
-	case ISCSI_OP_SNACK_REQ:
+	case IDM_ISCSI_OP_SNACK_REQ:
 		/* ErrorRecoveryLevel 0: no SNACK support (RFC 7143 11.16) */
-		send_reject(c, bhs, ISCSI_REJECT_SNACK_REJECT);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_SNACK_REJECT);
 		return;
-	case ISCSI_OP_LOGIN_REQ:
-		send_reject(c, bhs, ISCSI_REJECT_PROTOCOL_ERROR);
+	case IDM_ISCSI_OP_LOGIN_REQ:
+		send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 		conn_close(c, "Login Request in full feature phase");
 		return;
 	default:
 		ex_warn("%s: unexpected opcode 0x%02x", idm_conn_peer_name(c->ic), op);
-		send_reject(c, bhs, ISCSI_REJECT_CMD_NOT_SUPPORTED);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED);
 		return;
 	}
 	t = new_task(c, bhs, kind);
 	if (!t || copy_data(t, pdu) < 0) {
 		if (t)
 			ttask_put(t);
-		send_reject(c, bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
 		return;
 	}
 	admit(c, t, imm);

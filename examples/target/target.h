@@ -82,7 +82,7 @@ struct ttask {
 	enum task_state state;
 	struct tconn *c;
 	idm_task *it;              /* TK_SCSI only */
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	uint8_t *data;             /* copy of a non-SCSI request's data */
 	uint32_t data_len;
 	uint32_t itt, cmdsn, edtl;
@@ -98,7 +98,7 @@ struct ttask {
 /* A pending multi-task TMF waiting per Implementer's Guide 4.1.2. */
 struct pending_tmf {
 	bool active;
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	struct tconn *c;
 	uint32_t cmdsn;
 	struct timespec deadline;

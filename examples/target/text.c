@@ -36,21 +36,21 @@ static void target_address(struct tconn *c, char *out, size_t n)
 
 static void send_chunk(struct tconn *c, const struct ttask *t)
 {
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	uint32_t max = c->sess->p.ini_mrdsl;
 	uint32_t left = c->text_out_len - c->text_out_off;
 	uint32_t n = left < max ? left : max;
 	bool last = n == left;
 
-	r[0] = ISCSI_OP_TEXT_RSP;
-	r[1] = last ? 0x80 : ISCSI_TEXT_CONTINUE;
+	r[0] = IDM_ISCSI_OP_TEXT_RSP;
+	r[1] = last ? 0x80 : IDM_ISCSI_TEXT_CONTINUE;
 	memcpy(r + 8, t->bhs + 8, 8);
-	iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + 16, t->itt);
 	if (!last) {
-		if (++c->text_ttt == ISCSI_RESERVED_TAG)
+		if (++c->text_ttt == IDM_ISCSI_RESERVED_TAG)
 			c->text_ttt = 1;
 	}
-	iscsi_put32(r + 20, last ? ISCSI_RESERVED_TAG : c->text_ttt);
+	idm_iscsi_put32(r + 20, last ? IDM_ISCSI_RESERVED_TAG : c->text_ttt);
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, c->text_out ? c->text_out + c->text_out_off : NULL, n);
 	c->text_out_off += n;
@@ -67,15 +67,15 @@ void text_request(struct ttask *t)
 	struct ex_kv kv[MAX_KEYS];
 	struct ex_textbuf out;
 	char addr[300];
-	uint32_t ttt = iscsi_get32(t->bhs + 20);
+	uint32_t ttt = idm_iscsi_get32(t->bhs + 20);
 	int n;
 
 	/* continuation of a long response */
-	if (ttt != ISCSI_RESERVED_TAG) {
+	if (ttt != IDM_ISCSI_RESERVED_TAG) {
 		if (c->text_out && ttt == c->text_ttt) {
 			send_chunk(c, t);
 		} else {
-			send_reject(c, t->bhs, ISCSI_REJECT_INVALID_PDU_FIELD);
+			send_reject(c, t->bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD);
 		}
 		session_task_done(t);
 		return;
@@ -86,7 +86,7 @@ void text_request(struct ttask *t)
 	c->text_out_len = c->text_out_off = 0;
 
 	if (t->data_len > TGT_TEXT_MAX - c->text_in_len) {
-		send_reject(c, t->bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+		send_reject(c, t->bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
 		free(c->text_in);
 		c->text_in = NULL;
 		c->text_in_len = 0;
@@ -96,7 +96,7 @@ void text_request(struct ttask *t)
 	if (!c->text_in) {
 		c->text_in = malloc(TGT_TEXT_MAX + 1);
 		if (!c->text_in) {
-			send_reject(c, t->bhs, ISCSI_REJECT_OUT_OF_RESOURCES);
+			send_reject(c, t->bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
 			session_task_done(t);
 			return;
 		}
@@ -104,15 +104,15 @@ void text_request(struct ttask *t)
 	if (t->data_len)
 		memcpy(c->text_in + c->text_in_len, t->data, t->data_len);
 	c->text_in_len += t->data_len;
-	if (t->bhs[1] & ISCSI_TEXT_CONTINUE) {
+	if (t->bhs[1] & IDM_ISCSI_TEXT_CONTINUE) {
 		/* more request text follows: acknowledge with an empty final
 		 * response (RFC 7143 11.11.1) */
-		uint8_t r[ISCSI_BHS_LEN] = { 0 };
-		r[0] = ISCSI_OP_TEXT_RSP;
+		uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
+		r[0] = IDM_ISCSI_OP_TEXT_RSP;
 		r[1] = 0x80;
 		memcpy(r + 8, t->bhs + 8, 8);
-		iscsi_put32(r + 16, t->itt);
-		iscsi_put32(r + 20, ISCSI_RESERVED_TAG);
+		idm_iscsi_put32(r + 16, t->itt);
+		idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG);
 		conn_fill_sn(c, r, true);
 		conn_send(c, r, NULL, 0);
 		session_task_done(t);
@@ -121,7 +121,7 @@ void text_request(struct ttask *t)
 	n = ex_text_parse(c->text_in, c->text_in_len, kv, MAX_KEYS);
 	c->text_out = malloc(TGT_TEXT_MAX);
 	if (n < 0 || !c->text_out) {
-		send_reject(c, t->bhs, n < 0 ? ISCSI_REJECT_PROTOCOL_ERROR : ISCSI_REJECT_OUT_OF_RESOURCES);
+		send_reject(c, t->bhs, n < 0 ? IDM_ISCSI_REJECT_PROTOCOL_ERROR : IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
 		free(c->text_in);
 		c->text_in = NULL;
 		c->text_in_len = 0;

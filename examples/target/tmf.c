@@ -28,12 +28,12 @@ static bool lun_exists(uint64_t id)
 
 static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
 {
-	uint8_t r[ISCSI_BHS_LEN] = { 0 };
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
-	r[0] = ISCSI_OP_TASK_MGMT_RSP;
+	r[0] = IDM_ISCSI_OP_TASK_MGMT_RSP;
 	r[1] = 0x80;
 	r[2] = response;
-	iscsi_put32(r + 16, iscsi_bhs_itt(req));
+	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	ex_info("%s: TMF function %u response %u", idm_conn_peer_name(c->ic),
 		req[1] & 0x7f, response);
@@ -49,11 +49,11 @@ static bool covers(const struct session *owner, const struct ttask *t)
 	bool same_session = t->c->sess == owner;
 
 	switch (fn) {
-	case ISCSI_TMF_ABORT_TASK_SET:
+	case IDM_ISCSI_TMF_ABORT_TASK_SET:
 		/* this I_T nexus only, commands before the TMF */
-		return same_session && t->lun_id == lun && iscsi_sn_lt(t->cmdsn, m->cmdsn);
-	case ISCSI_TMF_CLEAR_TASK_SET:
-	case ISCSI_TMF_LUN_RESET:
+		return same_session && t->lun_id == lun && idm_iscsi_sn_lt(t->cmdsn, m->cmdsn);
+	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
+	case IDM_ISCSI_TMF_LUN_RESET:
 		if (t->lun_id != lun)
 			return false;
 		break;
@@ -62,7 +62,7 @@ static bool covers(const struct session *owner, const struct ttask *t)
 	}
 	/* third-party sessions: everything active now; issuing session:
 	 * what came before the TMF in CmdSN order */
-	return !same_session || iscsi_sn_lt(t->cmdsn, m->cmdsn);
+	return !same_session || idm_iscsi_sn_lt(t->cmdsn, m->cmdsn);
 }
 
 bool tmf_affects(const struct session *s, const struct ttask *t)
@@ -109,7 +109,7 @@ void tmf_check(struct session *s)
 		return;
 	late = deadline_passed(&m->deadline);
 	/* (b) all commands before the TMF have arrived */
-	if (!late && iscsi_sn_lt(s->exp_cmdsn, m->cmdsn))
+	if (!late && idm_iscsi_sn_lt(s->exp_cmdsn, m->cmdsn))
 		return;
 	/* (a) solicited Data-Out of aborted tasks has been answered */
 	for (struct tconn *c = g_tgt.conns; c; c = c->next) {
@@ -129,8 +129,8 @@ void tmf_check(struct session *s)
 	if (late)
 		ex_warn("TMF wait timed out; remaining transfers cancelled");
 	m->active = false;
-	tmf_respond(m->c, m->bhs, ISCSI_TMF_RSP_COMPLETE);
-	if ((m->bhs[1] & 0x7f) == ISCSI_TMF_TARGET_COLD_RESET)
+	tmf_respond(m->c, m->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
+	if ((m->bhs[1] & 0x7f) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
 		for (struct tconn *c = g_tgt.conns; c; c = c->next)
 			conn_close_graceful(c, "target cold reset");
 }
@@ -145,28 +145,28 @@ static void abort_task(struct ttask *req)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
-	uint32_t ref = iscsi_get32(req->bhs + 20);
-	uint32_t refcmdsn = iscsi_get32(req->bhs + 32);
+	uint32_t ref = idm_iscsi_get32(req->bhs + 20);
+	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + 32);
 
 	for (struct ttask *t = c->tasks; t; t = t->cnext) {
 		if (t->itt != ref || t->aborted)
 			continue;
 		if (t->lun_id != req->lun_id) {
-			tmf_respond(c, req->bhs, ISCSI_TMF_RSP_NO_TASK);
+			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_TASK);
 			return;
 		}
 		t->aborted = true;
 		if (t->state != TS_QUEUED)
 			session_task_done(t); /* cancels pending Put/Get_Data */
-		tmf_respond(c, req->bhs, ISCSI_TMF_RSP_COMPLETE);
+		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 		return;
 	}
 	/* RFC 7143 11.5.1: not yet arrived (RefCmdSN in the window) is
 	 * "Function complete"; already done is "Task does not exist". */
-	if (iscsi_sn_le(s->exp_cmdsn, refcmdsn) && iscsi_sn_le(refcmdsn, sess_max_cmdsn(s)))
-		tmf_respond(c, req->bhs, ISCSI_TMF_RSP_COMPLETE);
+	if (idm_iscsi_sn_le(s->exp_cmdsn, refcmdsn) && idm_iscsi_sn_le(refcmdsn, sess_max_cmdsn(s)))
+		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 	else
-		tmf_respond(c, req->bhs, ISCSI_TMF_RSP_NO_TASK);
+		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_TASK);
 }
 
 void tmf_request(struct ttask *req)
@@ -176,32 +176,32 @@ void tmf_request(struct ttask *req)
 	uint8_t fn = req->bhs[1] & 0x7f;
 
 	switch (fn) {
-	case ISCSI_TMF_ABORT_TASK:
+	case IDM_ISCSI_TMF_ABORT_TASK:
 		abort_task(req);
 		break;
-	case ISCSI_TMF_ABORT_TASK_SET:
-	case ISCSI_TMF_CLEAR_TASK_SET:
-	case ISCSI_TMF_LUN_RESET:
+	case IDM_ISCSI_TMF_ABORT_TASK_SET:
+	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
+	case IDM_ISCSI_TMF_LUN_RESET:
 		if (!lun_exists(req->lun_id)) {
-			tmf_respond(c, req->bhs, ISCSI_TMF_RSP_NO_LUN);
+			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_LUN);
 			break;
 		}
 		/* fall through */
-	case ISCSI_TMF_TARGET_WARM_RESET:
-	case ISCSI_TMF_TARGET_COLD_RESET:
+	case IDM_ISCSI_TMF_TARGET_WARM_RESET:
+	case IDM_ISCSI_TMF_TARGET_COLD_RESET:
 		if (s->tmf.active) { /* one multi-task TMF at a time */
-			tmf_respond(c, req->bhs, ISCSI_TMF_RSP_REJECTED);
+			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
 			break;
 		}
 		s->tmf.active = true;
-		memcpy(s->tmf.bhs, req->bhs, ISCSI_BHS_LEN);
+		memcpy(s->tmf.bhs, req->bhs, IDM_ISCSI_BHS_LEN);
 		s->tmf.c = c;
 		s->tmf.cmdsn = req->cmdsn;
 		clock_gettime(CLOCK_MONOTONIC, &s->tmf.deadline);
 		s->tmf.deadline.tv_sec += TMF_WAIT_MS / 1000;
-		if (fn == ISCSI_TMF_LUN_RESET || fn >= ISCSI_TMF_TARGET_WARM_RESET)
+		if (fn == IDM_ISCSI_TMF_LUN_RESET || fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET)
 			for (int i = 0; i < g_tgt.nluns; i++)
-				if (fn != ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == req->lun_id) {
+				if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == req->lun_id) {
 					/* resets clear PREVENT and reservations (SPC-4, SPC-2) */
 					g_tgt.luns[i]->prevent = false;
 					g_tgt.luns[i]->reserved_by = NULL;
@@ -209,12 +209,12 @@ void tmf_request(struct ttask *req)
 		abort_covered(s);
 		tmf_check(s);
 		break;
-	case ISCSI_TMF_TASK_REASSIGN:
+	case IDM_ISCSI_TMF_TASK_REASSIGN:
 		/* needs ErrorRecoveryLevel 2 */
-		tmf_respond(c, req->bhs, ISCSI_TMF_RSP_NO_FAILOVER);
+		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_FAILOVER);
 		break;
 	default: /* CLEAR ACA (no ACA support) and unknown functions */
-		tmf_respond(c, req->bhs, ISCSI_TMF_RSP_NOT_SUPPORTED);
+		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NOT_SUPPORTED);
 		break;
 	}
 	session_task_done(req);

@@ -3,6 +3,11 @@
  * iSCSI wire definitions (RFC 7143 section 11) for callers building and
  * reading Basic Header Segments. Header-only: no symbols, no ABI.
  * All multi-byte fields are big-endian on the wire; use the accessors.
+ *
+ * Every name here is IDM_ISCSI_* or idm_iscsi_*: RFC 7143's names with
+ * libidm's prefix. The Linux kernel (iscsi_proto.h), open-iscsi, tgt and
+ * libiscsi define ISCSI_OP_* and friends themselves, so a source file of
+ * such a stack can include this header beside its own.
  */
 #ifndef LIBIDM_ISCSI_H
 #define LIBIDM_ISCSI_H
@@ -14,207 +19,207 @@
 extern "C" {
 #endif
 
-#define ISCSI_BHS_LEN 48
-#define ISCSI_DIGEST_LEN 4
-#define ISCSI_RESERVED_TAG 0xffffffffu
+#define IDM_ISCSI_BHS_LEN 48
+#define IDM_ISCSI_DIGEST_LEN 4
+#define IDM_ISCSI_RESERVED_TAG 0xffffffffu
 
 /* Opcodes (byte 0, low 6 bits). Byte 0 bit 6 is the Immediate bit. */
-enum iscsi_opcode {
+enum idm_iscsi_opcode {
 	/* initiator */
-	ISCSI_OP_NOP_OUT = 0x00,
-	ISCSI_OP_SCSI_CMD = 0x01,
-	ISCSI_OP_TASK_MGMT_REQ = 0x02,
-	ISCSI_OP_LOGIN_REQ = 0x03,
-	ISCSI_OP_TEXT_REQ = 0x04,
-	ISCSI_OP_DATA_OUT = 0x05,
-	ISCSI_OP_LOGOUT_REQ = 0x06,
-	ISCSI_OP_SNACK_REQ = 0x10,
+	IDM_ISCSI_OP_NOP_OUT = 0x00,
+	IDM_ISCSI_OP_SCSI_CMD = 0x01,
+	IDM_ISCSI_OP_TASK_MGMT_REQ = 0x02,
+	IDM_ISCSI_OP_LOGIN_REQ = 0x03,
+	IDM_ISCSI_OP_TEXT_REQ = 0x04,
+	IDM_ISCSI_OP_DATA_OUT = 0x05,
+	IDM_ISCSI_OP_LOGOUT_REQ = 0x06,
+	IDM_ISCSI_OP_SNACK_REQ = 0x10,
 	/* target */
-	ISCSI_OP_NOP_IN = 0x20,
-	ISCSI_OP_SCSI_RSP = 0x21,
-	ISCSI_OP_TASK_MGMT_RSP = 0x22,
-	ISCSI_OP_LOGIN_RSP = 0x23,
-	ISCSI_OP_TEXT_RSP = 0x24,
-	ISCSI_OP_DATA_IN = 0x25,
-	ISCSI_OP_LOGOUT_RSP = 0x26,
-	ISCSI_OP_R2T = 0x31,
-	ISCSI_OP_ASYNC_MSG = 0x32,
-	ISCSI_OP_REJECT = 0x3f,
+	IDM_ISCSI_OP_NOP_IN = 0x20,
+	IDM_ISCSI_OP_SCSI_RSP = 0x21,
+	IDM_ISCSI_OP_TASK_MGMT_RSP = 0x22,
+	IDM_ISCSI_OP_LOGIN_RSP = 0x23,
+	IDM_ISCSI_OP_TEXT_RSP = 0x24,
+	IDM_ISCSI_OP_DATA_IN = 0x25,
+	IDM_ISCSI_OP_LOGOUT_RSP = 0x26,
+	IDM_ISCSI_OP_R2T = 0x31,
+	IDM_ISCSI_OP_ASYNC_MSG = 0x32,
+	IDM_ISCSI_OP_REJECT = 0x3f,
 };
 
-#define ISCSI_OPCODE_MASK 0x3f
-#define ISCSI_OP_IMMEDIATE 0x40
+#define IDM_ISCSI_OPCODE_MASK 0x3f
+#define IDM_ISCSI_OP_IMMEDIATE 0x40
 
 /* byte 1 flags */
-#define ISCSI_FLAG_FINAL 0x80
+#define IDM_ISCSI_FLAG_FINAL 0x80
 /* SCSI Command */
-#define ISCSI_CMD_READ 0x40
-#define ISCSI_CMD_WRITE 0x20
-#define ISCSI_CMD_ATTR_MASK 0x07
-#define ISCSI_ATTR_UNTAGGED 0
-#define ISCSI_ATTR_SIMPLE 1
-#define ISCSI_ATTR_ORDERED 2
-#define ISCSI_ATTR_HEAD_OF_QUEUE 3
-#define ISCSI_ATTR_ACA 4
+#define IDM_ISCSI_CMD_READ 0x40
+#define IDM_ISCSI_CMD_WRITE 0x20
+#define IDM_ISCSI_CMD_ATTR_MASK 0x07
+#define IDM_ISCSI_ATTR_UNTAGGED 0
+#define IDM_ISCSI_ATTR_SIMPLE 1
+#define IDM_ISCSI_ATTR_ORDERED 2
+#define IDM_ISCSI_ATTR_HEAD_OF_QUEUE 3
+#define IDM_ISCSI_ATTR_ACA 4
 /* Data-In */
-#define ISCSI_DATAIN_ACK 0x40
-#define ISCSI_DATAIN_OVERFLOW 0x04
-#define ISCSI_DATAIN_UNDERFLOW 0x02
-#define ISCSI_DATAIN_STATUS 0x01
+#define IDM_ISCSI_DATAIN_ACK 0x40
+#define IDM_ISCSI_DATAIN_OVERFLOW 0x04
+#define IDM_ISCSI_DATAIN_UNDERFLOW 0x02
+#define IDM_ISCSI_DATAIN_STATUS 0x01
 /* SCSI Response */
-#define ISCSI_RSP_BIDI_OVERFLOW 0x10
-#define ISCSI_RSP_BIDI_UNDERFLOW 0x08
-#define ISCSI_RSP_OVERFLOW 0x04
-#define ISCSI_RSP_UNDERFLOW 0x02
+#define IDM_ISCSI_RSP_BIDI_OVERFLOW 0x10
+#define IDM_ISCSI_RSP_BIDI_UNDERFLOW 0x08
+#define IDM_ISCSI_RSP_OVERFLOW 0x04
+#define IDM_ISCSI_RSP_UNDERFLOW 0x02
 /* Login */
-#define ISCSI_LOGIN_TRANSIT 0x80
-#define ISCSI_LOGIN_CONTINUE 0x40
-#define ISCSI_LOGIN_CSG_SHIFT 2
-#define ISCSI_LOGIN_CSG_MASK 0x0c
-#define ISCSI_LOGIN_NSG_MASK 0x03
-#define ISCSI_STAGE_SECURITY 0
-#define ISCSI_STAGE_OPERATIONAL 1
-#define ISCSI_STAGE_FULL_FEATURE 3
+#define IDM_ISCSI_LOGIN_TRANSIT 0x80
+#define IDM_ISCSI_LOGIN_CONTINUE 0x40
+#define IDM_ISCSI_LOGIN_CSG_SHIFT 2
+#define IDM_ISCSI_LOGIN_CSG_MASK 0x0c
+#define IDM_ISCSI_LOGIN_NSG_MASK 0x03
+#define IDM_ISCSI_STAGE_SECURITY 0
+#define IDM_ISCSI_STAGE_OPERATIONAL 1
+#define IDM_ISCSI_STAGE_FULL_FEATURE 3
 /* Text */
-#define ISCSI_TEXT_CONTINUE 0x40
+#define IDM_ISCSI_TEXT_CONTINUE 0x40
 
 /* SCSI Response "Response" byte */
-#define ISCSI_RESPONSE_COMPLETED 0x00
-#define ISCSI_RESPONSE_TARGET_FAILURE 0x01
+#define IDM_ISCSI_RESPONSE_COMPLETED 0x00
+#define IDM_ISCSI_RESPONSE_TARGET_FAILURE 0x01
 
 /* Task management functions (byte 1 & 0x7f) */
-enum iscsi_tmf {
-	ISCSI_TMF_ABORT_TASK = 1,
-	ISCSI_TMF_ABORT_TASK_SET = 2,
-	ISCSI_TMF_CLEAR_ACA = 3,
-	ISCSI_TMF_CLEAR_TASK_SET = 4,
-	ISCSI_TMF_LUN_RESET = 5,
-	ISCSI_TMF_TARGET_WARM_RESET = 6,
-	ISCSI_TMF_TARGET_COLD_RESET = 7,
-	ISCSI_TMF_TASK_REASSIGN = 8,
+enum idm_iscsi_tmf {
+	IDM_ISCSI_TMF_ABORT_TASK = 1,
+	IDM_ISCSI_TMF_ABORT_TASK_SET = 2,
+	IDM_ISCSI_TMF_CLEAR_ACA = 3,
+	IDM_ISCSI_TMF_CLEAR_TASK_SET = 4,
+	IDM_ISCSI_TMF_LUN_RESET = 5,
+	IDM_ISCSI_TMF_TARGET_WARM_RESET = 6,
+	IDM_ISCSI_TMF_TARGET_COLD_RESET = 7,
+	IDM_ISCSI_TMF_TASK_REASSIGN = 8,
 };
 /* TMF responses */
-#define ISCSI_TMF_RSP_COMPLETE 0
-#define ISCSI_TMF_RSP_NO_TASK 1
-#define ISCSI_TMF_RSP_NO_LUN 2
-#define ISCSI_TMF_RSP_TASK_ALLEGIANT 3
-#define ISCSI_TMF_RSP_NO_FAILOVER 4
-#define ISCSI_TMF_RSP_NOT_SUPPORTED 5
-#define ISCSI_TMF_RSP_AUTH_FAILED 6
-#define ISCSI_TMF_RSP_REJECTED 255
+#define IDM_ISCSI_TMF_RSP_COMPLETE 0
+#define IDM_ISCSI_TMF_RSP_NO_TASK 1
+#define IDM_ISCSI_TMF_RSP_NO_LUN 2
+#define IDM_ISCSI_TMF_RSP_TASK_ALLEGIANT 3
+#define IDM_ISCSI_TMF_RSP_NO_FAILOVER 4
+#define IDM_ISCSI_TMF_RSP_NOT_SUPPORTED 5
+#define IDM_ISCSI_TMF_RSP_AUTH_FAILED 6
+#define IDM_ISCSI_TMF_RSP_REJECTED 255
 
 /* Reject reasons */
-#define ISCSI_REJECT_DIGEST_ERROR 0x02
-#define ISCSI_REJECT_SNACK_REJECT 0x03
-#define ISCSI_REJECT_PROTOCOL_ERROR 0x04
-#define ISCSI_REJECT_CMD_NOT_SUPPORTED 0x05
-#define ISCSI_REJECT_IMM_CMD_REJECT 0x06
-#define ISCSI_REJECT_TASK_IN_PROGRESS 0x07
-#define ISCSI_REJECT_INVALID_DATA_ACK 0x08
-#define ISCSI_REJECT_INVALID_PDU_FIELD 0x09
-#define ISCSI_REJECT_OUT_OF_RESOURCES 0x0a
-#define ISCSI_REJECT_NEGOTIATION_RESET 0x0b
-#define ISCSI_REJECT_WAITING_FOR_LOGOUT 0x0c
+#define IDM_ISCSI_REJECT_DIGEST_ERROR 0x02
+#define IDM_ISCSI_REJECT_SNACK_REJECT 0x03
+#define IDM_ISCSI_REJECT_PROTOCOL_ERROR 0x04
+#define IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED 0x05
+#define IDM_ISCSI_REJECT_IMM_CMD_REJECT 0x06
+#define IDM_ISCSI_REJECT_TASK_IN_PROGRESS 0x07
+#define IDM_ISCSI_REJECT_INVALID_DATA_ACK 0x08
+#define IDM_ISCSI_REJECT_INVALID_PDU_FIELD 0x09
+#define IDM_ISCSI_REJECT_OUT_OF_RESOURCES 0x0a
+#define IDM_ISCSI_REJECT_NEGOTIATION_RESET 0x0b
+#define IDM_ISCSI_REJECT_WAITING_FOR_LOGOUT 0x0c
 
 /* SNACK types (byte 1 & 0x0f) */
-#define ISCSI_SNACK_DATA_R2T 0
-#define ISCSI_SNACK_STATUS 1
-#define ISCSI_SNACK_DATA_ACK 2
-#define ISCSI_SNACK_RDATA 3
+#define IDM_ISCSI_SNACK_DATA_R2T 0
+#define IDM_ISCSI_SNACK_STATUS 1
+#define IDM_ISCSI_SNACK_DATA_ACK 2
+#define IDM_ISCSI_SNACK_RDATA 3
 
 /* Field offsets common to most BHS */
-#define ISCSI_BHS_OPCODE 0
-#define ISCSI_BHS_FLAGS 1
-#define ISCSI_BHS_TOTAL_AHS_LEN 4
-#define ISCSI_BHS_DATA_SEG_LEN 5 /* 3 bytes */
-#define ISCSI_BHS_LUN 8          /* 8 bytes */
-#define ISCSI_BHS_ITT 16
-#define ISCSI_BHS_TTT 20         /* also EDTL (SCSI Command), SNACK Tag */
-#define ISCSI_BHS_CMDSN 24       /* StatSN in target PDUs */
-#define ISCSI_BHS_EXP_STATSN 28  /* ExpCmdSN in target PDUs */
-#define ISCSI_BHS_MAX_CMDSN 32
-#define ISCSI_BHS_DATASN 36      /* DataSN / R2TSN / ExpDataSN */
-#define ISCSI_BHS_BUF_OFFSET 40
-#define ISCSI_BHS_DESIRED_LEN 44 /* R2T; Residual Count in Data-In / Rsp */
-#define ISCSI_BHS_RESIDUAL 44
+#define IDM_ISCSI_BHS_OPCODE 0
+#define IDM_ISCSI_BHS_FLAGS 1
+#define IDM_ISCSI_BHS_TOTAL_AHS_LEN 4
+#define IDM_ISCSI_BHS_DATA_SEG_LEN 5 /* 3 bytes */
+#define IDM_ISCSI_BHS_LUN 8          /* 8 bytes */
+#define IDM_ISCSI_BHS_ITT 16
+#define IDM_ISCSI_BHS_TTT 20         /* also EDTL (SCSI Command), SNACK Tag */
+#define IDM_ISCSI_BHS_CMDSN 24       /* StatSN in target PDUs */
+#define IDM_ISCSI_BHS_EXP_STATSN 28  /* ExpCmdSN in target PDUs */
+#define IDM_ISCSI_BHS_MAX_CMDSN 32
+#define IDM_ISCSI_BHS_DATASN 36      /* DataSN / R2TSN / ExpDataSN */
+#define IDM_ISCSI_BHS_BUF_OFFSET 40
+#define IDM_ISCSI_BHS_DESIRED_LEN 44 /* R2T; Residual Count in Data-In / Rsp */
+#define IDM_ISCSI_BHS_RESIDUAL 44
 /* SCSI Command */
-#define ISCSI_CMD_EDTL 20
-#define ISCSI_CMD_CDB 32 /* 16 bytes */
+#define IDM_ISCSI_CMD_EDTL 20
+#define IDM_ISCSI_CMD_CDB 32 /* 16 bytes */
 
-static inline uint16_t iscsi_get16(const uint8_t *p)
+static inline uint16_t idm_iscsi_get16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
-static inline uint32_t iscsi_get24(const uint8_t *p)
+static inline uint32_t idm_iscsi_get24(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 16) | ((uint32_t)p[1] << 8) | p[2];
 }
-static inline uint32_t iscsi_get32(const uint8_t *p)
+static inline uint32_t idm_iscsi_get32(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 	       ((uint32_t)p[2] << 8) | p[3];
 }
-static inline uint64_t iscsi_get64(const uint8_t *p)
+static inline uint64_t idm_iscsi_get64(const uint8_t *p)
 {
-	return ((uint64_t)iscsi_get32(p) << 32) | iscsi_get32(p + 4);
+	return ((uint64_t)idm_iscsi_get32(p) << 32) | idm_iscsi_get32(p + 4);
 }
-static inline void iscsi_put16(uint8_t *p, uint16_t v)
+static inline void idm_iscsi_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
 }
-static inline void iscsi_put24(uint8_t *p, uint32_t v)
+static inline void idm_iscsi_put24(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 16);
 	p[1] = (uint8_t)(v >> 8);
 	p[2] = (uint8_t)v;
 }
-static inline void iscsi_put32(uint8_t *p, uint32_t v)
+static inline void idm_iscsi_put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
 	p[1] = (uint8_t)(v >> 16);
 	p[2] = (uint8_t)(v >> 8);
 	p[3] = (uint8_t)v;
 }
-static inline void iscsi_put64(uint8_t *p, uint64_t v)
+static inline void idm_iscsi_put64(uint8_t *p, uint64_t v)
 {
-	iscsi_put32(p, (uint32_t)(v >> 32));
-	iscsi_put32(p + 4, (uint32_t)v);
+	idm_iscsi_put32(p, (uint32_t)(v >> 32));
+	idm_iscsi_put32(p + 4, (uint32_t)v);
 }
 
-static inline uint8_t iscsi_bhs_opcode(const uint8_t *bhs)
+static inline uint8_t idm_iscsi_bhs_opcode(const uint8_t *bhs)
 {
-	return bhs[0] & ISCSI_OPCODE_MASK;
+	return bhs[0] & IDM_ISCSI_OPCODE_MASK;
 }
-static inline uint32_t iscsi_bhs_ahs_len(const uint8_t *bhs)
+static inline uint32_t idm_iscsi_bhs_ahs_len(const uint8_t *bhs)
 {
-	return (uint32_t)bhs[ISCSI_BHS_TOTAL_AHS_LEN] * 4u;
+	return (uint32_t)bhs[IDM_ISCSI_BHS_TOTAL_AHS_LEN] * 4u;
 }
-static inline uint32_t iscsi_bhs_data_len(const uint8_t *bhs)
+static inline uint32_t idm_iscsi_bhs_data_len(const uint8_t *bhs)
 {
-	return iscsi_get24(bhs + ISCSI_BHS_DATA_SEG_LEN);
+	return idm_iscsi_get24(bhs + IDM_ISCSI_BHS_DATA_SEG_LEN);
 }
-static inline void iscsi_bhs_set_data_len(uint8_t *bhs, uint32_t len)
+static inline void idm_iscsi_bhs_set_data_len(uint8_t *bhs, uint32_t len)
 {
-	iscsi_put24(bhs + ISCSI_BHS_DATA_SEG_LEN, len);
+	idm_iscsi_put24(bhs + IDM_ISCSI_BHS_DATA_SEG_LEN, len);
 }
-static inline uint32_t iscsi_bhs_itt(const uint8_t *bhs)
+static inline uint32_t idm_iscsi_bhs_itt(const uint8_t *bhs)
 {
-	return iscsi_get32(bhs + ISCSI_BHS_ITT);
+	return idm_iscsi_get32(bhs + IDM_ISCSI_BHS_ITT);
 }
-static inline uint32_t iscsi_pad4(uint32_t len)
+static inline uint32_t idm_iscsi_pad4(uint32_t len)
 {
 	return (4u - (len & 3u)) & 3u;
 }
 
 /* Serial number arithmetic (RFC 1982, 32 bits) */
-static inline int iscsi_sn_lt(uint32_t a, uint32_t b)
+static inline int idm_iscsi_sn_lt(uint32_t a, uint32_t b)
 {
 	return a != b && (uint32_t)(b - a) < 0x80000000u;
 }
-static inline int iscsi_sn_le(uint32_t a, uint32_t b)
+static inline int idm_iscsi_sn_le(uint32_t a, uint32_t b)
 {
-	return a == b || iscsi_sn_lt(a, b);
+	return a == b || idm_iscsi_sn_lt(a, b);
 }
 
 #ifdef __cplusplus

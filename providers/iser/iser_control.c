@@ -16,9 +16,9 @@
 
 static bool final_login_rsp(const uint8_t *bhs)
 {
-	return iscsi_bhs_opcode(bhs) == ISCSI_OP_LOGIN_RSP &&
-	       (bhs[1] & ISCSI_LOGIN_TRANSIT) &&
-	       (bhs[1] & ISCSI_LOGIN_NSG_MASK) == ISCSI_STAGE_FULL_FEATURE &&
+	return idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_LOGIN_RSP &&
+	       (bhs[1] & IDM_ISCSI_LOGIN_TRANSIT) &&
+	       (bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK) == IDM_ISCSI_STAGE_FULL_FEATURE &&
 	       bhs[36] == 0; /* Status-Class success */
 }
 
@@ -29,13 +29,13 @@ static void encode_control(uint8_t *dst, const uint8_t *bhs, const void *ahs,
 	uint8_t *p = dst + ISER_HDR_LEN;
 
 	iser_hdr_encode(dst, &h);
-	memcpy(p, bhs, ISCSI_BHS_LEN);
-	p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	iscsi_bhs_set_data_len(p, (uint32_t)data_len);
+	memcpy(p, bhs, IDM_ISCSI_BHS_LEN);
+	p[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	idm_iscsi_bhs_set_data_len(p, (uint32_t)data_len);
 	if (ahs_len)
-		memcpy(p + ISCSI_BHS_LEN, ahs, ahs_len);
+		memcpy(p + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
 	if (data_len)
-		memcpy(p + ISCSI_BHS_LEN + ahs_len, data, data_len);
+		memcpy(p + IDM_ISCSI_BHS_LEN + ahs_len, data, data_len);
 }
 
 int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
@@ -44,10 +44,10 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 {
 	struct idm_conn *c = ic->conn;
 	bool login = idm_prov_conn_phase(c) == IDM_CONN_PHASE_LOGIN;
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 	struct iser_pool *tx;
 	struct iser_msg *m;
-	size_t len = ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len + data_len;
+	size_t len = ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len + data_len;
 	int r;
 
 	if (ic->state != ISER_UP)
@@ -55,8 +55,8 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	if (login) {
 		if (idm_conn_role(c) == IDM_ROLE_TARGET && final_login_rsp(bhs))
 			r = iser_rsrc_ffp(ic);
-		else if (op == ISCSI_OP_LOGIN_REQ ||
-			 (op == ISCSI_OP_LOGIN_RSP && !(bhs[36])))
+		else if (op == IDM_ISCSI_OP_LOGIN_REQ ||
+			 (op == IDM_ISCSI_OP_LOGIN_RSP && !(bhs[36])))
 			r = iser_expect_login_pdu(ic);
 		else
 			r = 0;

@@ -50,17 +50,17 @@ static int dout_push(struct iser_conn *ic, struct idm_task *t)
 			return 1; /* later */
 		iser_hdr_encode(m->mem, &h);
 		bhs = m->mem + ISER_HDR_LEN;
-		memset(bhs, 0, ISCSI_BHS_LEN);
-		bhs[0] = ISCSI_OP_DATA_OUT;
-		bhs[1] = off + n == it->dout_end ? ISCSI_FLAG_FINAL : 0;
-		iscsi_bhs_set_data_len(bhs, n);
-		memcpy(bhs + ISCSI_BHS_LUN, it->dout_hdr, 8);
-		memcpy(bhs + ISCSI_BHS_ITT, it->dout_hdr + 8, 4);
-		iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-		iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, it->dout_expstatsn);
-		iscsi_put32(bhs + ISCSI_BHS_DATASN, it->dout_sn);
-		iscsi_put32(bhs + ISCSI_BHS_BUF_OFFSET, off);
-		r = iser_send_msg(ic, m, ISER_HDR_LEN + ISCSI_BHS_LEN, &sge, 1, t, 0);
+		memset(bhs, 0, IDM_ISCSI_BHS_LEN);
+		bhs[0] = IDM_ISCSI_OP_DATA_OUT;
+		bhs[1] = off + n == it->dout_end ? IDM_ISCSI_FLAG_FINAL : 0;
+		idm_iscsi_bhs_set_data_len(bhs, n);
+		memcpy(bhs + IDM_ISCSI_BHS_LUN, it->dout_hdr, 8);
+		memcpy(bhs + IDM_ISCSI_BHS_ITT, it->dout_hdr + 8, 4);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, it->dout_expstatsn);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DATASN, it->dout_sn);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_BUF_OFFSET, off);
+		r = iser_send_msg(ic, m, ISER_HDR_LEN + IDM_ISCSI_BHS_LEN, &sge, 1, t, 0);
 		if (r < 0)
 			return r;
 		it->dout_next += n;
@@ -119,9 +119,9 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 	struct iser_task *it = iser_task(t);
 	int r;
 
-	memcpy(it->dout_hdr, cmd + ISCSI_BHS_LUN, 8);
-	memcpy(it->dout_hdr + 8, cmd + ISCSI_BHS_ITT, 4);
-	it->dout_expstatsn = iscsi_get32(cmd + ISCSI_BHS_EXP_STATSN);
+	memcpy(it->dout_hdr, cmd + IDM_ISCSI_BHS_LUN, 8);
+	memcpy(it->dout_hdr + 8, cmd + IDM_ISCSI_BHS_ITT, 4);
+	it->dout_expstatsn = idm_iscsi_get32(cmd + IDM_ISCSI_BHS_EXP_STATSN);
 	it->dout_next = from;
 	it->dout_end = to;
 	it->dout_sn = 0;
@@ -143,7 +143,7 @@ static int send_data_outs(struct iser_conn *ic, struct idm_task *t,
 static bool cmd_range(const uint8_t *bhs, struct idm_task *t,
 		      enum idm_data_dir dir, struct idm_prov_range *r)
 {
-	uint8_t flag = dir == IDM_DATA_IN ? ISCSI_CMD_READ : ISCSI_CMD_WRITE;
+	uint8_t flag = dir == IDM_DATA_IN ? IDM_ISCSI_CMD_READ : IDM_ISCSI_CMD_WRITE;
 
 	return (bhs[1] & flag) && idm_prov_task_data(t, dir, r) == 0 &&
 	       r->length;
@@ -180,7 +180,7 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 	r = cmd_check(ic, bhs, t);
 	if (r < 0)
 		return r;
-	if (ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len > tx->size)
+	if (ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len > tx->size)
 		return -EMSGSIZE;
 	/* Behind commands already waiting, or when the message pool or the
 	 * op slots ran short: keep it, in order, until Sends complete. */
@@ -200,7 +200,7 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
 	struct idm_prov_range in, out;
-	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	uint32_t edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	uint32_t out_len = 0, imm = 0, unsol = 0;
 	uint8_t *out_base = NULL, *cmdbhs;
 	struct ibv_sge sge;
@@ -251,19 +251,19 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	}
 	iser_hdr_encode(m->mem, &h);
 	cmdbhs = m->mem + ISER_HDR_LEN;
-	memcpy(cmdbhs, bhs, ISCSI_BHS_LEN);
-	cmdbhs[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	iscsi_bhs_set_data_len(cmdbhs, imm);
+	memcpy(cmdbhs, bhs, IDM_ISCSI_BHS_LEN);
+	cmdbhs[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	idm_iscsi_bhs_set_data_len(cmdbhs, imm);
 	if (unsol > imm)
-		cmdbhs[1] &= (uint8_t)~ISCSI_FLAG_FINAL;
+		cmdbhs[1] &= (uint8_t)~IDM_ISCSI_FLAG_FINAL;
 	else
-		cmdbhs[1] |= ISCSI_FLAG_FINAL;
+		cmdbhs[1] |= IDM_ISCSI_FLAG_FINAL;
 	if (ahs_len)
-		memcpy(cmdbhs + ISCSI_BHS_LEN, ahs, ahs_len);
+		memcpy(cmdbhs + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
 	sge.addr = (uintptr_t)out_base;
 	sge.length = imm;
 	sge.lkey = out_mr ? out_mr->lkey : 0;
-	r = iser_send_msg(ic, m, (uint32_t)(ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len),
+	r = iser_send_msg(ic, m, (uint32_t)(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len),
 			  &sge, imm ? 1 : 0, t, 0);
 	if (r < 0)
 		goto fail;
@@ -406,9 +406,9 @@ static bool ini_recv(struct iser_conn *ic, struct iser_msg *m,
 	struct idm_task *t;
 
 	(void)h;
-	if (iscsi_bhs_opcode(pdu->bhs) != ISCSI_OP_SCSI_RSP)
+	if (idm_iscsi_bhs_opcode(pdu->bhs) != IDM_ISCSI_OP_SCSI_RSP)
 		return false;
-	t = idm_prov_task_find(ic->conn, iscsi_bhs_itt(pdu->bhs));
+	t = idm_prov_task_find(ic->conn, idm_iscsi_bhs_itt(pdu->bhs));
 	if (!t)
 		return false;
 	ini_rsp(ic, t, m, wc);

@@ -50,7 +50,7 @@ static uint32_t round64(uint32_t v)
 
 void iser_sizes_login(struct iser_sizes *s)
 {
-	s->rx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN + ISER_LOGIN_DSL);
+	s->rx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ISER_LOGIN_DSL);
 	s->tx_msg = s->rx_msg;
 	s->rx_depth = ISER_LOGIN_DEPTH;
 	s->tx_depth = ISER_LOGIN_DEPTH;
@@ -89,7 +89,7 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 		tx_dsl = ISER_LOGIN_DSL;
 	/* The AHS we may receive is bounded by what *we* declared; the
 	 * one we send by what the peer declared. Both come as one value. */
-	s->rx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
+	s->rx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN +
 			    ahs_room(p->max_ahs_length) + rx_dsl);
 	/* Send buffers carry control PDUs only (data goes by RDMA or, for
 	 * immediate and unsolicited data, straight from the caller's
@@ -98,7 +98,7 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 	 * one-off buffer (iser_msg_oneoff). */
 	if (tx_dsl > ISER_TX_POOL_DSL)
 		tx_dsl = ISER_TX_POOL_DSL;
-	s->tx_msg = round64(ISER_HDR_LEN + ISCSI_BHS_LEN +
+	s->tx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN +
 			    ahs_room(p->max_ahs_length) + tx_dsl);
 	if (!rx_depth)
 		rx_depth = ISER_RX_DEPTH_DEFAULT;

@@ -122,13 +122,13 @@ static int iser_send_control(struct idm_conn *c, const uint8_t *bhs,
 			     size_t data_len, struct idm_task *t)
 {
 	struct iser_conn *ic = iser_conn(c);
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 
 	if (!ic || ic->state != ISER_UP)
 		return -ENOTCONN;
-	if (idm_conn_role(c) == IDM_ROLE_INITIATOR && op == ISCSI_OP_SCSI_CMD)
+	if (idm_conn_role(c) == IDM_ROLE_INITIATOR && op == IDM_ISCSI_OP_SCSI_CMD)
 		return iser_ini_send_cmd(ic, bhs, ahs, ahs_len, t);
-	if (idm_conn_role(c) == IDM_ROLE_TARGET && op == ISCSI_OP_SCSI_RSP)
+	if (idm_conn_role(c) == IDM_ROLE_TARGET && op == IDM_ISCSI_OP_SCSI_RSP)
 		return iser_tgt_send_rsp(ic, bhs, ahs, ahs_len, data, data_len,
 					 t);
 	return iser_ctl_send(ic, bhs, ahs, ahs_len, data, data_len, 0);

@@ -164,14 +164,14 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 
 void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs)
 {
-	uint32_t ahs_len = iscsi_bhs_ahs_len(bhs);
-	uint32_t dlen = iscsi_bhs_data_len(bhs);
+	uint32_t ahs_len = idm_iscsi_bhs_ahs_len(bhs);
+	uint32_t dlen = idm_iscsi_bhs_data_len(bhs);
 
 	memset(pdu, 0, sizeof(*pdu));
 	pdu->bhs = bhs;
-	pdu->ahs = ahs_len ? bhs + ISCSI_BHS_LEN : NULL;
+	pdu->ahs = ahs_len ? bhs + IDM_ISCSI_BHS_LEN : NULL;
 	pdu->ahs_len = ahs_len;
-	pdu->data = dlen ? bhs + ISCSI_BHS_LEN + ahs_len : NULL;
+	pdu->data = dlen ? bhs + IDM_ISCSI_BHS_LEN + ahs_len : NULL;
 	pdu->data_len = dlen;
 }
 
@@ -202,11 +202,11 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		return;
 	}
 	bhs = m->mem + ISER_HDR_LEN;
-	op = iscsi_bhs_opcode(bhs);
-	ahs_len = iscsi_bhs_ahs_len(bhs);
-	dlen = iscsi_bhs_data_len(bhs);
+	op = idm_iscsi_bhs_opcode(bhs);
+	ahs_len = idm_iscsi_bhs_ahs_len(bhs);
+	dlen = idm_iscsi_bhs_data_len(bhs);
 	/* The padding of the data segment is optional inside a Send (A13). */
-	if ((uint64_t)ISER_HDR_LEN + ISCSI_BHS_LEN + ahs_len + dlen > len) {
+	if ((uint64_t)ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len + dlen > len) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO,
 			       "PDU (opcode %#x, AHS %u, data %u) longer than its "
@@ -230,11 +230,11 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 				       op, login ? "login" : "full feature");
 		return;
 	}
-	if (op == ISCSI_OP_DATA_IN || op == ISCSI_OP_R2T) {
+	if (op == IDM_ISCSI_OP_DATA_IN || op == IDM_ISCSI_OP_R2T) {
 		/* RDMA Write / Read replace them (RFC 7145 7.3.5, 7.3.6) */
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "%s PDU on an iSER connection",
-			       op == ISCSI_OP_R2T ? "R2T" : "Data-In");
+			       op == IDM_ISCSI_OP_R2T ? "R2T" : "Data-In");
 		return;
 	}
 

@@ -91,16 +91,16 @@ uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
 int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 		  size_t ahs_len, struct idm_task *t)
 {
-	struct iser_pend *p = malloc(sizeof(*p) + ISCSI_BHS_LEN + ahs_len);
+	struct iser_pend *p = malloc(sizeof(*p) + IDM_ISCSI_BHS_LEN + ahs_len);
 
 	if (!p)
 		return -ENOMEM;
 	p->task = t;
 	p->len = (uint32_t)ahs_len;
 	p->inv = 0;
-	memcpy(p->bytes, bhs, ISCSI_BHS_LEN);
+	memcpy(p->bytes, bhs, IDM_ISCSI_BHS_LEN);
 	if (ahs_len)
-		memcpy(p->bytes + ISCSI_BHS_LEN, ahs, ahs_len);
+		memcpy(p->bytes + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
 	iser_task(t)->cmd_pend = p;
 	idm_sq_push(&ic->pend, &p->link);
 	return 0;
@@ -129,7 +129,7 @@ void iser_pend_run(struct iser_conn *ic)
 		if (p->task) {
 			iser_task(p->task)->cmd_pend = NULL;
 			r = ic->role->cmd_post(ic, p->bytes,
-						  p->bytes + ISCSI_BHS_LEN,
+						  p->bytes + IDM_ISCSI_BHS_LEN,
 						  p->len, p->task);
 		} else {
 			struct iser_msg *m = iser_tx_msg(ic, p->len);

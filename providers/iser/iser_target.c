@@ -32,8 +32,8 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 		   struct idm_task **out, const char **why)
 {
 	struct idm_conn *c = ic->conn;
-	uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
-	bool write = bhs[1] & ISCSI_CMD_WRITE;
+	uint32_t edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
+	bool write = bhs[1] & IDM_ISCSI_CMD_WRITE;
 	struct idm_prov_unsol u;
 	struct iser_task *it;
 	struct idm_task *t;
@@ -46,9 +46,9 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 		return -EPROTO;
 	}
 	if (idm_prov_unsol_cmd(&u, ic->params, write, edtl, dlen,
-			       bhs[1] & ISCSI_FLAG_FINAL, why) < 0)
+			       bhs[1] & IDM_ISCSI_FLAG_FINAL, why) < 0)
 		return -EPROTO;
-	r = idm_prov_task_new(c, iscsi_bhs_itt(bhs), &t);
+	r = idm_prov_task_new(c, idm_iscsi_bhs_itt(bhs), &t);
 	if (r < 0) {
 		*why = r == -EEXIST ? "ITT already in use" : "no task";
 		return r == -EEXIST ? -EPROTO : r;
@@ -82,30 +82,30 @@ static bool tgt_recv(struct iser_conn *ic, struct iser_msg *m,
 {
 	struct idm_conn *c = ic->conn;
 	const uint8_t *bhs = pdu->bhs;
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 	struct idm_task *t = NULL;
 	const char *why = "";
 	char dwhy[160];
 	int r;
 
 	(void)wc;
-	if (op == ISCSI_OP_DATA_OUT) {
+	if (op == IDM_ISCSI_OP_DATA_OUT) {
 		dwhy[0] = '\0';
 		r = iser_tgt_data_out(ic, bhs, pdu->data, pdu->data_len, dwhy,
 				      sizeof(dwhy));
 		iser_rx_done(ic, m);
 		if (r < 0)
 			iser_conn_fail(ic, r, "bad unsolicited Data-Out (ITT %#x): %s",
-				       iscsi_bhs_itt(bhs), dwhy);
+				       idm_iscsi_bhs_itt(bhs), dwhy);
 		return true;
 	}
-	if (op != ISCSI_OP_SCSI_CMD)
+	if (op != IDM_ISCSI_OP_SCSI_CMD)
 		return false;
 	r = tgt_cmd(ic, h, bhs, pdu->data, pdu->data_len, &t, &why);
 	if (r < 0) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, r, "bad SCSI Command (ITT %#x): %s",
-			       iscsi_bhs_itt(bhs), why);
+			       idm_iscsi_bhs_itt(bhs), why);
 		return true;
 	}
 	pdu->task = t;
@@ -122,7 +122,7 @@ int iser_tgt_send_rsp(struct iser_conn *ic, const uint8_t *bhs,
 		      size_t data_len, struct idm_task *t)
 {
 	struct idm_task *task = t ? t : idm_prov_task_find(ic->conn,
-							   iscsi_bhs_itt(bhs));
+							   idm_iscsi_bhs_itt(bhs));
 	struct iser_task *it = task ? iser_task(task) : NULL;
 	uint32_t inv = 0;
 	int r;
@@ -140,20 +140,20 @@ int iser_tgt_send_rsp(struct iser_conn *ic, const uint8_t *bhs,
 static int send_status(struct iser_conn *ic, struct idm_task *t,
 		       const uint8_t *datain)
 {
-	uint8_t rsp[ISCSI_BHS_LEN];
+	uint8_t rsp[IDM_ISCSI_BHS_LEN];
 
 	/* No phase collapse under iSER (RFC 7145 3.3): the status the
 	 * caller put in the last Data-In goes out as a SCSI Response. */
 	memset(rsp, 0, sizeof(rsp));
-	rsp[0] = ISCSI_OP_SCSI_RSP;
-	rsp[1] = ISCSI_FLAG_FINAL |
-		 (datain[1] & (ISCSI_DATAIN_OVERFLOW | ISCSI_DATAIN_UNDERFLOW));
-	rsp[2] = ISCSI_RESPONSE_COMPLETED;
+	rsp[0] = IDM_ISCSI_OP_SCSI_RSP;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL |
+		 (datain[1] & (IDM_ISCSI_DATAIN_OVERFLOW | IDM_ISCSI_DATAIN_UNDERFLOW));
+	rsp[2] = IDM_ISCSI_RESPONSE_COMPLETED;
 	rsp[3] = datain[3];
-	memcpy(rsp + ISCSI_BHS_ITT, datain + ISCSI_BHS_ITT, 4);
-	memcpy(rsp + ISCSI_BHS_CMDSN, datain + ISCSI_BHS_CMDSN, 12);
-	iscsi_put32(rsp + ISCSI_BHS_DATASN, iser_task(t)->datasn);
-	memcpy(rsp + ISCSI_BHS_RESIDUAL, datain + ISCSI_BHS_RESIDUAL, 4);
+	memcpy(rsp + IDM_ISCSI_BHS_ITT, datain + IDM_ISCSI_BHS_ITT, 4);
+	memcpy(rsp + IDM_ISCSI_BHS_CMDSN, datain + IDM_ISCSI_BHS_CMDSN, 12);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_DATASN, iser_task(t)->datasn);
+	memcpy(rsp + IDM_ISCSI_BHS_RESIDUAL, datain + IDM_ISCSI_BHS_RESIDUAL, 4);
 	return iser_tgt_send_rsp(ic, rsp, NULL, 0, NULL, 0, NULL);
 }
 
@@ -164,7 +164,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	bool ack = flags & IDM_PUT_ACK;
-	bool status = tmpl[1] & ISCSI_DATAIN_STATUS;
+	bool status = tmpl[1] & IDM_ISCSI_DATAIN_STATUS;
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 	struct iser_op *op, *aop = NULL;

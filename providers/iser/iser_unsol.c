@@ -28,16 +28,16 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 		      const uint8_t *data, uint32_t dlen, char *why,
 		      size_t whylen)
 {
-	struct idm_task *t = idm_prov_task_find(ic->conn, iscsi_bhs_itt(bhs));
-	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	bool fbit = (bhs[1] & ISCSI_FLAG_FINAL) != 0;
+	struct idm_task *t = idm_prov_task_find(ic->conn, idm_iscsi_bhs_itt(bhs));
+	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	bool fbit = (bhs[1] & IDM_ISCSI_FLAG_FINAL) != 0;
 	uint32_t covered = 0;
 	struct iser_dop *done[ISER_TASK_DOPS];
 	struct iser_task *it;
 	int i, n_done = 0, r;
 
-	if (ttt != ISCSI_RESERVED_TAG) {
+	if (ttt != IDM_ISCSI_RESERVED_TAG) {
 		/* solicited Data-Out never exists on iSER */
 		snprintf(why, whylen, "solicited Data-Out (TTT %#x)", ttt);
 		return -EPROTO;
@@ -47,7 +47,7 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	it = iser_task(t);
 	/* in order, inside the unsolicited burst, the DataSN expected */
 	r = idm_prov_unsol_dataout(&it->unsol, off, dlen,
-				   iscsi_get32(bhs + ISCSI_BHS_DATASN), why, whylen);
+				   idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), why, whylen);
 	if (r < 0)
 		return r;
 	ic->stat_unsol_sends++;

@@ -13,13 +13,13 @@ void iser_hdr_encode(uint8_t out[ISER_HDR_LEN], const struct iser_hdr *h)
 	out[0] = h->opcode & ISER_OP_MASK;
 	if (h->wsv) {
 		out[0] |= ISER_WSV;
-		iscsi_put32(out + 4, h->write_stag);
-		iscsi_put64(out + 8, h->write_va);
+		idm_iscsi_put32(out + 4, h->write_stag);
+		idm_iscsi_put64(out + 8, h->write_va);
 	}
 	if (h->rsv) {
 		out[0] |= ISER_RSV;
-		iscsi_put32(out + 16, h->read_stag);
-		iscsi_put64(out + 20, h->read_va);
+		idm_iscsi_put32(out + 16, h->read_stag);
+		idm_iscsi_put64(out + 20, h->read_va);
 	}
 }
 
@@ -31,7 +31,7 @@ int iser_hdr_decode(const uint8_t *msg, size_t len, struct iser_hdr *h)
 	h->opcode = msg[0] & ISER_OP_MASK;
 	switch (h->opcode) {
 	case ISER_OP_CTRL:
-		if (len < ISER_HDR_LEN + ISCSI_BHS_LEN)
+		if (len < ISER_HDR_LEN + IDM_ISCSI_BHS_LEN)
 			return -EPROTO;
 		break;
 	case ISER_OP_HELLO:
@@ -45,12 +45,12 @@ int iser_hdr_decode(const uint8_t *msg, size_t len, struct iser_hdr *h)
 	h->wsv = msg[0] & ISER_WSV;
 	h->rsv = msg[0] & ISER_RSV;
 	if (h->wsv) {
-		h->write_stag = iscsi_get32(msg + 4);
-		h->write_va = iscsi_get64(msg + 8);
+		h->write_stag = idm_iscsi_get32(msg + 4);
+		h->write_va = idm_iscsi_get64(msg + 8);
 	}
 	if (h->rsv) {
-		h->read_stag = iscsi_get32(msg + 16);
-		h->read_va = iscsi_get64(msg + 20);
+		h->read_stag = idm_iscsi_get32(msg + 16);
+		h->read_va = idm_iscsi_get64(msg + 20);
 	}
 	return 0;
 }
@@ -62,7 +62,7 @@ void iser_hello_encode(uint8_t out[ISER_HDR_LEN], const struct iser_hello *h)
 	if (h->opcode == ISER_OP_HELLO_REPLY && h->reject)
 		out[0] |= ISER_HELLO_REJ;
 	out[1] = (uint8_t)((h->max_ver & 0x0f) << 4 | (h->min_ver & 0x0f));
-	iscsi_put16(out + 2, h->ird_ord);
+	idm_iscsi_put16(out + 2, h->ird_ord);
 }
 
 int iser_hello_decode(const uint8_t *msg, size_t len, struct iser_hello *h)
@@ -76,7 +76,7 @@ int iser_hello_decode(const uint8_t *msg, size_t len, struct iser_hello *h)
 	h->reject = h->opcode == ISER_OP_HELLO_REPLY && (msg[0] & ISER_HELLO_REJ);
 	h->max_ver = msg[1] >> 4;
 	h->min_ver = msg[1] & 0x0f;
-	h->ird_ord = iscsi_get16(msg + 2);
+	h->ird_ord = idm_iscsi_get16(msg + 2);
 	return 0;
 }
 

@@ -61,7 +61,7 @@ struct tcp_txd {
 	const uint8_t *data;
 	uint32_t dlen;
 	/* data transfers: buffer offsets [start, end), pos = next byte */
-	uint8_t tmpl[ISCSI_BHS_LEN]; /* Data-In / R2T template, Data-Out LUN */
+	uint8_t tmpl[IDM_ISCSI_BHS_LEN]; /* Data-In / R2T template, Data-Out LUN */
 	const uint8_t *base;	     /* address of buffer offset 0 */
 	uint32_t start, end, pos;
 	uint32_t wire_off; /* Buffer Offset of base (Data-In) */
@@ -80,8 +80,8 @@ struct tcp_txpdu {
 	size_t len, done;
 	bool last; /* last PDU of txd */
 	bool skip; /* cancelled before any byte went out */
-	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
-	uint8_t hdig[ISCSI_DIGEST_LEN];
+	uint8_t hdr[IDM_ISCSI_BHS_LEN + IDM_ISCSI_DIGEST_LEN];
+	uint8_t hdig[IDM_ISCSI_DIGEST_LEN];
 	uint8_t trl[8];
 };
 
@@ -101,7 +101,7 @@ struct tcp_get {
 	uint32_t off, len, got;
 	uint32_t next; /* next offset to ask for by R2T */
 	uint32_t sn;   /* last R2TSN used for it (~0: none) */
-	uint8_t tmpl[ISCSI_BHS_LEN];
+	uint8_t tmpl[IDM_ISCSI_BHS_LEN];
 	struct idm_prov_defer done_defer;
 };
 
@@ -172,7 +172,7 @@ struct tcp_conn {
 	bool connecting;
 	/* receive */
 	enum tcp_rx_state rs;
-	uint8_t rhdr[ISCSI_BHS_LEN + TCP_MAX_AHS_LEN + ISCSI_DIGEST_LEN];
+	uint8_t rhdr[IDM_ISCSI_BHS_LEN + TCP_MAX_AHS_LEN + IDM_ISCSI_DIGEST_LEN];
 	struct tcp_pdu_lens rl;
 	uint32_t rgot; /* bytes of the current state done */
 	enum tcp_rx_dest rdst;

@@ -129,7 +129,7 @@ uint32_t tcp_new_ttt(struct tcp_conn *tc)
 {
 	uint32_t t = tc->next_ttt++;
 
-	if (t == ISCSI_RESERVED_TAG)
+	if (t == IDM_ISCSI_RESERVED_TAG)
 		t = tc->next_ttt++;
 	return t;
 }

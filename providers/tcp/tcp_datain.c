@@ -36,7 +36,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -ENOMEM;
 	d->kind = TXD_DATAIN;
 	d->task = t;
-	memcpy(d->tmpl, tmpl, ISCSI_BHS_LEN);
+	memcpy(d->tmpl, tmpl, IDM_ISCSI_BHS_LEN);
 	d->base = (const uint8_t *)idm_buf_addr(buf) + buf_off;
 	d->start = d->pos = 0;
 	d->end = length;
@@ -45,7 +45,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	d->datasn = tt->datain_sn;
 	/* reserve the DataSNs now so a Put_Data queued behind continues */
 	tt->datain_sn += tcp_seg_count(0, length, d->mbl, dsl);
-	d->status = (tmpl[1] & ISCSI_DATAIN_STATUS) != 0;
+	d->status = (tmpl[1] & IDM_ISCSI_DATAIN_STATUS) != 0;
 	if ((flags & IDM_PUT_ACK) && p->error_recovery_level >= 1) {
 		d->ack = true;
 		d->ttt = tcp_new_ttt(tc);
@@ -72,19 +72,19 @@ static int ack_one(struct idm_task *t, void *arg)
 	struct tcp_task *tt = tcp_task(t);
 
 	if (tt->task != t || !tt->ack_wait ||
-	    tt->ack_ttt != iscsi_get32(bhs + ISCSI_BHS_TTT))
+	    tt->ack_ttt != idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT))
 		return 0;
 	tt->ack_wait = false;
-	idm_prov_data_ack(t, iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET));
+	idm_prov_data_ack(t, idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET));
 	return 1;
 }
 
 int tcp_tgt_snack(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 
-	if ((bhs[1] & 0x0f) != ISCSI_SNACK_DATA_ACK) {
+	if ((bhs[1] & 0x0f) != IDM_ISCSI_SNACK_DATA_ACK) {
 		tcp_rx_deliver(tc, NULL); /* status/data SNACK: the caller's */
 		return 0;
 	}

@@ -20,32 +20,32 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	struct idm_prov_unsol_plan plan = { 0 };
 	struct idm_prov_range w;
 	const uint8_t *out = NULL;
-	uint8_t hdr[ISCSI_BHS_LEN];
+	uint8_t hdr[IDM_ISCSI_BHS_LEN];
 	int r;
 
 	if (tt->task == t && tt->cmd_sent)
 		return -EBUSY; /* one command per task */
-	memcpy(hdr, bhs, ISCSI_BHS_LEN);
-	if ((hdr[1] & ISCSI_CMD_WRITE) &&
+	memcpy(hdr, bhs, IDM_ISCSI_BHS_LEN);
+	if ((hdr[1] & IDM_ISCSI_CMD_WRITE) &&
 	    idm_prov_task_data(t, IDM_DATA_OUT, &w) == 0 && w.length) {
 		uint32_t dsl = idm_prov_send_dsl(tc->conn);
 
 		out = w.addr;
 		idm_prov_unsol_plan(p, dsl ? dsl : TCP_LOGIN_DSL,
-				    iscsi_get32(bhs + ISCSI_CMD_EDTL), w.length,
+				    idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), w.length,
 				    &plan);
 	} else {
 		plan.cmd_final = true;
 	}
 	/* F: no unsolicited Data-Out follows (RFC 7143 11.3.1) */
 	if (plan.cmd_final)
-		hdr[1] |= ISCSI_FLAG_FINAL;
+		hdr[1] |= IDM_ISCSI_FLAG_FINAL;
 	else
-		hdr[1] &= (uint8_t)~ISCSI_FLAG_FINAL;
+		hdr[1] &= (uint8_t)~IDM_ISCSI_FLAG_FINAL;
 
 	memset(tt, 0, sizeof(*tt));
 	tt->task = t;
-	memcpy(tt->lun, bhs + ISCSI_BHS_LUN, 8);
+	memcpy(tt->lun, bhs + IDM_ISCSI_BHS_LUN, 8);
 	tt->unsol_end = plan.unsol_end;
 	r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t,
 			plan.imm ? out : NULL, plan.imm);
@@ -65,7 +65,7 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->task = t;
 		memcpy(d->tmpl, tt->lun, 8);
 		d->itt = idm_task_itt(t);
-		d->ttt = ISCSI_RESERVED_TAG;
+		d->ttt = IDM_ISCSI_RESERVED_TAG;
 		d->base = out;
 		d->start = d->pos = plan.imm;
 		d->end = plan.unsol_end;
@@ -87,9 +87,9 @@ static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt)
 int tcp_ini_datain_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = iscsi_bhs_itt(bhs), len = tc->rl.dsl;
-	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs), len = tc->rl.dsl;
+	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN);
 	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
 	struct idm_prov_range rd;
@@ -134,19 +134,19 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 
 	tt->exp_datasn++;
 	idm_prov_task_add_received(t, tc->rl.dsl);
-	if ((bhs[1] & ISCSI_DATAIN_ACK) &&
+	if ((bhs[1] & IDM_ISCSI_DATAIN_ACK) &&
 	    tc->params->error_recovery_level >= 1) {
 		/* RFC 7143 11.7.2: acknowledge with a DataACK SNACK */
-		uint8_t ack[ISCSI_BHS_LEN];
-		tcp_pdu_dataack(ack, bhs + ISCSI_BHS_LUN,
-				iscsi_get32(bhs + ISCSI_BHS_TTT),
+		uint8_t ack[IDM_ISCSI_BHS_LEN];
+		tcp_pdu_dataack(ack, bhs + IDM_ISCSI_BHS_LUN,
+				idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT),
 				tc->exp_statsn, tt->exp_datasn);
 		if (tcp_tx_ctrl(tc, ack, NULL, 0, NULL, 0, NULL, NULL, 0) < 0) {
 			tcp_conn_fail(tc, -ENOMEM, "no memory for a DataACK");
 			return -1;
 		}
 	}
-	if (bhs[1] & ISCSI_DATAIN_STATUS)
+	if (bhs[1] & IDM_ISCSI_DATAIN_STATUS)
 		tcp_rx_deliver(tc, t);
 	return 0;
 }
@@ -154,11 +154,11 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 int tcp_ini_r2t(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = iscsi_bhs_itt(bhs),
-		 ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN);
-	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-	uint32_t len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs),
+		 ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN);
+	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DESIRED_LEN);
 	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
 	struct idm_prov_range w;
@@ -171,7 +171,7 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 		return -1;
 	}
 	tt = tcp_task(t);
-	if (ttt == ISCSI_RESERVED_TAG || sn != tt->exp_r2tsn) {
+	if (ttt == IDM_ISCSI_RESERVED_TAG || sn != tt->exp_r2tsn) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "R2T with TTT 0x%08x R2TSN %u, expected R2TSN %u "
 			      "(ITT 0x%08x)",

@@ -56,9 +56,9 @@ void tcp_pdu_dataack(uint8_t *out, const uint8_t *lun, uint32_t ttt,
 /* Final Login Response that moves to full feature phase with success. */
 static inline bool tcp_pdu_login_final_ok(const uint8_t *bhs)
 {
-	return iscsi_bhs_opcode(bhs) == ISCSI_OP_LOGIN_RSP &&
-	       (bhs[1] & ISCSI_LOGIN_TRANSIT) &&
-	       (bhs[1] & ISCSI_LOGIN_NSG_MASK) == ISCSI_STAGE_FULL_FEATURE &&
+	return idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_LOGIN_RSP &&
+	       (bhs[1] & IDM_ISCSI_LOGIN_TRANSIT) &&
+	       (bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK) == IDM_ISCSI_STAGE_FULL_FEATURE &&
 	       bhs[36] == 0;
 }
 

@@ -19,8 +19,8 @@ static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
 		return -ENOTCONN;
 	if (!tc->target) {
 		/* Data-Out carry the ExpStatSN of the caller's latest PDU */
-		tc->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_EXP_STATSN);
-		if (task && iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_CMD) {
+		tc->exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);
+		if (task && idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_CMD) {
 			if (data || data_len)
 				return -EINVAL;
 			return tcp_ini_send_cmd(tc, bhs, ahs, ahs_len, task);

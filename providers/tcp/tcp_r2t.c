@@ -115,7 +115,7 @@ int tcp_issue_r2ts(struct tcp_conn *tc, struct idm_task *t)
 		tt->nr2t++;
 		d->kind = TXD_R2T;
 		d->task = t;
-		memcpy(d->tmpl, g->tmpl, ISCSI_BHS_LEN);
+		memcpy(d->tmpl, g->tmpl, IDM_ISCSI_BHS_LEN);
 		d->ttt = r->ttt;
 		d->datasn = g->sn;
 		d->start = r->off;
@@ -165,7 +165,7 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	g->len = length;
 	g->got = 0;
 	g->sn = 0xffffffffu;
-	memcpy(g->tmpl, tmpl, ISCSI_BHS_LEN);
+	memcpy(g->tmpl, tmpl, IDM_ISCSI_BHS_LEN);
 	get_take_early(tt, g);
 	g->next = min32(tcp_r2t_start(offset, tt->unsol.end), end);
 	g->active = true;

@@ -85,7 +85,7 @@ void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task)
 {
 	struct idm_pdu p = {
 		.bhs = tc->rhdr,
-		.ahs = tc->rl.ahs ? tc->rhdr + ISCSI_BHS_LEN : NULL,
+		.ahs = tc->rl.ahs ? tc->rhdr + IDM_ISCSI_BHS_LEN : NULL,
 		.ahs_len = tc->rl.ahs,
 		.data = tc->rl.dsl && tc->rdst == DST_RXBUF ? tc->rxbuf : NULL,
 		.data_len = tc->rdst == DST_RXBUF ? tc->rl.dsl : 0,
@@ -125,7 +125,7 @@ static uint32_t rx_limit(const struct tcp_conn *tc)
 /* BHS complete: check what it announces. */
 static int on_bhs(struct tcp_conn *tc)
 {
-	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
+	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
 	bool tgt = tc->target;
 
 	if (idm_prov_opcode_check(tgt ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
@@ -155,8 +155,8 @@ static int on_bhs(struct tcp_conn *tc)
 /* BHS, AHS and header digest complete: decide where the data goes. */
 static int on_header(struct tcp_conn *tc)
 {
-	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
-	uint32_t hl = ISCSI_BHS_LEN + tc->rl.ahs;
+	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
+	uint32_t hl = IDM_ISCSI_BHS_LEN + tc->rl.ahs;
 
 	if (tc->hd) {
 		uint32_t want = tcp_crc32c_final(
@@ -175,14 +175,14 @@ static int on_header(struct tcp_conn *tc)
 	tc->rget = NULL;
 	tc->rcrc = TCP_CRC32C_INIT;
 	if (tc->target) {
-		if (op == ISCSI_OP_SCSI_CMD && tcp_tgt_cmd_header(tc) < 0)
+		if (op == IDM_ISCSI_OP_SCSI_CMD && tcp_tgt_cmd_header(tc) < 0)
 			return -1;
-		if (op == ISCSI_OP_DATA_OUT && tcp_tgt_dataout_header(tc) < 0)
+		if (op == IDM_ISCSI_OP_DATA_OUT && tcp_tgt_dataout_header(tc) < 0)
 			return -1;
-	} else if (op == ISCSI_OP_DATA_IN) {
+	} else if (op == IDM_ISCSI_OP_DATA_IN) {
 		if (tcp_ini_datain_header(tc) < 0)
 			return -1;
-	} else if (op == ISCSI_OP_R2T && tc->rl.dsl) {
+	} else if (op == IDM_ISCSI_OP_R2T && tc->rl.dsl) {
 		tcp_conn_fail(tc, -EPROTO, "R2T with a data segment");
 		return -1;
 	}
@@ -209,23 +209,23 @@ void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t)
 /* The whole PDU arrived and checked: act on it. */
 static int on_pdu(struct tcp_conn *tc)
 {
-	uint8_t op = iscsi_bhs_opcode(tc->rhdr);
+	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
 
 	if (tc->rdst == DST_DISCARD) {
 		/* its task was freed: only a status still matters */
-		if (op == ISCSI_OP_DATA_IN &&
-		    (tc->rhdr[1] & ISCSI_DATAIN_STATUS))
+		if (op == IDM_ISCSI_OP_DATA_IN &&
+		    (tc->rhdr[1] & IDM_ISCSI_DATAIN_STATUS))
 			tcp_rx_deliver(tc, NULL);
 		return 0;
 	}
 
 	if (tc->target) {
 		switch (op) {
-		case ISCSI_OP_SCSI_CMD:
+		case IDM_ISCSI_OP_SCSI_CMD:
 			return tcp_tgt_cmd_done(tc);
-		case ISCSI_OP_DATA_OUT:
+		case IDM_ISCSI_OP_DATA_OUT:
 			return tcp_tgt_dataout_done(tc);
-		case ISCSI_OP_SNACK_REQ:
+		case IDM_ISCSI_OP_SNACK_REQ:
 			return tcp_tgt_snack(tc);
 		default:
 			tcp_rx_deliver(tc, NULL);
@@ -233,15 +233,15 @@ static int on_pdu(struct tcp_conn *tc)
 		}
 	}
 	switch (op) {
-	case ISCSI_OP_DATA_IN:
+	case IDM_ISCSI_OP_DATA_IN:
 		return tcp_ini_datain_done(tc);
-	case ISCSI_OP_R2T:
+	case IDM_ISCSI_OP_R2T:
 		return tcp_ini_r2t(tc);
-	case ISCSI_OP_SCSI_RSP:
+	case IDM_ISCSI_OP_SCSI_RSP:
 		tcp_rx_deliver(
-			tc, idm_prov_task_find(tc->conn, iscsi_bhs_itt(tc->rhdr)));
+			tc, idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr)));
 		return 0;
-	case ISCSI_OP_LOGIN_RSP:
+	case IDM_ISCSI_OP_LOGIN_RSP:
 		tcp_rx_deliver(tc, NULL);
 		/* the PDUs after a final successful Login Response use the
 		 * negotiated digests (the caller noticed them by now) */
@@ -270,11 +270,11 @@ void tcp_rx_run(struct tcp_conn *tc)
 		switch (tc->rs) {
 		case RX_BHS:
 			n = rx_read(tc, tc->rhdr + tc->rgot,
-				    ISCSI_BHS_LEN - tc->rgot, false);
+				    IDM_ISCSI_BHS_LEN - tc->rgot, false);
 			if (n <= 0)
 				return;
 			tc->rgot += (uint32_t)n;
-			if (tc->rgot < ISCSI_BHS_LEN)
+			if (tc->rgot < IDM_ISCSI_BHS_LEN)
 				break;
 			if (on_bhs(tc) < 0)
 				return;
@@ -339,7 +339,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 						tc, -EBADMSG,
 						"data digest mismatch (opcode "
 						"0x%02x)",
-						iscsi_bhs_opcode(tc->rhdr));
+						idm_iscsi_bhs_opcode(tc->rhdr));
 					return;
 				}
 			}

@@ -19,13 +19,13 @@
 int tcp_tgt_cmd_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = iscsi_bhs_itt(bhs);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs);
 	struct idm_task *t;
 	struct tcp_task *tt;
 	const char *why;
 	int r;
 
-	if (itt == ISCSI_RESERVED_TAG) {
+	if (itt == IDM_ISCSI_RESERVED_TAG) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "SCSI Command with the reserved ITT");
 		return -1;
@@ -45,11 +45,11 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 	tt = tcp_task(t);
 	memset(tt, 0, sizeof(*tt));
 	tt->task = t;
-	tt->write = (bhs[1] & ISCSI_CMD_WRITE) != 0;
-	tt->edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	tt->write = (bhs[1] & IDM_ISCSI_CMD_WRITE) != 0;
+	tt->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	tc->rtask = t;
 	if (idm_prov_unsol_cmd(&tt->unsol, tc->params, tt->write, tt->edtl,
-			       tc->rl.dsl, bhs[1] & ISCSI_FLAG_FINAL, &why) < 0) {
+			       tc->rl.dsl, bhs[1] & IDM_ISCSI_FLAG_FINAL, &why) < 0) {
 		tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s", itt, why);
 		return -1;
 	}
@@ -78,10 +78,10 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 int tcp_tgt_dataout_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = iscsi_bhs_itt(bhs),
-		 ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-	uint32_t sn = iscsi_get32(bhs + ISCSI_BHS_DATASN), len = tc->rl.dsl;
+	uint32_t itt = idm_iscsi_bhs_itt(bhs),
+		 ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), len = tc->rl.dsl;
 	uint64_t end = (uint64_t)off + len;
 	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
 	struct tcp_task *tt;
@@ -108,7 +108,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		return -1;
 	}
 	tc->rtask = t;
-	if (ttt == ISCSI_RESERVED_TAG) {
+	if (ttt == IDM_ISCSI_RESERVED_TAG) {
 		char why[160];
 
 		if (idm_prov_unsol_dataout(&tt->unsol, off, len, sn, why,
@@ -168,9 +168,9 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
-	uint32_t off = iscsi_get32(tc->rhdr + ISCSI_BHS_BUF_OFFSET);
+	uint32_t off = idm_iscsi_get32(tc->rhdr + IDM_ISCSI_BHS_BUF_OFFSET);
 	uint32_t len = tc->rl.dsl, lo, hi;
-	bool fbit = tc->rhdr[1] & ISCSI_FLAG_FINAL;
+	bool fbit = tc->rhdr[1] & IDM_ISCSI_FLAG_FINAL;
 	struct tcp_r2t *r = tc->rr2t;
 
 	if (!r) {

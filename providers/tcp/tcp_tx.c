@@ -76,7 +76,7 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		struct idm_task *task, const uint8_t *ext_data,
 		uint32_t ext_len)
 {
-	size_t need = ISCSI_BHS_LEN + ahs_len + data_len;
+	size_t need = IDM_ISCSI_BHS_LEN + ahs_len + data_len;
 	struct tcp_txd *d;
 
 	if ((ahs_len & 3) || ahs_len > 255 * 4 || data_len > 0xffffff)
@@ -94,11 +94,11 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->cbuf = nb;
 		d->ccap = need;
 	}
-	memcpy(d->cbuf, bhs, ISCSI_BHS_LEN);
+	memcpy(d->cbuf, bhs, IDM_ISCSI_BHS_LEN);
 	if (ahs_len)
-		memcpy(d->cbuf + ISCSI_BHS_LEN, ahs, ahs_len);
-	d->cbuf[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	d->hlen = (uint32_t)(ISCSI_BHS_LEN + ahs_len);
+		memcpy(d->cbuf + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
+	d->cbuf[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
+	d->hlen = (uint32_t)(IDM_ISCSI_BHS_LEN + ahs_len);
 	if (ext_data) {
 		d->data = ext_data;
 		d->dlen = ext_len;
@@ -108,7 +108,7 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->data = d->cbuf + d->hlen;
 		d->dlen = (uint32_t)data_len;
 	}
-	iscsi_bhs_set_data_len(d->cbuf, d->dlen);
+	idm_iscsi_bhs_set_data_len(d->cbuf, d->dlen);
 	d->kind = TXD_CTRL;
 	d->task = task;
 	tcp_tx_queue(tc, d);
@@ -119,7 +119,7 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 static void add_trailer(const struct tcp_txd *d, struct tcp_txpdu *e,
 			const uint8_t *data, uint32_t len)
 {
-	uint32_t pad = iscsi_pad4(len), n = pad;
+	uint32_t pad = idm_iscsi_pad4(len), n = pad;
 
 	if (!len)
 		return;
@@ -128,7 +128,7 @@ static void add_trailer(const struct tcp_txd *d, struct tcp_txpdu *e,
 		uint32_t crc = tcp_crc32c(TCP_CRC32C_INIT, data, len);
 		crc = tcp_crc32c(crc, zeros, pad);
 		tcp_crc32c_put(e->trl + pad, tcp_crc32c_final(crc));
-		n += ISCSI_DIGEST_LEN;
+		n += IDM_ISCSI_DIGEST_LEN;
 	}
 	if (n) {
 		e->iov[e->iovcnt].iov_base = e->trl;
@@ -149,14 +149,14 @@ static void add_iov(struct tcp_txpdu *e, const void *p, size_t n)
 /* A generated header in e->hdr (+ its digest). */
 static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
 {
-	size_t n = ISCSI_BHS_LEN;
+	size_t n = IDM_ISCSI_BHS_LEN;
 
 	if (d->hd) {
 		tcp_crc32c_put(
-			e->hdr + ISCSI_BHS_LEN,
+			e->hdr + IDM_ISCSI_BHS_LEN,
 			tcp_crc32c_final(tcp_crc32c(TCP_CRC32C_INIT, e->hdr,
-						    ISCSI_BHS_LEN)));
-		n += ISCSI_DIGEST_LEN;
+						    IDM_ISCSI_BHS_LEN)));
+		n += IDM_ISCSI_DIGEST_LEN;
 	}
 	add_iov(e, e->hdr, n);
 }
@@ -180,7 +180,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 			tcp_crc32c_put(e->hdig, tcp_crc32c_final(tcp_crc32c(
 							TCP_CRC32C_INIT,
 							d->cbuf, d->hlen)));
-			add_iov(e, e->hdig, ISCSI_DIGEST_LEN);
+			add_iov(e, e->hdig, IDM_ISCSI_DIGEST_LEN);
 		}
 		add_iov(e, d->data, d->dlen);
 		add_trailer(d, e, d->data, d->dlen);
@@ -195,7 +195,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 				   &final);
 		last = d->pos + len == d->end;
 		tcp_pdu_datain(e->hdr, d->tmpl, len,
-			       last && d->ack ? d->ttt : ISCSI_RESERVED_TAG,
+			       last && d->ack ? d->ttt : IDM_ISCSI_RESERVED_TAG,
 			       d->datasn++, d->wire_off + d->pos, final,
 			       last && d->ack, last && d->status);
 		add_hdr(d, e);

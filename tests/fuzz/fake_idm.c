@@ -102,7 +102,7 @@ void fake_deliver(idm_conn *c, const uint8_t *bhs, const uint8_t *data, size_t l
 
 	if (c->terminated || !c->cbs.control_notify)
 		return;
-	if (c->ffp && iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_CMD) {
+	if (c->ffp && idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_CMD) {
 		idm_task *t = calloc(1, sizeof(*t));
 		if (!t)
 			return;
@@ -301,15 +301,15 @@ idm_task *idm_pdu_task(const idm_pdu *p)
 
 static int send_pdu(idm_conn *c, const uint8_t *bhs, const void *data, size_t len)
 {
-	uint8_t op = iscsi_bhs_opcode(bhs);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 
 	if (c->terminated)
 		return -ENOTCONN;
 	/* what a target may send (RFC 7143 11.1), Data-In and R2T excepted:
 	 * those are Put_Data's and Get_Data's */
-	if (op != ISCSI_OP_NOP_IN && op != ISCSI_OP_SCSI_RSP && op != ISCSI_OP_TASK_MGMT_RSP &&
-	    op != ISCSI_OP_LOGIN_RSP && op != ISCSI_OP_TEXT_RSP && op != ISCSI_OP_LOGOUT_RSP &&
-	    op != ISCSI_OP_REJECT && op != ISCSI_OP_ASYNC_MSG)
+	if (op != IDM_ISCSI_OP_NOP_IN && op != IDM_ISCSI_OP_SCSI_RSP && op != IDM_ISCSI_OP_TASK_MGMT_RSP &&
+	    op != IDM_ISCSI_OP_LOGIN_RSP && op != IDM_ISCSI_OP_TEXT_RSP && op != IDM_ISCSI_OP_LOGOUT_RSP &&
+	    op != IDM_ISCSI_OP_REJECT && op != IDM_ISCSI_OP_ASYNC_MSG)
 		bug("sent a PDU with an initiator's opcode");
 	if (len && !data)
 		bug("sent a data segment without data");
@@ -318,7 +318,7 @@ static int send_pdu(idm_conn *c, const uint8_t *bhs, const void *data, size_t le
 	/* what the initiator said it receives (MaxRecvDataSegmentLength) */
 	if (c->ffp && len > c->params.initiator_recv_dsl)
 		bug("sent more data than the initiator's MaxRecvDataSegmentLength");
-	touch(bhs, ISCSI_BHS_LEN);
+	touch(bhs, IDM_ISCSI_BHS_LEN);
 	touch(data, len);
 	return 0;
 }
@@ -347,7 +347,7 @@ static int transfer(idm_task *t, const uint8_t *bhs, idm_buf *b, size_t off,
 		bug("started a second transfer on a busy task");
 	if (!b || off > b->len || len > b->len - off)
 		bug("moved data outside its buffer");
-	touch(bhs, ISCSI_BHS_LEN);
+	touch(bhs, IDM_ISCSI_BHS_LEN);
 	if (dir == IDM_DATA_IN) {
 		touch(b->addr + off, len);
 	} else {
@@ -404,7 +404,7 @@ int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN], const void
 
 	if (c->ffp)
 		bug("enabled the data mover twice");
-	if (iscsi_bhs_data_len(rsp) != len)
+	if (idm_iscsi_bhs_data_len(rsp) != len)
 		bug("gave a final Login Response whose DataSegmentLength is not its data");
 	r = send_pdu(c, rsp, data, len);
 	if (r == 0)

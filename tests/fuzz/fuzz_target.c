@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REC_HDR (1 + ISCSI_BHS_LEN)
+#define REC_HDR (1 + IDM_ISCSI_BHS_LEN)
 #define MAX_PDUS 64
 #define MAX_DATA 65536u
 
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < MAX_PDUS && size >= REC_HDR; i++) {
 		uint8_t sel = data[0];
 		const uint8_t *bhs = data + 1;
-		size_t len = iscsi_bhs_data_len(bhs);
+		size_t len = idm_iscsi_bhs_data_len(bhs);
 		idm_conn **c = &conn[sel & 1];
 
 		if (len > MAX_DATA)
@@ -118,10 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!*c)
 			*c = fake_conn_new(provider, conn_accept);
 		if (*c) {
-			if (iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_OUT)
-				fake_set_data_out(bhs + ISCSI_BHS_LEN, len);
+			if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_OUT)
+				fake_set_data_out(bhs + IDM_ISCSI_BHS_LEN, len);
 			else
-				fake_deliver(*c, bhs, bhs + ISCSI_BHS_LEN, len);
+				fake_deliver(*c, bhs, bhs + IDM_ISCSI_BHS_LEN, len);
 			fake_complete();
 		}
 		if (sel & 4) {

@@ -95,12 +95,12 @@ static void t_send_rsp(struct pair *p, idm_task *t)
 	uint8_t rsp[48] = {0};
 	int r;
 
-	rsp[0] = ISCSI_OP_SCSI_RSP;
-	rsp[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(rsp + ISCSI_BHS_ITT, idm_task_itt(t));
-	iscsi_put32(rsp + ISCSI_BHS_CMDSN, p->statsn++);
-	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, p->cmdsn);
-	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
+	rsp[0] = IDM_ISCSI_OP_SCSI_RSP;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_ITT, idm_task_itt(t));
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_CMDSN, p->statsn++);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_EXP_STATSN, p->cmdsn);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
 	r = idm_send_control(p->tc, rsp, NULL, 0, NULL, 0, NULL, 0);
 	if (r < 0)
 		set_err(p, "target: send SCSI Response: %s", idm_strerror(r));
@@ -111,15 +111,15 @@ static void t_login(struct pair *p, idm_conn *c, const uint8_t *req)
 	uint8_t rsp[48] = {0};
 	int r;
 
-	rsp[0] = ISCSI_OP_LOGIN_RSP;
-	rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
+	rsp[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	memcpy(rsp + 8, req + 8, 6);          /* ISID */
-	iscsi_put16(rsp + 14, 1);             /* TSIH */
+	idm_iscsi_put16(rsp + 14, 1);             /* TSIH */
 	memcpy(rsp + 16, req + 16, 4);        /* ITT */
-	iscsi_put32(rsp + 24, p->statsn++);
-	iscsi_put32(rsp + 28, iscsi_get32(req + 24));
-	iscsi_put32(rsp + 32, iscsi_get32(req + 24) + 64);
+	idm_iscsi_put32(rsp + 24, p->statsn++);
+	idm_iscsi_put32(rsp + 28, idm_iscsi_get32(req + 24));
+	idm_iscsi_put32(rsp + 32, idm_iscsi_get32(req + 24) + 64);
 	r = idm_notice_key_values(c, p->kv, p->kv_len);
 	if (r == 0 && p->hello)
 		r = idm_notice_key_values(c, hello_key, sizeof(hello_key));
@@ -137,7 +137,7 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
 	idm_task *t = idm_pdu_task(pdu);
-	uint32_t len = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	uint8_t tmpl[48] = {0};
 	int r;
 
@@ -150,25 +150,25 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 			len, p->cap);
 		return;
 	}
-	memcpy(tmpl + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
-	memcpy(tmpl + ISCSI_BHS_ITT, bhs + ISCSI_BHS_ITT, 4);
-	if (bhs[ISCSI_CMD_CDB] == P_CDB_READ) {
-		tmpl[0] = ISCSI_OP_DATA_IN;
+	memcpy(tmpl + IDM_ISCSI_BHS_LUN, bhs + IDM_ISCSI_BHS_LUN, 8);
+	memcpy(tmpl + IDM_ISCSI_BHS_ITT, bhs + IDM_ISCSI_BHS_ITT, 4);
+	if (bhs[IDM_ISCSI_CMD_CDB] == P_CDB_READ) {
+		tmpl[0] = IDM_ISCSI_OP_DATA_IN;
 		if (p->status_mode == P_STATUS_IN_DATAIN) {
-			tmpl[1] = ISCSI_DATAIN_STATUS;
-			iscsi_put32(tmpl + ISCSI_BHS_CMDSN, p->statsn++);
-			iscsi_put32(tmpl + ISCSI_BHS_EXP_STATSN, p->cmdsn);
-			iscsi_put32(tmpl + ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
+			tmpl[1] = IDM_ISCSI_DATAIN_STATUS;
+			idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_CMDSN, p->statsn++);
+			idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_EXP_STATSN, p->cmdsn);
+			idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
 		}
 		r = idm_put_data(t, tmpl, p->disk_buf, P_GUARD, 0, len,
 				 p->put_ack ? IDM_PUT_ACK : 0);
 	} else {
-		tmpl[0] = ISCSI_OP_R2T;
+		tmpl[0] = IDM_ISCSI_OP_R2T;
 		r = idm_get_data(t, tmpl, p->disk_buf, P_GUARD, 0, len, 0);
 	}
 	if (r < 0)
 		set_err(p, "target: %s_Data(%u): %s",
-			bhs[ISCSI_CMD_CDB] == P_CDB_READ ? "Put" : "Get", len,
+			bhs[IDM_ISCSI_CMD_CDB] == P_CDB_READ ? "Put" : "Get", len,
 			idm_strerror(r));
 	else if (p->cmd_fd > 0 && write(p->cmd_fd, "c", 1) != 1)
 		set_err(p, "target: cannot report the command");
@@ -182,10 +182,10 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	if (p->t_terminated)
 		p->cb_after_end++;
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_REQ:
+	case IDM_ISCSI_OP_LOGIN_REQ:
 		t_login(p, c, bhs);
 		break;
-	case ISCSI_OP_SCSI_CMD:
+	case IDM_ISCSI_OP_SCSI_CMD:
 		t_cmd(p, pdu);
 		break;
 	default:
@@ -280,13 +280,13 @@ static void i_connected(idm_conn *c, int status, void *arg)
 			      "SessionType=Normal") + 1;
 	memcpy(data + n, p->kv, p->kv_len);
 	n += p->kv_len;
-	req[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	req[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	req[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	req[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	req[8] = 0x80; /* ISID: random format */
 	req[13] = 1;
-	iscsi_put32(req + 16, 0x1000);
-	iscsi_put32(req + 24, p->cmdsn);
+	idm_iscsi_put32(req + 16, 0x1000);
+	idm_iscsi_put32(req + 24, p->cmdsn);
 	r = idm_send_control(c, req, NULL, 0, data, n, NULL, 0);
 	if (r < 0)
 		set_err(p, "initiator: send Login Request: %s", idm_strerror(r));
@@ -301,7 +301,7 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	if (p->i_terminated)
 		p->cb_after_end++;
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_RSP:
+	case IDM_ISCSI_OP_LOGIN_RSP:
 		if (bhs[36] != 0) {
 			set_err(p, "login rejected %#x/%#x", bhs[36], bhs[37]);
 			return;
@@ -317,7 +317,7 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		else
 			p->i_ffp = true;
 		break;
-	case ISCSI_OP_SCSI_RSP:
+	case IDM_ISCSI_OP_SCSI_RSP:
 		if (idm_pdu_task(pdu) != p->task) {
 			set_err(p, "initiator: response for the wrong task");
 			return;
@@ -583,14 +583,14 @@ int p_io_start(struct pair *p, bool write, uint32_t len)
 		set_err(p, "task: %s", idm_strerror(r));
 		return -1;
 	}
-	bhs[0] = ISCSI_OP_SCSI_CMD;
-	bhs[1] = ISCSI_FLAG_FINAL | (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) |
-		 ISCSI_ATTR_SIMPLE;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, p->itt);
-	iscsi_put32(bhs + ISCSI_CMD_EDTL, len);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, p->cmdsn++);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, p->statsn);
-	bhs[ISCSI_CMD_CDB] = write ? P_CDB_WRITE : P_CDB_READ;
+	bhs[0] = IDM_ISCSI_OP_SCSI_CMD;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL | (write ? IDM_ISCSI_CMD_WRITE : IDM_ISCSI_CMD_READ) |
+		 IDM_ISCSI_ATTR_SIMPLE;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, p->itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_CMD_EDTL, len);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, p->cmdsn++);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, p->statsn);
+	bhs[IDM_ISCSI_CMD_CDB] = write ? P_CDB_WRITE : P_CDB_READ;
 	r = idm_send_control(p->ic, bhs, NULL, 0, NULL, 0, p->task, 0);
 	if (r < 0) {
 		set_err(p, "send SCSI Command (%s %u): %s", write ? "W" : "R",

@@ -420,17 +420,17 @@ int rp_send_pdu(struct raw_peer *p, const struct iser_hdr *h,
 		const uint8_t *bhs, const void *data, uint32_t dlen,
 		bool with_inv, uint32_t inv_rkey)
 {
-	uint32_t len = ISER_HDR_LEN + ISCSI_BHS_LEN + dlen;
+	uint32_t len = ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + dlen;
 	uint8_t *slot;
 
 	if (len > RP_MSG)
 		return fail(p, -EMSGSIZE, "PDU too long");
 	slot = tx_slot(p);
 	iser_hdr_encode(slot, h);
-	memcpy(slot + ISER_HDR_LEN, bhs, ISCSI_BHS_LEN);
-	iscsi_bhs_set_data_len(slot + ISER_HDR_LEN, dlen);
+	memcpy(slot + ISER_HDR_LEN, bhs, IDM_ISCSI_BHS_LEN);
+	idm_iscsi_bhs_set_data_len(slot + ISER_HDR_LEN, dlen);
 	if (dlen)
-		memcpy(slot + ISER_HDR_LEN + ISCSI_BHS_LEN, data, dlen);
+		memcpy(slot + ISER_HDR_LEN + IDM_ISCSI_BHS_LEN, data, dlen);
 	return send_slot(p, slot, len, with_inv, inv_rkey);
 }
 

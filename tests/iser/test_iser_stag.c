@@ -135,23 +135,23 @@ static void peer_login_rsp(struct fx *f)
 {
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct rp_msg *m = malloc(sizeof(*m));
-	uint8_t rsp[ISCSI_BHS_LEN] = {0};
+	uint8_t rsp[IDM_ISCSI_BHS_LEN] = {0};
 	const uint8_t *req;
 
 	ck_assert_ptr_nonnull(m);
 	PEER_OK(f, rp_recv(&f->peer, m));
 	req = m->buf + ISER_HDR_LEN;
 	ck_assert_uint_eq(m->buf[0] & ISER_OP_MASK, ISER_OP_CTRL);
-	ck_assert_uint_eq(req[0] & ISCSI_OPCODE_MASK, ISCSI_OP_LOGIN_REQ);
-	rsp[0] = ISCSI_OP_LOGIN_RSP;
-	rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	ck_assert_uint_eq(req[0] & IDM_ISCSI_OPCODE_MASK, IDM_ISCSI_OP_LOGIN_REQ);
+	rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
+	rsp[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	memcpy(rsp + 8, req + 8, 6);
-	iscsi_put16(rsp + 14, 1);
-	memcpy(rsp + ISCSI_BHS_ITT, req + ISCSI_BHS_ITT, 4);
-	iscsi_put32(rsp + ISCSI_BHS_CMDSN, 1);
-	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, iscsi_get32(req + ISCSI_BHS_CMDSN));
-	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, iscsi_get32(req + ISCSI_BHS_CMDSN) + 64);
+	idm_iscsi_put16(rsp + 14, 1);
+	memcpy(rsp + IDM_ISCSI_BHS_ITT, req + IDM_ISCSI_BHS_ITT, 4);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_CMDSN, 1);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_EXP_STATSN, idm_iscsi_get32(req + IDM_ISCSI_BHS_CMDSN));
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_MAX_CMDSN, idm_iscsi_get32(req + IDM_ISCSI_BHS_CMDSN) + 64);
 	free(m);
 	PEER_OK(f, rp_send_pdu(&f->peer, &h, rsp, f->p.kv, (uint32_t)f->p.kv_len, false, 0));
 }
@@ -185,8 +185,8 @@ static void cmd_parse(const struct rp_msg *m, struct iser_hdr *h, uint8_t *bhs)
 {
 	ck_assert_int_eq(iser_hdr_decode(m->buf, m->len, h), 0);
 	ck_assert_uint_eq(h->opcode, ISER_OP_CTRL);
-	memcpy(bhs, m->buf + ISER_HDR_LEN, ISCSI_BHS_LEN);
-	ck_assert_uint_eq(bhs[0] & ISCSI_OPCODE_MASK, ISCSI_OP_SCSI_CMD);
+	memcpy(bhs, m->buf + ISER_HDR_LEN, IDM_ISCSI_BHS_LEN);
+	ck_assert_uint_eq(bhs[0] & IDM_ISCSI_OPCODE_MASK, IDM_ISCSI_OP_SCSI_CMD);
 }
 
 /* Receive the SCSI Command the libidm initiator just sent. */
@@ -205,15 +205,15 @@ static int peer_rsp(struct fx *f, const uint8_t *cmd, bool with_inv,
 		    uint32_t rkey)
 {
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
-	uint8_t rsp[ISCSI_BHS_LEN] = {0};
+	uint8_t rsp[IDM_ISCSI_BHS_LEN] = {0};
 	int r;
 
-	rsp[0] = ISCSI_OP_SCSI_RSP;
-	rsp[1] = ISCSI_FLAG_FINAL;
-	memcpy(rsp + ISCSI_BHS_ITT, cmd + ISCSI_BHS_ITT, 4);
-	iscsi_put32(rsp + ISCSI_BHS_CMDSN, 2);
-	iscsi_put32(rsp + ISCSI_BHS_EXP_STATSN, iscsi_get32(cmd + ISCSI_BHS_CMDSN) + 1);
-	iscsi_put32(rsp + ISCSI_BHS_MAX_CMDSN, iscsi_get32(cmd + ISCSI_BHS_CMDSN) + 64);
+	rsp[0] = IDM_ISCSI_OP_SCSI_RSP;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(rsp + IDM_ISCSI_BHS_ITT, cmd + IDM_ISCSI_BHS_ITT, 4);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_CMDSN, 2);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_EXP_STATSN, idm_iscsi_get32(cmd + IDM_ISCSI_BHS_CMDSN) + 1);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_MAX_CMDSN, idm_iscsi_get32(cmd + IDM_ISCSI_BHS_CMDSN) + 64);
 	r = rp_send_pdu(&f->peer, &h, rsp, NULL, 0, with_inv, rkey);
 	ck_assert_msg(r >= 0, "%s", f->peer.err);
 	return r;
@@ -224,7 +224,7 @@ static int peer_rsp(struct fx *f, const uint8_t *cmd, bool with_inv,
 static void do_read(struct fx *f, uint32_t seed, uint32_t *stag, uint64_t *va)
 {
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
 	bool inv = send_inv_negotiated(&f->peer);
 
 	memset(f->p.mem + P_GUARD, 0, CAP);
@@ -247,7 +247,7 @@ static void do_read(struct fx *f, uint32_t seed, uint32_t *stag, uint64_t *va)
 static void do_write(struct fx *f, uint32_t seed, uint32_t *stag, uint64_t *va)
 {
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
 	bool inv = send_inv_negotiated(&f->peer);
 
 	p_pattern(f->p.mem + P_GUARD, IO_LEN, seed);
@@ -370,7 +370,7 @@ START_TEST(mw_unnegotiated_invalidate)
 {
 	struct fx f;
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
 
 	fx_init(&f, false);
 	ini_login(&f, ISER_CM_ZBVA_NOT_USED | ISER_CM_SEND_INV_NOT_USED);
@@ -441,7 +441,7 @@ START_TEST(mr_send_inv_refused)
 {
 	struct fx f;
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
 	int st;
 
 	fx_init(&f, true);
@@ -499,7 +499,7 @@ START_TEST(mw_stag_bound_to_its_connection)
 {
 	struct fx a, b;
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
 	uint8_t *snap = malloc(CAP);
 	int st;
 
@@ -542,7 +542,7 @@ START_TEST(initiator_sends_hello)
 	struct rp_msg *m = malloc(sizeof(*m));
 	struct iser_hello hello, rep;
 	struct iser_hdr h;
-	uint8_t cmd[ISCSI_BHS_LEN], msg[ISER_HDR_LEN];
+	uint8_t cmd[IDM_ISCSI_BHS_LEN], msg[ISER_HDR_LEN];
 	uint32_t rs;
 	uint64_t rva;
 	bool early;
@@ -612,7 +612,7 @@ static void peer_login_req(struct fx *f, bool hello)
 {
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct rp_msg *m = malloc(sizeof(*m));
-	uint8_t req[ISCSI_BHS_LEN] = {0};
+	uint8_t req[IDM_ISCSI_BHS_LEN] = {0};
 	char data[1024];
 	size_t n = 0;
 	const uint8_t *rsp;
@@ -628,20 +628,20 @@ static void peer_login_req(struct fx *f, bool hello)
 		memcpy(data + n, P_HELLO_KEY, sizeof(P_HELLO_KEY));
 		n += sizeof(P_HELLO_KEY);
 	}
-	req[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	req[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	req[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	req[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	req[8] = 0x80;
-	iscsi_put32(req + ISCSI_BHS_ITT, 0x77);
-	iscsi_put32(req + ISCSI_BHS_CMDSN, 1);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, 0x77);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, 1);
 	ck_assert_int_eq(rp_send_pdu(&f->peer, &h, req, data, (uint32_t)n,
 				     false, 0), IBV_WC_SUCCESS);
 	PEER_OK(f, rp_recv(&f->peer, m));
 	rsp = m->buf + ISER_HDR_LEN;
 	ck_assert_uint_eq(m->buf[0] & ISER_OP_MASK, ISER_OP_CTRL);
-	ck_assert_uint_eq(rsp[0] & ISCSI_OPCODE_MASK, ISCSI_OP_LOGIN_RSP);
+	ck_assert_uint_eq(rsp[0] & IDM_ISCSI_OPCODE_MASK, IDM_ISCSI_OP_LOGIN_RSP);
 	ck_assert_uint_eq(rsp[36], 0);
-	ck_assert(rsp[1] & ISCSI_LOGIN_TRANSIT);
+	ck_assert(rsp[1] & IDM_ISCSI_LOGIN_TRANSIT);
 	free(m);
 	FX_OK(f, f->p.t_ffp);
 }
@@ -652,7 +652,7 @@ static void peer_io(struct fx *f, bool write, bool expect_inv)
 {
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct rp_msg *m = malloc(sizeof(*m));
-	uint8_t cmd[ISCSI_BHS_LEN] = {0};
+	uint8_t cmd[IDM_ISCSI_BHS_LEN] = {0};
 	struct ibv_mw *mw;
 	uint32_t stag, inv_rkey;
 	bool inv;
@@ -672,20 +672,20 @@ static void peer_io(struct fx *f, bool write, bool expect_inv)
 		h.read_stag = stag;
 		h.read_va = (uintptr_t)f->peer.data;
 	}
-	cmd[0] = ISCSI_OP_SCSI_CMD;
-	cmd[1] = ISCSI_FLAG_FINAL | (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) |
-		 ISCSI_ATTR_SIMPLE;
-	iscsi_put32(cmd + ISCSI_BHS_ITT, ++f->p.itt);
-	iscsi_put32(cmd + ISCSI_CMD_EDTL, IO_LEN);
-	iscsi_put32(cmd + ISCSI_BHS_CMDSN, f->p.cmdsn++);
-	cmd[ISCSI_CMD_CDB] = write ? P_CDB_WRITE : P_CDB_READ;
+	cmd[0] = IDM_ISCSI_OP_SCSI_CMD;
+	cmd[1] = IDM_ISCSI_FLAG_FINAL | (write ? IDM_ISCSI_CMD_WRITE : IDM_ISCSI_CMD_READ) |
+		 IDM_ISCSI_ATTR_SIMPLE;
+	idm_iscsi_put32(cmd + IDM_ISCSI_BHS_ITT, ++f->p.itt);
+	idm_iscsi_put32(cmd + IDM_ISCSI_CMD_EDTL, IO_LEN);
+	idm_iscsi_put32(cmd + IDM_ISCSI_BHS_CMDSN, f->p.cmdsn++);
+	cmd[IDM_ISCSI_CMD_CDB] = write ? P_CDB_WRITE : P_CDB_READ;
 	ck_assert_int_eq(rp_send_pdu(&f->peer, &h, cmd, NULL, 0, false, 0),
 			 IBV_WC_SUCCESS);
 	PEER_OK(f, rp_recv(&f->peer, m));
 	FX_OK(f, true);
-	ck_assert_uint_eq(m->buf[ISER_HDR_LEN] & ISCSI_OPCODE_MASK,
-			  ISCSI_OP_SCSI_RSP);
-	ck_assert_uint_eq(iscsi_get32(m->buf + ISER_HDR_LEN + ISCSI_BHS_ITT), f->p.itt);
+	ck_assert_uint_eq(m->buf[ISER_HDR_LEN] & IDM_ISCSI_OPCODE_MASK,
+			  IDM_ISCSI_OP_SCSI_RSP);
+	ck_assert_uint_eq(idm_iscsi_get32(m->buf + ISER_HDR_LEN + IDM_ISCSI_BHS_ITT), f->p.itt);
 	ck_assert_uint_eq(m->buf[ISER_HDR_LEN + 3], 0);
 	inv = rp_wc_invalidated(&m->wc, &inv_rkey);
 	printf("target %s response: wc_flags %#x invalidated_rkey %#x "

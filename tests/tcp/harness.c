@@ -114,16 +114,16 @@ static void i_send_login(struct h *h, idm_conn *conn)
 	size_t klen = h_login_keys(&h->p, true, keys, sizeof(keys));
 	int rc;
 
-	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	bhs[8] = 0x80; /* ISID: random type */
 	bhs[9] = 0x12;
 	bhs[10] = 0x34;
 	bhs[11] = 0x56;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x4c000000u);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, h->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, 0);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x4c000000u);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, h->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, 0);
 	rc = idm_send_control(conn, bhs, NULL, 0, keys, klen, NULL, 0);
 	if (rc < 0) {
 		h_set_err(h, "initiator: login send: %s", idm_strerror(rc));
@@ -152,9 +152,9 @@ static void i_login_rsp(struct h *h, idm_conn *conn, idm_pdu *pdu)
 	size_t nlen;
 	int rc;
 
-	h->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1;
-	if (bhs[36] != 0 || !(bhs[1] & ISCSI_LOGIN_TRANSIT) ||
-	    (bhs[1] & ISCSI_LOGIN_NSG_MASK) != ISCSI_STAGE_FULL_FEATURE ||
+	h->exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1;
+	if (bhs[36] != 0 || !(bhs[1] & IDM_ISCSI_LOGIN_TRANSIT) ||
+	    (bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK) != IDM_ISCSI_STAGE_FULL_FEATURE ||
 	    h_parse_keys(d, dlen, &h->ineg, &tgt_mrdsl) < 0) {
 		h_set_err(h, "initiator: login refused (class %u detail %u)",
 			bhs[36], bhs[37]);
@@ -184,18 +184,18 @@ static void i_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 	h->i.control_count++;
 	h->i.last_opcode = idm_pdu_opcode(pdu);
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_RSP:
+	case IDM_ISCSI_OP_LOGIN_RSP:
 		i_login_rsp(h, conn, pdu);
 		break;
-	case ISCSI_OP_SCSI_RSP:
-	case ISCSI_OP_DATA_IN:
+	case IDM_ISCSI_OP_SCSI_RSP:
+	case IDM_ISCSI_OP_DATA_IN:
 		h_io_response(h, pdu);
 		break;
-	case ISCSI_OP_NOP_IN: {
+	case IDM_ISCSI_OP_NOP_IN: {
 		size_t n = 0;
 		const uint8_t *d = idm_pdu_data(pdu, &n);
 
-		h->exp_statsn = iscsi_get32(idm_pdu_bhs(pdu) + ISCSI_BHS_CMDSN) + 1;
+		h->exp_statsn = idm_iscsi_get32(idm_pdu_bhs(pdu) + IDM_ISCSI_BHS_CMDSN) + 1;
 		h->i.nop_in_len = d ? n : 0;
 		h->i.nop_in_sum = d ? h_sum32(d, n) : 0;
 		h->i.nop_in_count++;

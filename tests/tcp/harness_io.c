@@ -89,25 +89,25 @@ void h_build_scsi_cmd(uint8_t bhs[48], bool write, uint32_t itt,
 		      uint64_t disk_off, bool final)
 {
 	memset(bhs, 0, 48);
-	bhs[0] = ISCSI_OP_SCSI_CMD;
-	bhs[1] = (final ? ISCSI_FLAG_FINAL : 0) |
-		 (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ) | ISCSI_ATTR_SIMPLE;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
-	iscsi_put32(bhs + ISCSI_CMD_EDTL, len);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, expstatsn);
-	bhs[ISCSI_CMD_CDB] = write ? H_CDB_WRITE : H_CDB_READ;
-	iscsi_put64(bhs + ISCSI_CMD_CDB + 2, disk_off);
+	bhs[0] = IDM_ISCSI_OP_SCSI_CMD;
+	bhs[1] = (final ? IDM_ISCSI_FLAG_FINAL : 0) |
+		 (write ? IDM_ISCSI_CMD_WRITE : IDM_ISCSI_CMD_READ) | IDM_ISCSI_ATTR_SIMPLE;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_CMD_EDTL, len);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, expstatsn);
+	bhs[IDM_ISCSI_CMD_CDB] = write ? H_CDB_WRITE : H_CDB_READ;
+	idm_iscsi_put64(bhs + IDM_ISCSI_CMD_CDB + 2, disk_off);
 }
 
 void h_build_nop_out(uint8_t bhs[48], uint32_t itt, uint32_t cmdsn)
 {
 	memset(bhs, 0, 48);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, cmdsn);
+	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, cmdsn);
 }
 
 void h_slot_prepare(struct h *h, size_t s, bool write, uint32_t len)
@@ -179,20 +179,20 @@ void h_io_response(struct h *h, idm_pdu *pdu)
 	idm_task *task = idm_pdu_task(pdu);
 	struct h_slot *sl = task ? idm_task_get_arg(task) : NULL;
 
-	h->exp_statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1;
-	if (iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN &&
-	    !(bhs[1] & ISCSI_DATAIN_STATUS)) {
+	h->exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1;
+	if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_IN &&
+	    !(bhs[1] & IDM_ISCSI_DATAIN_STATUS)) {
 		/* data-only Data-In must not reach us */
 		h_unexpected(&h->i, "Data-In without status delivered");
 		return;
 	}
 	if (!sl || sl->task != task || !sl->busy ||
-	    iscsi_bhs_itt(bhs) != sl->itt) {
+	    idm_iscsi_bhs_itt(bhs) != sl->itt) {
 		h_unexpected(&h->i, "response for unknown ITT 0x%x",
-			     iscsi_bhs_itt(bhs));
+			     idm_iscsi_bhs_itt(bhs));
 		return;
 	}
-	sl->via_datain = iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN;
+	sl->via_datain = idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_IN;
 	sl->response = sl->via_datain ? 0 : bhs[2];
 	sl->scsi_status = bhs[3];
 	sl->received = idm_task_data_received(task);

@@ -28,22 +28,22 @@ static struct h_ttask *tt_get(struct h *h)
 
 static void t_fill_sn(struct h *h, uint8_t *bhs, bool advance_statsn)
 {
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, h->t_statsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, h->t_statsn);
 	if (advance_statsn)
 		h->t_statsn++;
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, h->t_expcmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, h->t_expcmdsn + 256);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, h->t_expcmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, h->t_expcmdsn + 256);
 }
 
 static void t_send_rsp(struct h *h, uint32_t itt, uint8_t status)
 {
 	uint8_t bhs[48] = { 0 };
 
-	bhs[0] = ISCSI_OP_SCSI_RSP;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	bhs[2] = ISCSI_RESPONSE_COMPLETED;
+	bhs[0] = IDM_ISCSI_OP_SCSI_RSP;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	bhs[2] = IDM_ISCSI_RESPONSE_COMPLETED;
 	bhs[3] = status;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
 	t_fill_sn(h, bhs, true);
 	/* failure here means the connection is going away; the terminate
 	 * notification reports it */
@@ -62,16 +62,16 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
 	idm_task *task = idm_pdu_task(pdu);
-	uint32_t itt = iscsi_bhs_itt(bhs);
-	uint32_t len = iscsi_get32(bhs + ISCSI_CMD_EDTL);
-	const uint8_t *cdb = bhs + ISCSI_CMD_CDB;
-	uint64_t off = iscsi_get64(cdb + 2);
+	uint32_t itt = idm_iscsi_bhs_itt(bhs);
+	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
+	const uint8_t *cdb = bhs + IDM_ISCSI_CMD_CDB;
+	uint64_t off = idm_iscsi_get64(cdb + 2);
 	struct h_ttask *tt;
 	uint8_t tmpl[48] = { 0 };
 	int rc;
 
-	if (!(bhs[0] & ISCSI_OP_IMMEDIATE))
-		h->t_expcmdsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1;
+	if (!(bhs[0] & IDM_ISCSI_OP_IMMEDIATE))
+		h->t_expcmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1;
 	if (!task) {
 		h_unexpected(&h->t, "SCSI Command without a task");
 		return;
@@ -98,11 +98,11 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 	tt->write = cdb[0] == H_CDB_WRITE;
 	idm_task_set_arg(task, tt);
 	h->t_cmds++;
-	memcpy(tmpl + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
-	iscsi_put32(tmpl + ISCSI_BHS_ITT, itt);
+	memcpy(tmpl + IDM_ISCSI_BHS_LUN, bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_ITT, itt);
 	if (tt->write) {
-		tmpl[0] = ISCSI_OP_R2T;
-		tmpl[1] = ISCSI_FLAG_FINAL;
+		tmpl[0] = IDM_ISCSI_OP_R2T;
+		tmpl[1] = IDM_ISCSI_FLAG_FINAL;
 		t_fill_sn(h, tmpl, false);
 		if (h->split_get && len > 1) {
 			/* two ranges, the second asked for from the first's
@@ -126,7 +126,7 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 			goto fail;
 		return;
 	}
-	tmpl[0] = ISCSI_OP_DATA_IN;
+	tmpl[0] = IDM_ISCSI_OP_DATA_IN;
 	switch (h->status_mode) {
 	case H_STATUS_SEPARATE:
 		tt->status_in_data = false;
@@ -147,7 +147,7 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 		if (rc < 0)
 			goto fail;
 		if (tt->status_in_data) {
-			tmpl[1] = ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS;
+			tmpl[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_DATAIN_STATUS;
 			t_fill_sn(h, tmpl, true);
 		}
 		rc = idm_put_data(task, tmpl, h->disk_buf, off + half, half,
@@ -163,7 +163,7 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 		return;
 	}
 	if (tt->status_in_data) {
-		tmpl[1] = ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS;
+		tmpl[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_DATAIN_STATUS;
 		t_fill_sn(h, tmpl, true);
 	} else {
 		t_fill_sn(h, tmpl, false);
@@ -193,13 +193,13 @@ static void t_login(struct h *h, idm_pdu *pdu)
 	uint32_t ini_mrdsl = 0;
 	int rc;
 
-	rsp[0] = ISCSI_OP_LOGIN_RSP;
+	rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	memcpy(rsp + 8, bhs + 8, 6); /* ISID */
-	iscsi_put32(rsp + ISCSI_BHS_ITT, iscsi_bhs_itt(bhs));
-	h->t_expcmdsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(bhs));
+	h->t_expcmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 	h->t_statsn = 0x1000;
-	if (bhs[1] != (ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		       ISCSI_STAGE_FULL_FEATURE) ||
+	if (bhs[1] != (IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		       IDM_ISCSI_STAGE_FULL_FEATURE) ||
 	    h_parse_keys(d, dlen, &h->tneg, &ini_mrdsl) < 0) {
 		/* we only know the operational stage straight to FFP */
 		h_unexpected(&h->t, "login request refused");
@@ -213,10 +213,10 @@ static void t_login(struct h *h, idm_pdu *pdu)
 	h->tneg.tgt_mrdsl = h->p.tgt_mrdsl;
 	h->t_ini_mrdsl = ini_mrdsl;
 	rsp[1] = bhs[1];
-	iscsi_put16(rsp + 14, 1); /* TSIH */
+	idm_iscsi_put16(rsp + 14, 1); /* TSIH */
 	t_fill_sn(h, rsp, true);
 	klen = h_login_keys(&h->tneg, false, keys, sizeof(keys));
-	iscsi_bhs_set_data_len(rsp, (uint32_t)klen);
+	idm_iscsi_bhs_set_data_len(rsp, (uint32_t)klen);
 	{
 		char nk[512];
 		size_t nlen = h_notice_keys(&h->tneg, nk, sizeof(nk));
@@ -250,8 +250,8 @@ static void t_nop(struct h *h, idm_pdu *pdu)
 	h->t.ahs_len = ahs ? alen : 0;
 	if (ahs)
 		memcpy(h->t.ahs, ahs, alen < sizeof(h->t.ahs) ? alen : sizeof(h->t.ahs));
-	if (!(bhs[0] & ISCSI_OP_IMMEDIATE))
-		h->t_expcmdsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN) + 1;
+	if (!(bhs[0] & IDM_ISCSI_OP_IMMEDIATE))
+		h->t_expcmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1;
 	if (h->terminate_on_nop) {
 		/* Connection_Terminate from inside the connection's own
 		 * control_notify: allowed, and nothing may follow */
@@ -259,13 +259,13 @@ static void t_nop(struct h *h, idm_pdu *pdu)
 		h->t.terminated_by_us = true;
 		return;
 	}
-	if (iscsi_bhs_itt(bhs) == ISCSI_RESERVED_TAG)
+	if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
 		return; /* a NOP-Out answering nothing needs no reply */
-	rsp[0] = ISCSI_OP_NOP_IN;
-	rsp[1] = ISCSI_FLAG_FINAL;
-	memcpy(rsp + ISCSI_BHS_LUN, bhs + ISCSI_BHS_LUN, 8);
-	iscsi_put32(rsp + ISCSI_BHS_ITT, iscsi_bhs_itt(bhs));
-	iscsi_put32(rsp + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	rsp[0] = IDM_ISCSI_OP_NOP_IN;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(rsp + IDM_ISCSI_BHS_LUN, bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(bhs));
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	t_fill_sn(h, rsp, true);
 	(void)idm_send_control(h->t.conn, rsp, NULL, 0, d, d ? dlen : 0, NULL, 0);
 }
@@ -278,13 +278,13 @@ static void t_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 	h->t.control_count++;
 	h->t.last_opcode = idm_pdu_opcode(pdu);
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_REQ:
+	case IDM_ISCSI_OP_LOGIN_REQ:
 		t_login(h, pdu);
 		break;
-	case ISCSI_OP_SCSI_CMD:
+	case IDM_ISCSI_OP_SCSI_CMD:
 		t_scsi(h, pdu);
 		break;
-	case ISCSI_OP_NOP_OUT:
+	case IDM_ISCSI_OP_NOP_OUT:
 		t_nop(h, pdu);
 		break;
 	default:

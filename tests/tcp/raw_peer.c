@@ -183,14 +183,14 @@ int h_raw_send_pdu(struct h *h, struct h_raw *r, const uint8_t bhs_in[48],
 {
 	static uint8_t pkt[48 + 1024 + 4 + (1u << 18) + 8];
 	uint8_t *p = pkt;
-	size_t pad = iscsi_pad4((uint32_t)data_len);
+	size_t pad = idm_iscsi_pad4((uint32_t)data_len);
 
 	if (ahs_len > 1020 || data_len > (1u << 18))
 		return -EINVAL;
 	memcpy(p, bhs_in, 48);
 	if (!(flags & H_RAW_KEEP_LENGTHS)) {
-		p[ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)((ahs_len + 3) / 4);
-		iscsi_bhs_set_data_len(p, (uint32_t)data_len);
+		p[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)((ahs_len + 3) / 4);
+		idm_iscsi_bhs_set_data_len(p, (uint32_t)data_len);
 	}
 	p += 48;
 	if (ahs_len) {
@@ -268,8 +268,8 @@ int h_raw_recv_pdu(struct h *h, struct h_raw *r, uint8_t bhs[48],
 	rc = raw_read(h, r, hdr, 48, end, NULL);
 	if (rc < 0)
 		return rc;
-	ahs = iscsi_bhs_ahs_len(hdr);
-	dlen = iscsi_bhs_data_len(hdr);
+	ahs = idm_iscsi_bhs_ahs_len(hdr);
+	dlen = idm_iscsi_bhs_data_len(hdr);
 	rc = raw_read(h, r, hdr + 48, ahs + (r->hd ? 4 : 0), end, NULL);
 	if (rc < 0)
 		return rc;
@@ -283,7 +283,7 @@ int h_raw_recv_pdu(struct h *h, struct h_raw *r, uint8_t bhs[48],
 		if (rc < 0)
 			return rc;
 	}
-	rc = raw_read(h, r, NULL, dlen - keep + iscsi_pad4(dlen), end, &crc);
+	rc = raw_read(h, r, NULL, dlen - keep + idm_iscsi_pad4(dlen), end, &crc);
 	if (rc < 0)
 		return rc;
 	if (dlen && r->dd) {
@@ -329,21 +329,21 @@ int h_raw_login_initiator(struct h *h, struct h_raw *r,
 	size_t klen = h_login_keys(p, true, keys, sizeof(keys));
 	int rc;
 
-	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
+	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
 	bhs[8] = 0x80;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x4c000001u);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x4c000001u);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r->cmdsn);
 	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, keys, klen, 0);
 	if (rc < 0)
 		return rc;
 	rc = h_raw_recv_pdu(h, r, bhs, rsp, sizeof(rsp), &rlen, 5000);
 	if (rc < 0)
 		return rc;
-	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_RSP || bhs[36] != 0)
+	if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_RSP || bhs[36] != 0)
 		return -EPROTO;
-	r->statsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
+	r->statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 	/* digests start with the first PDU after the final response */
 	r->hd = p->header_digest;
 	r->dd = p->data_digest;
@@ -362,15 +362,15 @@ int h_raw_login_target(struct h *h, struct h_raw *r, const struct h_params *p)
 	rc = h_raw_recv_pdu(h, r, bhs, req, sizeof(req), &rlen, 5000);
 	if (rc < 0)
 		return rc;
-	if (iscsi_bhs_opcode(bhs) != ISCSI_OP_LOGIN_REQ)
+	if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_REQ)
 		return -EPROTO;
-	bhs[0] = ISCSI_OP_LOGIN_RSP;
+	bhs[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	/* bhs[1] (T, CSG, NSG) and ISID, ITT stay as the initiator sent */
-	iscsi_put16(bhs + 14, 1);
-	r->cmdsn = iscsi_get32(bhs + ISCSI_BHS_CMDSN);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->statsn++);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
+	idm_iscsi_put16(bhs + 14, 1);
+	r->cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r->statsn++);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
 	memset(bhs + 36, 0, 12);
 	klen = h_login_keys(p, false, keys, sizeof(keys));
 	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, keys, klen, 0);
@@ -447,7 +447,7 @@ void h_raw_recv_op(struct h *h, struct h_raw *r, uint8_t op, uint8_t bhs[48])
 		int rc = h_raw_recv_pdu(h, r, bhs, NULL, 0, &dlen, 3000);
 
 		ck_assert_msg(rc == 0, "waiting for opcode 0x%02x: %d", op, rc);
-		if (iscsi_bhs_opcode(bhs) == op)
+		if (idm_iscsi_bhs_opcode(bhs) == op)
 			return;
 	}
 	ck_abort_msg("opcode 0x%02x never came", op);
@@ -458,11 +458,11 @@ void h_raw_data_bhs(uint8_t bhs[48], uint8_t op, uint32_t itt, uint32_t ttt,
 {
 	memset(bhs, 0, 48);
 	bhs[0] = op;
-	bhs[1] = final ? ISCSI_FLAG_FINAL : 0;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ttt);
-	iscsi_put32(bhs + ISCSI_BHS_DATASN, sn);
-	iscsi_put32(bhs + ISCSI_BHS_BUF_OFFSET, offset);
+	bhs[1] = final ? IDM_ISCSI_FLAG_FINAL : 0;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DATASN, sn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_BUF_OFFSET, offset);
 }
 
 static bool all_guard(const uint8_t *p, size_t len)
@@ -539,8 +539,8 @@ enum h_raw_outcome h_raw_target_outcome(struct h *h, struct h_raw *r,
 		rc = h_raw_recv_pdu(h, r, bhs, NULL, 0, NULL, 2000);
 		ck_assert_msg(rc == 0, "%s: no answer to the ping (%d), no terminate",
 			      what, rc);
-		if (iscsi_bhs_opcode(bhs) == ISCSI_OP_NOP_IN &&
-		    iscsi_bhs_itt(bhs) == 0x7777)
+		if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_NOP_IN &&
+		    idm_iscsi_bhs_itt(bhs) == 0x7777)
 			break;
 	}
 	ck_assert_msg(h->t.terminate_count == 0 && h->t.cb_after_terminate == 0,
@@ -564,20 +564,20 @@ enum h_raw_outcome h_raw_initiator_outcome(struct h *h, struct h_raw *r,
 		      what);
 	/* an unsolicited NOP-In must still reach control_notify */
 	before = h->i.control_count;
-	bhs[0] = ISCSI_OP_NOP_IN;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->statsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r->cmdsn);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
+	bhs[0] = IDM_ISCSI_OP_NOP_IN;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r->statsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r->cmdsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
 	rc = h_raw_send_pdu(h, r, bhs, NULL, 0, NULL, 0, 0);
 	ck_assert_msg(rc == 0, "%s: NOP-In send: %d", what, rc);
 	for (int i = 0; i < 100 && h->i.control_count == before &&
 			!h->i.terminate_count; i++)
 		(void)idm_ctx_progress(h->ctx, 20);
 	ck_assert_msg(h->i.control_count > before &&
-			      h->i.last_opcode == ISCSI_OP_NOP_IN,
+			      h->i.last_opcode == IDM_ISCSI_OP_NOP_IN,
 		      "%s: not failed, but a NOP-In no longer gets through",
 		      what);
 	ck_assert_msg(h_check_guards(h) == 0, "%s: %s", what, h->err);

@@ -36,7 +36,7 @@ static void write_to_r2t(struct h *h, struct h_raw *r, uint32_t len,
 {
 	h_disk_slot_clear(h, 0);
 	h_raw_send_cmd(h, r, true, ITT, len);
-	h_raw_recv_op(h, r, ISCSI_OP_R2T, bhs);
+	h_raw_recv_op(h, r, IDM_ISCSI_OP_R2T, bhs);
 }
 
 /* ---- against the libidm target --------------------------------------- */
@@ -51,8 +51,8 @@ START_TEST(unknown_opcode)
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	bhs[0] = 0x1e; /* no such initiator opcode */
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 0x42);
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x42);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 	h_raw_target_outcome(&h, &r, true, "unknown opcode 0x1e");
 	h_raw_end(&h, &r);
@@ -71,9 +71,9 @@ START_TEST(ahs_too_long)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	/* TotalAHSLength 255 words whose first AHS claims 65535 bytes */
 	memset(ahs, 0xee, sizeof(ahs));
-	iscsi_put16(ahs, 0xffff);
+	idm_iscsi_put16(ahs, 0xffff);
 	ahs[2] = 0x01; /* extended CDB */
-	h_build_nop_out(bhs, ISCSI_RESERVED_TAG, 0);
+	h_build_nop_out(bhs, IDM_ISCSI_RESERVED_TAG, 0);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, sizeof(ahs), NULL, 0, 0), 0);
 	h_raw_target_outcome(&h, &r, true, "TotalAHSLength 255 with a 65535-byte AHS");
 	h_raw_end(&h, &r);
@@ -110,7 +110,7 @@ START_TEST(dsl_huge_header_only)
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_build_nop_out(bhs, 0x99, 0);
-	iscsi_bhs_set_data_len(bhs, 0xffffff);
+	idm_iscsi_bhs_set_data_len(bhs, 0xffffff);
 	/* the header alone must be enough to fail: no waiting for 16 MiB */
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0,
 					H_RAW_KEEP_LENGTHS), 0);
@@ -181,7 +181,7 @@ START_TEST(dataout_digest_mismatch)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
 	memset(data, 0x11, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT),
 		    0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data),
 					H_RAW_BAD_DD), 0);
@@ -204,8 +204,8 @@ START_TEST(dataout_unknown_ttt)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
 	memset(data, 0x22, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT,
-		    iscsi_get32(bhs + ISCSI_BHS_TTT) ^ 0x5a5a0000u, 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT,
+		    idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT) ^ 0x5a5a0000u, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_target_outcome(&h, &r, true, "Data-Out for an unknown TTT");
 	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
@@ -226,8 +226,8 @@ START_TEST(dataout_unknown_itt)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
 	/* right TTT, wrong ITT; then an unsolicited one for no task at all */
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT + 1,
-		    iscsi_get32(bhs + ISCSI_BHS_TTT), 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT + 1,
+		    idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT), 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_target_outcome(&h, &r, true, "Data-Out with the R2T's TTT but another ITT");
 	ck_assert(h_raw_disk_untouched(&h, 0, 8192));
@@ -248,7 +248,7 @@ START_TEST(dataout_unsolicited_unknown_itt)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	/* unsolicited Data-Out for an ITT no command ever used */
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0xabcdef, ISCSI_RESERVED_TAG, 0, 0,
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, 0xabcdef, IDM_ISCSI_RESERVED_TAG, 0, 0,
 		    true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
@@ -273,12 +273,12 @@ static void dataout_outside(uint32_t off, uint32_t len, const char *what)
 	p.first_burst = 4096;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
-	r2t_len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
-	ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET) == 0 && r2t_len == 4096,
+	r2t_len = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DESIRED_LEN);
+	ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET) == 0 && r2t_len == 4096,
 		      "R2T for [%u, +%u), expected [0, +4096)",
-		      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), r2t_len);
+		      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET), r2t_len);
 	memset(data, 0x33, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT),
 		    0, off, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, len, 0);
 	h_raw_target_outcome(&h, &r, true, what);
@@ -318,7 +318,7 @@ START_TEST(truncated_bhs_then_close)
 
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
+	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
 	ck_assert_int_eq(h_raw_write(&h, &r, bhs, 20), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
@@ -340,11 +340,11 @@ START_TEST(truncated_data_then_close)
 
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	pkt[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	pkt[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(pkt + ISCSI_BHS_ITT, 0x96);
-	iscsi_put32(pkt + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
-	iscsi_bhs_set_data_len(pkt, 1000);
+	pkt[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	pkt[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(pkt + IDM_ISCSI_BHS_ITT, 0x96);
+	idm_iscsi_put32(pkt + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_bhs_set_data_len(pkt, 1000);
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
@@ -367,9 +367,9 @@ START_TEST(vanish_mid_dataout)
 	params_write(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
-	h_raw_data_bhs(pkt, ISCSI_OP_DATA_OUT, ITT, iscsi_get32(bhs + ISCSI_BHS_TTT),
+	h_raw_data_bhs(pkt, IDM_ISCSI_OP_DATA_OUT, ITT, idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT),
 		    0, 0, true);
-	iscsi_bhs_set_data_len(pkt, 8192);
+	idm_iscsi_bhs_set_data_len(pkt, 8192);
 	memset(pkt + 48, 0x44, 2048);
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
@@ -401,7 +401,7 @@ START_TEST(vanish_mid_datain)
 	h_raw_send_cmd(&h, &r, false, ITT, 1 << 20);
 	/* take a few Data-In, then vanish while the target is sending */
 	for (int i = 0; i < 3; i++)
-		h_raw_recv_op(&h, &r, ISCSI_OP_DATA_IN, bhs);
+		h_raw_recv_op(&h, &r, IDM_ISCSI_OP_DATA_IN, bhs);
 	h_raw_close(&r);
 	h_progress_for(&h, 800);
 	h_raw_assert_failed_once(&h.t, __func__);
@@ -476,7 +476,7 @@ START_TEST(unsolicited_with_initial_r2t)
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	h_disk_slot_clear(&h, 0);
 	send_write(&h, &r, 8192, 0, true);
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out with InitialR2T=Yes");
 	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
@@ -501,9 +501,9 @@ START_TEST(unsolicited_beyond_first_burst)
 	send_write(&h, &r, 8192, 0, false);
 	memset(data, 0x6d, sizeof(data));
 	/* the whole first burst, but without F, then 512 more unsolicited */
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, IDM_ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, 4096, 0), 0);
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 1, 4096, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, IDM_ISCSI_RESERVED_TAG, 1, 4096, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, 512, 0), 0);
 	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out past FirstBurstLength");
 	ck_assert_msg(h_raw_disk_untouched(&h, 4096, 4096),
@@ -530,7 +530,7 @@ START_TEST(dataout_for_read_task)
 	h_progress_for(&h, 50);
 	ck_assert_msg(h.t.completion_count == 0, "the read finished already");
 	memset(data, 0x7e, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_target_outcome(&h, &r, true, "Data-Out for an active read command");
 	/* the Put_Data source must not have been written */
@@ -562,11 +562,11 @@ static void holes_case(const struct dout *d, size_t n, const char *what)
 	params_write(&p); /* one R2T of 8192 */
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
-	ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
-	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN), 8192);
+	ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DESIRED_LEN), 8192);
 	memset(data, 0x4a, sizeof(data));
 	for (size_t i = 0; i < n; i++) {
-		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, (uint32_t)i, d[i].off,
+		h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, ttt, (uint32_t)i, d[i].off,
 			    d[i].f);
 		(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, d[i].len, 0);
 	}
@@ -627,7 +627,7 @@ START_TEST(dataout_before_login)
 {
 	uint8_t bhs[48];
 
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
 	before_login(bhs, 512, false, "Data-Out before login");
 }
 END_TEST
@@ -638,11 +638,11 @@ START_TEST(login_too_long)
 
 	/* a Login Request announcing 1 MiB of text: far beyond any
 	 * login-phase limit; the header alone must fail it */
-	bhs[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, 1);
-	iscsi_bhs_set_data_len(bhs, 1 << 20);
+	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 1);
+	idm_iscsi_bhs_set_data_len(bhs, 1 << 20);
 	before_login(bhs, 0, true, "Login Request announcing 1 MiB");
 }
 END_TEST

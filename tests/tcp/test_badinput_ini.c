@@ -26,9 +26,9 @@ static uint32_t start_read(struct h *h, struct h_raw *r, uint32_t len)
 
 	h_slot_prepare(h, 0, false, len);
 	ck_assert_int_eq(h_slot_start(h, 0, 0), 0);
-	h_raw_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
-	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_CMD_EDTL), len);
-	return iscsi_bhs_itt(bhs);
+	h_raw_recv_op(h, r, IDM_ISCSI_OP_SCSI_CMD, bhs);
+	ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), len);
+	return idm_iscsi_bhs_itt(bhs);
 }
 
 START_TEST(datain_unknown_itt)
@@ -44,7 +44,7 @@ START_TEST(datain_unknown_itt)
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 8192);
 	memset(data, 0x55, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt ^ 0x10000, ISCSI_RESERVED_TAG, 0,
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt ^ 0x10000, IDM_ISCSI_RESERVED_TAG, 0,
 		    0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_initiator_outcome(&h, &r, true, "Data-In for an unknown ITT");
@@ -67,7 +67,7 @@ static void datain_outside(uint32_t off, uint32_t len, const char *what)
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
 	memset(data, 0x66, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, off, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, off, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, len, 0);
 	h_raw_initiator_outcome(&h, &r, true, what);
 	/* the read buffer is [0, 4096); its slot is 8192 with guards after */
@@ -102,7 +102,7 @@ START_TEST(datain_over_mrdsl)
 	p.ini_mrdsl = 4096;
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 8192);
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
 	h_raw_initiator_outcome(&h, &r, false,
 			     "Data-In of 8192 bytes > initiator MaxRecvDataSegmentLength 4096");
@@ -120,8 +120,8 @@ START_TEST(target_unknown_opcode)
 	h_params_default(&p);
 	h_raw_evil_target(&h, &r, &p, 8192);
 	bhs[0] = 0x3a; /* no such target opcode */
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 	h_raw_initiator_outcome(&h, &r, true, "unknown target opcode 0x3a");
 	h_raw_end(&h, &r);
@@ -142,7 +142,7 @@ START_TEST(datain_header_digest)
 	p.data_digest = true;
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data),
 					H_RAW_BAD_HD), 0);
 	h_raw_initiator_outcome(&h, &r, true, "Data-In with a bad header digest");
@@ -163,8 +163,8 @@ START_TEST(vanish_mid_datain_pdu)
 	h_params_default(&p);
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_read(&h, &r, 4096);
-	h_raw_data_bhs(pkt, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, true);
-	iscsi_bhs_set_data_len(pkt, 4096);
+	h_raw_data_bhs(pkt, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, 0, true);
+	idm_iscsi_bhs_set_data_len(pkt, 4096);
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
@@ -186,9 +186,9 @@ static uint32_t start_write(struct h *h, struct h_raw *r, uint32_t len)
 
 	h_slot_prepare(h, 0, true, len);
 	ck_assert_int_eq(h_slot_start(h, 0, 0), 0);
-	h_raw_recv_op(h, r, ISCSI_OP_SCSI_CMD, bhs);
-	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_CMD_EDTL), len);
-	return iscsi_bhs_itt(bhs);
+	h_raw_recv_op(h, r, IDM_ISCSI_OP_SCSI_CMD, bhs);
+	ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), len);
+	return idm_iscsi_bhs_itt(bhs);
 }
 
 static void params_r2t(struct h_params *p)
@@ -206,15 +206,15 @@ static void send_r2t(struct h *h, struct h_raw *r, uint32_t itt, uint32_t ttt,
 {
 	uint8_t bhs[48] = { 0 };
 
-	bhs[0] = ISCSI_OP_R2T;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ttt);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r->statsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r->cmdsn + 1);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
-	iscsi_put32(bhs + ISCSI_BHS_BUF_OFFSET, off);
-	iscsi_put32(bhs + ISCSI_BHS_DESIRED_LEN, len);
+	bhs[0] = IDM_ISCSI_OP_R2T;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r->statsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r->cmdsn + 1);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r->cmdsn + 64);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_BUF_OFFSET, off);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DESIRED_LEN, len);
 	ck_assert_int_eq(h_raw_send_pdu(h, r, bhs, NULL, 0, NULL, 0, 0), 0);
 }
 
@@ -229,9 +229,9 @@ static uint32_t drain_dataout(struct h *h, struct h_raw *r, uint32_t len,
 	uint32_t dlen, seen = 0;
 
 	while (h_raw_recv_pdu(h, r, bhs, buf, sizeof(buf), &dlen, 300) == 0) {
-		uint32_t off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
+		uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
 
-		if (iscsi_bhs_opcode(bhs) != ISCSI_OP_DATA_OUT)
+		if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_DATA_OUT)
 			continue;
 		ck_assert_msg((uint64_t)off + dlen <= len,
 			      "%s: Data-Out [%u, +%u) outside the %u-byte write buffer",
@@ -327,7 +327,7 @@ START_TEST(datain_for_write_task)
 	h_raw_evil_target(&h, &r, &p, 8192);
 	itt = start_write(&h, &r, 4096);
 	memset(data, 0x99, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_raw_initiator_outcome(&h, &r, true, "Data-In for a write command");
 	/* the write buffer is the caller's source: it must be intact */

@@ -319,7 +319,7 @@ START_TEST(nop_ping_large)
 		rc = h_connect_login(&h, &p, 5000);
 		ck_assert_msg(rc == 0, "login: %s", h.err);
 		h_build_nop_out(bhs, 0x7000 + (uint32_t)i, h.cmdsn);
-		iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, h.exp_statsn);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, h.exp_statsn);
 		rc = idm_send_control(h.i.conn, bhs, NULL, 0, data, sizes[i],
 				      NULL, 0);
 		ck_assert_msg(rc == 0, "NOP-Out of %u bytes: %s", sizes[i],

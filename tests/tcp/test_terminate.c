@@ -188,21 +188,21 @@ struct dealloc_ctx {
 static bool dealloc_hook(struct h *h, idm_task *task, const uint8_t *bhs)
 {
 	struct dealloc_ctx *d = h->hook_arg;
-	uint32_t len = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	uint8_t tmpl[48] = { 0 };
 	int rc;
 
 	d->task = task;
-	d->itt = iscsi_bhs_itt(bhs);
-	d->write = bhs[ISCSI_CMD_CDB] == H_CDB_WRITE;
+	d->itt = idm_iscsi_bhs_itt(bhs);
+	d->write = bhs[IDM_ISCSI_CMD_CDB] == H_CDB_WRITE;
 	d->mem = malloc(len);
 	ck_assert_ptr_nonnull(d->mem);
 	memset(d->mem, 0x77, len);
 	ck_assert_int_eq(idm_buf_create(h->ctx, d->mem, len, &d->buf), 0);
 	idm_task_set_arg(task, NULL); /* any completion for it is a bug */
-	iscsi_put32(tmpl + ISCSI_BHS_ITT, d->itt);
-	tmpl[0] = d->write ? ISCSI_OP_R2T : ISCSI_OP_DATA_IN;
-	tmpl[1] = ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_ITT, d->itt);
+	tmpl[0] = d->write ? IDM_ISCSI_OP_R2T : IDM_ISCSI_OP_DATA_IN;
+	tmpl[1] = IDM_ISCSI_FLAG_FINAL;
 	rc = d->write ? idm_get_data(task, tmpl, d->buf, 0, 0, len, 0)
 		      : idm_put_data(task, tmpl, d->buf, 0, 0, len, 0);
 	ck_assert_msg(rc == 0, "transfer start: %s", idm_strerror(rc));
@@ -252,11 +252,11 @@ START_TEST(target_dealloc_pending_put)
 	h.cmd_hook = NULL;
 	/* read on: only whole Data-In PDUs of this task may come */
 	while (h_raw_recv_pdu(&h, &r, bhs, NULL, 0, &dlen, 300) == 0) {
-		ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN &&
-				      iscsi_bhs_itt(bhs) == 0x500,
+		ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_IN &&
+				      idm_iscsi_bhs_itt(bhs) == 0x500,
 			      "after the dealloc: opcode 0x%02x itt 0x%x (framing lost?)",
-			      iscsi_bhs_opcode(bhs), iscsi_bhs_itt(bhs));
-		ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), got);
+			      idm_iscsi_bhs_opcode(bhs), idm_iscsi_bhs_itt(bhs));
+		ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET), got);
 		got += dlen;
 	}
 	ck_assert_msg(got < BIG, "all 16 MiB were sent after the dealloc");
@@ -291,11 +291,11 @@ START_TEST(target_dealloc_pending_get)
 	h.hook_arg = &d;
 	h_raw_send_cmd(&h, &r, true, 0x501, BIG);
 	ck_assert_int_eq(h_progress_until(&h, hook_ran, 3000), 0);
-	h_raw_recv_op(&h, &r, ISCSI_OP_R2T, bhs);
-	ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+	h_raw_recv_op(&h, &r, IDM_ISCSI_OP_R2T, bhs);
+	ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 	memset(data, 0x12, sizeof(data));
 	for (uint32_t i = 0; i < 2; i++) {
-		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, i, i * 65536, false);
+		h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, 0x501, ttt, i, i * 65536, false);
 		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data,
 						sizeof(data), 0), 0);
 	}
@@ -304,7 +304,7 @@ START_TEST(target_dealloc_pending_get)
 		      "Data-Out not placed in the Get_Data buffer");
 	dealloc_and_free(&d);
 	h.cmd_hook = NULL;
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, 0x501, ttt, 2, 2 * 65536, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, 0x501, ttt, 2, 2 * 65536, false);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
 	h_raw_target_outcome(&h, &r, true, "Data-Out for a task deallocated mid-Get_Data");
 	ck_assert_msg(h.t.completion_count == 0,
@@ -333,17 +333,17 @@ START_TEST(initiator_dealloc_pending_write)
 	h_raw_evil_target(&h, &r, &p, BIG);
 	h_slot_prepare(&h, 0, true, BIG);
 	ck_assert_int_eq(h_slot_start(&h, 0, 0), 0);
-	h_raw_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
-	itt = iscsi_bhs_itt(bhs);
+	h_raw_recv_op(&h, &r, IDM_ISCSI_OP_SCSI_CMD, bhs);
+	itt = idm_iscsi_bhs_itt(bhs);
 	memset(bhs, 0, sizeof(bhs));
-	bhs[0] = ISCSI_OP_R2T;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
-	iscsi_put32(bhs + ISCSI_BHS_TTT, 0x77);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r.statsn);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
-	iscsi_put32(bhs + ISCSI_BHS_DESIRED_LEN, 8 << 20);
+	bhs[0] = IDM_ISCSI_OP_R2T;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, 0x77);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r.statsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DESIRED_LEN, 8 << 20);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 	progress_a_bit(&h);
 	idm_deallocate_task_resources(h.slots[0].task);
@@ -354,11 +354,11 @@ START_TEST(initiator_dealloc_pending_write)
 	free(h.slots[0].mem);
 	h.slots[0].mem = NULL;
 	while (h_raw_recv_pdu(&h, &r, bhs, NULL, 0, &dlen, 300) == 0) {
-		ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_OUT &&
-				      iscsi_bhs_itt(bhs) == itt,
+		ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_OUT &&
+				      idm_iscsi_bhs_itt(bhs) == itt,
 			      "after the dealloc: opcode 0x%02x itt 0x%x (framing lost?)",
-			      iscsi_bhs_opcode(bhs), iscsi_bhs_itt(bhs));
-		ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), got);
+			      idm_iscsi_bhs_opcode(bhs), idm_iscsi_bhs_itt(bhs));
+		ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET), got);
 		got += dlen;
 	}
 	ck_assert_msg(got < (8u << 20), "the whole burst went out after the dealloc");
@@ -384,10 +384,10 @@ START_TEST(initiator_dealloc_pending_read)
 	h_raw_evil_target(&h, &r, &p, 1 << 20);
 	h_slot_prepare(&h, 0, false, 1 << 20);
 	ck_assert_int_eq(h_slot_start(&h, 0, 0), 0);
-	h_raw_recv_op(&h, &r, ISCSI_OP_SCSI_CMD, bhs);
-	itt = iscsi_bhs_itt(bhs);
+	h_raw_recv_op(&h, &r, IDM_ISCSI_OP_SCSI_CMD, bhs);
+	itt = idm_iscsi_bhs_itt(bhs);
 	memset(data, 0x34, sizeof(data));
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 0, 0, false);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
 	h_progress_for(&h, 50);
 	ck_assert_msg(h.slots[0].mem[H_GUARD] == 0x34, "Data-In not placed");
@@ -398,7 +398,7 @@ START_TEST(initiator_dealloc_pending_read)
 	h.slots[0].buf = NULL;
 	free(h.slots[0].mem);
 	h.slots[0].mem = NULL;
-	h_raw_data_bhs(bhs, ISCSI_OP_DATA_IN, itt, ISCSI_RESERVED_TAG, 1, 65536, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_IN, itt, IDM_ISCSI_RESERVED_TAG, 1, 65536, false);
 	(void)h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0);
 	h_raw_initiator_outcome(&h, &r, true, "Data-In for a read deallocated mid-transfer");
 	h_raw_end(&h, &r);
@@ -421,11 +421,11 @@ START_TEST(terminate_from_control_notify)
 	controls = h.t.control_count;
 	/* three NOP-Outs that arrive together: the first one's callback
 	 * terminates, the other two must never be delivered */
-	bhs[0] = ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_TTT, ISCSI_RESERVED_TAG);
+	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	for (uint32_t i = 0; i < 3; i++) {
-		iscsi_put32(bhs + ISCSI_BHS_ITT, 0x700 + i);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x700 + i);
 		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 	}
 	ck_assert_int_eq(h_raw_wait_closed(&h, &r, 2000), 0);

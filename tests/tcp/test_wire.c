@@ -79,27 +79,27 @@ static void check_datain(const struct din_case *c)
 		uint32_t end;
 
 		recv_ok(&h, &r, bhs, buf, c->mrdsl, &dlen, "Data-In");
-		if (iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_RSP) {
+		if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_RSP) {
 			ck_assert_msg(off == c->len, "SCSI Response after %u of %u bytes",
 				      off, c->len);
 			ck_assert_msg(!s_seen, "status twice");
 			ck_assert_uint_eq(bhs[3], 0);
 			break;
 		}
-		ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_IN,
-			      "opcode 0x%02x during Put_Data", iscsi_bhs_opcode(bhs));
+		ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_IN,
+			      "opcode 0x%02x during Put_Data", idm_iscsi_bhs_opcode(bhs));
 		f = bhs[1];
-		ck_assert_uint_eq(iscsi_bhs_itt(bhs), ITT);
-		ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_BHS_TTT), ISCSI_RESERVED_TAG);
+		ck_assert_uint_eq(idm_iscsi_bhs_itt(bhs), ITT);
+		ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT), IDM_ISCSI_RESERVED_TAG);
 		ck_assert_msg(dlen > 0 && dlen <= c->mrdsl,
 			      "Data-In of %u bytes, MaxRecvDataSegmentLength %u",
 			      dlen, c->mrdsl);
-		ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET) == off,
+		ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET) == off,
 			      "Buffer Offset %u, expected %u",
-			      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), off);
-		ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_DATASN) == sn,
+			      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET), off);
+		ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN) == sn,
 			      "DataSN %u, expected %u",
-			      iscsi_get32(bhs + ISCSI_BHS_DATASN), sn);
+			      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), sn);
 		ck_assert_msg(!memcmp(buf, disk + off, dlen),
 			      "Data-In bytes at %u differ from the buffer", off);
 		end = off + dlen;
@@ -111,15 +111,15 @@ static void check_datain(const struct din_case *c)
 			/* documented: F at every MaxBurstLength boundary */
 			bool want = end == c->len || end % c->mbl == 0;
 
-			ck_assert_msg(!!(f & ISCSI_FLAG_FINAL) == want,
+			ck_assert_msg(!!(f & IDM_ISCSI_FLAG_FINAL) == want,
 				      "F=%d at %u (MBL %u, len %u)",
-				      !!(f & ISCSI_FLAG_FINAL), end, c->mbl, c->len);
+				      !!(f & IDM_ISCSI_FLAG_FINAL), end, c->mbl, c->len);
 		}
 		if (end == c->len)
-			ck_assert_msg(f & ISCSI_FLAG_FINAL, "no F on the last Data-In");
-		if (f & ISCSI_FLAG_FINAL)
+			ck_assert_msg(f & IDM_ISCSI_FLAG_FINAL, "no F on the last Data-In");
+		if (f & IDM_ISCSI_FLAG_FINAL)
 			seq = 0;
-		if (f & ISCSI_DATAIN_STATUS) {
+		if (f & IDM_ISCSI_DATAIN_STATUS) {
 			ck_assert_msg(end == c->len, "S bit before the end (%u)", end);
 			ck_assert_uint_eq(bhs[3], 0);
 			s_seen = done = true;
@@ -128,7 +128,7 @@ static void check_datain(const struct din_case *c)
 		sn++;
 	}
 	ck_assert_msg(h_raw_recv_pdu(&h, &r, bhs, NULL, 0, NULL, 50) == -ETIMEDOUT,
-		      "a PDU after the status (opcode 0x%02x)", iscsi_bhs_opcode(bhs));
+		      "a PDU after the status (opcode 0x%02x)", idm_iscsi_bhs_opcode(bhs));
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	ck_assert_int_eq(h_check_guards(&h), 0);
 	free(buf);
@@ -181,7 +181,7 @@ static void send_dataout(struct h *h, struct h_raw *r, const uint8_t *src,
 	while (len) {
 		uint32_t n = len < mrdsl ? len : mrdsl;
 
-		h_raw_data_bhs(bhs, ISCSI_OP_DATA_OUT, ITT, ttt, sn++, off, n == len);
+		h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, ttt, sn++, off, n == len);
 		ck_assert_int_eq(h_raw_send_pdu(h, r, bhs, NULL, 0, src + off, n, 0), 0);
 		off += n;
 		len -= n;
@@ -220,7 +220,7 @@ static void check_r2t(const struct wr_case *c)
 			 unsol == imm);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, src, imm, 0), 0);
 	if (unsol > imm)
-		send_dataout(&h, &r, src, ISCSI_RESERVED_TAG, imm, unsol - imm,
+		send_dataout(&h, &r, src, IDM_ISCSI_RESERVED_TAG, imm, unsol - imm,
 			     c->mrdsl);
 	next = unsol;
 	answered = unsol;
@@ -235,17 +235,17 @@ static void check_r2t(const struct wr_case *c)
 				break;
 			ck_assert_msg(rc == 0, "waiting for an R2T (%u of %u answered): %d",
 				      answered, c->len, rc);
-			ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_R2T,
+			ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_R2T,
 				      "opcode 0x%02x while R2Ts expected",
-				      iscsi_bhs_opcode(bhs));
-			off = iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET);
-			len = iscsi_get32(bhs + ISCSI_BHS_DESIRED_LEN);
-			ck_assert_uint_eq(iscsi_bhs_itt(bhs), ITT);
-			ck_assert_uint_ne(iscsi_get32(bhs + ISCSI_BHS_TTT),
-					  ISCSI_RESERVED_TAG);
-			ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_DATASN) == r2tsn,
+				      idm_iscsi_bhs_opcode(bhs));
+			off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+			len = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DESIRED_LEN);
+			ck_assert_uint_eq(idm_iscsi_bhs_itt(bhs), ITT);
+			ck_assert_uint_ne(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT),
+					  IDM_ISCSI_RESERVED_TAG);
+			ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN) == r2tsn,
 				      "R2TSN %u, expected %u",
-				      iscsi_get32(bhs + ISCSI_BHS_DATASN), r2tsn);
+				      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), r2tsn);
 			ck_assert_msg(off == next, "R2T offset %u, expected %u", off,
 				      next);
 			ck_assert_msg(len > 0 && len <= c->mbl && off + len <= c->len,
@@ -254,7 +254,7 @@ static void check_r2t(const struct wr_case *c)
 			ck_assert_msg(qn < c->max_r2t,
 				      "more than MaxOutstandingR2T=%u R2Ts outstanding",
 				      c->max_r2t);
-			q[qn++] = (struct r2t){ iscsi_get32(bhs + ISCSI_BHS_TTT), off, len };
+			q[qn++] = (struct r2t){ idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT), off, len };
 			r2tsn++;
 			next += len;
 			if (next == c->len && qn == c->max_r2t)
@@ -271,8 +271,8 @@ static void check_r2t(const struct wr_case *c)
 		memmove(q, q + 1, --qn * sizeof(q[0]));
 	}
 	recv_ok(&h, &r, bhs, NULL, 0, &dlen, "SCSI Response");
-	ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_SCSI_RSP && bhs[3] == 0,
-		      "opcode 0x%02x status %u", iscsi_bhs_opcode(bhs), bhs[3]);
+	ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_RSP && bhs[3] == 0,
+		      "opcode 0x%02x status %u", idm_iscsi_bhs_opcode(bhs), bhs[3]);
 	ck_assert_msg(!memcmp(h_disk_slot(&h, 0), src, c->len),
 		      "the written data differs");
 	ck_assert_int_eq(h_check_guards(&h), 0);
@@ -316,23 +316,23 @@ static void expect_dataout(struct h *h, struct h_raw *r, const uint8_t *src,
 
 	while (off < end) {
 		recv_ok(h, r, bhs, buf, mrdsl, &dlen, "Data-Out");
-		ck_assert_msg(iscsi_bhs_opcode(bhs) == ISCSI_OP_DATA_OUT,
-			      "opcode 0x%02x, Data-Out expected", iscsi_bhs_opcode(bhs));
-		ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_TTT) == ttt,
+		ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_DATA_OUT,
+			      "opcode 0x%02x, Data-Out expected", idm_iscsi_bhs_opcode(bhs));
+		ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT) == ttt,
 			      "Data-Out TTT 0x%x, expected 0x%x (R2Ts answered in order?)",
-			      iscsi_get32(bhs + ISCSI_BHS_TTT), ttt);
-		ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET) == off,
+			      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT), ttt);
+		ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET) == off,
 			      "Data-Out offset %u, expected %u",
-			      iscsi_get32(bhs + ISCSI_BHS_BUF_OFFSET), off);
-		ck_assert_msg(iscsi_get32(bhs + ISCSI_BHS_DATASN) == sn,
+			      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET), off);
+		ck_assert_msg(idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN) == sn,
 			      "Data-Out DataSN %u, expected %u",
-			      iscsi_get32(bhs + ISCSI_BHS_DATASN), sn);
+			      idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), sn);
 		ck_assert_msg(dlen > 0 && dlen <= mrdsl && off + dlen <= end,
 			      "Data-Out of %u at %u (MRDSL %u, end %u)", dlen, off,
 			      mrdsl, end);
-		ck_assert_msg(!!(bhs[1] & ISCSI_FLAG_FINAL) == (off + dlen == end),
+		ck_assert_msg(!!(bhs[1] & IDM_ISCSI_FLAG_FINAL) == (off + dlen == end),
 			      "Data-Out F bit %d at %u (end %u)",
-			      !!(bhs[1] & ISCSI_FLAG_FINAL), off + dlen, end);
+			      !!(bhs[1] & IDM_ISCSI_FLAG_FINAL), off + dlen, end);
 		ck_assert_msg(!memcmp(buf, src + off, dlen), "Data-Out bytes at %u differ",
 			      off);
 		off += dlen;
@@ -374,16 +374,16 @@ static void check_initiator_write(const struct wr_case *c)
 	imm = c->imm ? min3(c->len, c->fbl, c->mrdsl) : 0;
 	unsol = c->ir2t ? imm : min3(c->len, c->fbl, 0xffffffffu);
 	recv_ok(&h, &r, bhs, buf, c->mrdsl, &dlen, "SCSI Command");
-	ck_assert_uint_eq(iscsi_bhs_opcode(bhs), ISCSI_OP_SCSI_CMD);
-	ck_assert_uint_eq(iscsi_get32(bhs + ISCSI_CMD_EDTL), c->len);
-	ck_assert_msg(bhs[1] & ISCSI_CMD_WRITE, "W bit missing");
+	ck_assert_uint_eq(idm_iscsi_bhs_opcode(bhs), IDM_ISCSI_OP_SCSI_CMD);
+	ck_assert_uint_eq(idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), c->len);
+	ck_assert_msg(bhs[1] & IDM_ISCSI_CMD_WRITE, "W bit missing");
 	ck_assert_msg(dlen == imm, "immediate data %u, expected %u", dlen, imm);
 	ck_assert_msg(!memcmp(buf, src, imm), "immediate data bytes differ");
-	ck_assert_msg(!!(bhs[1] & ISCSI_FLAG_FINAL) == (unsol == imm),
+	ck_assert_msg(!!(bhs[1] & IDM_ISCSI_FLAG_FINAL) == (unsol == imm),
 		      "command F bit %d with %u unsolicited after %u immediate",
-		      !!(bhs[1] & ISCSI_FLAG_FINAL), unsol - imm, imm);
+		      !!(bhs[1] & IDM_ISCSI_FLAG_FINAL), unsol - imm, imm);
 	if (unsol > imm)
-		expect_dataout(&h, &r, src, ISCSI_RESERVED_TAG, imm, unsol - imm,
+		expect_dataout(&h, &r, src, IDM_ISCSI_RESERVED_TAG, imm, unsol - imm,
 			       c->mrdsl, buf);
 	ck_assert_msg(h_raw_recv_pdu(&h, &r, bhs, NULL, 0, NULL, 30) == -ETIMEDOUT,
 		      "more than FirstBurstLength of unsolicited data");
@@ -394,16 +394,16 @@ static void check_initiator_write(const struct wr_case *c)
 			uint32_t len = c->len - next < c->mbl ? c->len - next : c->mbl;
 
 			memset(bhs, 0, sizeof(bhs));
-			bhs[0] = ISCSI_OP_R2T;
-			bhs[1] = ISCSI_FLAG_FINAL;
-			iscsi_put32(bhs + ISCSI_BHS_ITT, h.slots[0].itt);
-			iscsi_put32(bhs + ISCSI_BHS_TTT, ttt);
-			iscsi_put32(bhs + ISCSI_BHS_CMDSN, r.statsn);
-			iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
-			iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
-			iscsi_put32(bhs + ISCSI_BHS_DATASN, r2tsn++);
-			iscsi_put32(bhs + ISCSI_BHS_BUF_OFFSET, next);
-			iscsi_put32(bhs + ISCSI_BHS_DESIRED_LEN, len);
+			bhs[0] = IDM_ISCSI_OP_R2T;
+			bhs[1] = IDM_ISCSI_FLAG_FINAL;
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, h.slots[0].itt);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, ttt);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r.statsn);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DATASN, r2tsn++);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_BUF_OFFSET, next);
+			idm_iscsi_put32(bhs + IDM_ISCSI_BHS_DESIRED_LEN, len);
 			ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 			q[qn++] = (struct r2t){ ttt++, next, len };
 			next += len;
@@ -414,12 +414,12 @@ static void check_initiator_write(const struct wr_case *c)
 		memmove(q, q + 1, --qn * sizeof(q[0]));
 	}
 	memset(bhs, 0, sizeof(bhs));
-	bhs[0] = ISCSI_OP_SCSI_RSP;
-	bhs[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, h.slots[0].itt);
-	iscsi_put32(bhs + ISCSI_BHS_CMDSN, r.statsn++);
-	iscsi_put32(bhs + ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
-	iscsi_put32(bhs + ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
+	bhs[0] = IDM_ISCSI_OP_SCSI_RSP;
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, h.slots[0].itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, r.statsn++);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, r.cmdsn + 1);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, r.cmdsn + 64);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
 	ck_assert_int_eq(h_progress_until(&h, slot0_done, 3000), 0);
 	ck_assert_msg(h.slots[0].done && h.slots[0].scsi_status == 0,
@@ -461,14 +461,14 @@ static idm_task *ack_task;
 static bool ack_hook(struct h *h, idm_task *task, const uint8_t *bhs)
 {
 	uint8_t tmpl[48] = { 0 };
-	uint32_t len = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 
 	ack_task = task;
 	idm_task_set_arg(task, NULL);
-	tmpl[0] = ISCSI_OP_DATA_IN;
-	tmpl[1] = ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS;
-	iscsi_put32(tmpl + ISCSI_BHS_ITT, iscsi_bhs_itt(bhs));
-	iscsi_put32(tmpl + ISCSI_BHS_CMDSN, h->t_statsn++);
+	tmpl[0] = IDM_ISCSI_OP_DATA_IN;
+	tmpl[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_DATAIN_STATUS;
+	idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(bhs));
+	idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_CMDSN, h->t_statsn++);
 	ck_assert_int_eq(idm_put_data(task, tmpl, h->disk_buf,
 				      h_disk_slot_off(h, 0), 0, len, IDM_PUT_ACK), 0);
 	return true;
@@ -492,15 +492,15 @@ START_TEST(data_ack)
 	h_raw_send_cmd(&h, &r, false, ITT, len);
 	while (!last) {
 		recv_ok(&h, &r, bhs, NULL, 0, &dlen, "Data-In");
-		ck_assert_uint_eq(iscsi_bhs_opcode(bhs), ISCSI_OP_DATA_IN);
-		last = bhs[1] & ISCSI_DATAIN_STATUS;
-		ck_assert_msg(!!(bhs[1] & ISCSI_DATAIN_ACK) == last,
+		ck_assert_uint_eq(idm_iscsi_bhs_opcode(bhs), IDM_ISCSI_OP_DATA_IN);
+		last = bhs[1] & IDM_ISCSI_DATAIN_STATUS;
+		ck_assert_msg(!!(bhs[1] & IDM_ISCSI_DATAIN_ACK) == last,
 			      "A bit %d on DataSN %u (only the last should ask)",
-			      !!(bhs[1] & ISCSI_DATAIN_ACK), sn);
+			      !!(bhs[1] & IDM_ISCSI_DATAIN_ACK), sn);
 		if (last) {
-			ttt = iscsi_get32(bhs + ISCSI_BHS_TTT);
+			ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 			/* RFC 7143 11.7.4: A=1 needs a valid TTT for the SNACK */
-			ck_assert_msg(ttt != ISCSI_RESERVED_TAG,
+			ck_assert_msg(ttt != IDM_ISCSI_RESERVED_TAG,
 				      "Data-In with A=1 but TTT 0xffffffff");
 		}
 		sn++;
@@ -508,12 +508,12 @@ START_TEST(data_ack)
 	ck_assert_int_eq(h.t.ack_count, 0);
 	/* DataACK SNACK: ITT reserved, TTT from the Data-In, BegRun = the
 	 * next DataSN expected */
-	snack[0] = ISCSI_OP_SNACK_REQ;
-	snack[1] = ISCSI_FLAG_FINAL | ISCSI_SNACK_DATA_ACK;
-	iscsi_put32(snack + ISCSI_BHS_ITT, ISCSI_RESERVED_TAG);
-	iscsi_put32(snack + ISCSI_BHS_TTT, ttt);
-	iscsi_put32(snack + ISCSI_BHS_EXP_STATSN, r.statsn + 1);
-	iscsi_put32(snack + ISCSI_BHS_BUF_OFFSET, sn);
+	snack[0] = IDM_ISCSI_OP_SNACK_REQ;
+	snack[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_SNACK_DATA_ACK;
+	idm_iscsi_put32(snack + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(snack + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(snack + IDM_ISCSI_BHS_EXP_STATSN, r.statsn + 1);
+	idm_iscsi_put32(snack + IDM_ISCSI_BHS_BUF_OFFSET, sn);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, snack, NULL, 0, NULL, 0, 0), 0);
 	for (int i = 0; i < 100 && !h.t.ack_count && !h.t.terminate_count; i++)
 		(void)idm_ctx_progress(h.ctx, 10);
@@ -556,8 +556,8 @@ START_TEST(control_data_and_padding)
 			ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, ahs, (i & 1) ? 8 : 0,
 							out, lens[i], 0), 0);
 			recv_ok(&h, &r, bhs, in, sizeof(in), &dlen, "NOP-In");
-			ck_assert_uint_eq(iscsi_bhs_opcode(bhs), ISCSI_OP_NOP_IN);
-			ck_assert_uint_eq(iscsi_bhs_itt(bhs), 0x3000 + i);
+			ck_assert_uint_eq(idm_iscsi_bhs_opcode(bhs), IDM_ISCSI_OP_NOP_IN);
+			ck_assert_uint_eq(idm_iscsi_bhs_itt(bhs), 0x3000 + i);
 			ck_assert_msg(dlen == lens[i] && !memcmp(in, out, dlen),
 				      "NOP-In data of %u bytes for %u sent", dlen, lens[i]);
 			ck_assert_msg(h.t.ahs_len == ((i & 1) ? 8u : 0u) &&

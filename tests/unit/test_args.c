@@ -11,7 +11,7 @@
 
 START_TEST(null_everywhere)
 {
-	uint8_t bhs[ISCSI_BHS_LEN] = {0};
+	uint8_t bhs[IDM_ISCSI_BHS_LEN] = {0};
 	const struct idm_provider_info *list = NULL;
 	size_t n = 0;
 	void *out = NULL;
@@ -102,14 +102,14 @@ START_TEST(pdu_accessors)
 {
 	/* The PDU object as a provider fills it. */
 	static const uint8_t data[] = "abc";
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	size_t n = 99;
 	struct idm_pdu raw = {.bhs = bhs, .data = data, .data_len = 3};
 	idm_pdu *pdu = &raw;
 
-	unit_bhs(bhs, ISCSI_OP_TEXT_RSP | ISCSI_OP_IMMEDIATE, 1);
+	unit_bhs(bhs, IDM_ISCSI_OP_TEXT_RSP | IDM_ISCSI_OP_IMMEDIATE, 1);
 	ck_assert_ptr_eq(idm_pdu_bhs(pdu), bhs);
-	ck_assert_uint_eq(idm_pdu_opcode(pdu), ISCSI_OP_TEXT_RSP);
+	ck_assert_uint_eq(idm_pdu_opcode(pdu), IDM_ISCSI_OP_TEXT_RSP);
 	ck_assert_ptr_null(idm_pdu_ahs(pdu, &n));
 	ck_assert_uint_eq(n, 0);
 	ck_assert_ptr_eq(idm_pdu_data(pdu, &n), data);

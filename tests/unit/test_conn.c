@@ -28,7 +28,7 @@ START_TEST(initiator_login_then_ffp)
 	idm_conn *conn = unit_initiator(ctx, false);
 	struct fake_stats *st = unit_fake_stats();
 	static uint8_t data[16384];
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	idm_task *t;
 
 	ck_assert_str_eq(idm_conn_provider(conn), "fake");
@@ -37,19 +37,19 @@ START_TEST(initiator_login_then_ffp)
 	ck_assert_ptr_null(idm_conn_get_arg(conn));
 
 	/* login phase: Login Requests only */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, "a=b", 4, NULL, 0), 0);
 	ck_assert_int_eq(st->send_control, 1);
 	ck_assert_uint_eq(st->last_data_len, 4);
-	unit_bhs(bhs, ISCSI_OP_NOP_OUT, 1);
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT, 1);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
 	/* wrong direction and the data mover's own opcodes */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_DATA_OUT, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
 	/* malformed arguments */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 1), -EINVAL);
 	ck_assert_int_eq(idm_send_control(conn, bhs, data, 3, NULL, 0, NULL, 0), -EINVAL);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 4, NULL, 0, NULL, 0), -EINVAL);
@@ -62,7 +62,7 @@ START_TEST(initiator_login_then_ffp)
 	ck_assert_int_eq(idm_task_create(conn, 1, &t), -ENOTCONN);
 
 	/* Enable_Datamover: the initiator passes no response */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 0), -EINVAL);
 	/* the command window: before the resources, any value */
 	ck_assert_int_eq(idm_conn_set_cmd_window(conn, 0), 0);
@@ -82,9 +82,9 @@ START_TEST(initiator_login_then_ffp)
 	ck_assert_int_eq(st->free_conn_rsrc, 0);
 
 	/* full feature phase: no more login, data within the target's limit */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EPROTO);
-	unit_bhs(bhs, ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE, 2);
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE, 2);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8192, NULL, 0), 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8193, NULL, 0), -EMSGSIZE);
 	ck_assert_int_eq(idm_notice_key_values(conn, "MaxRecvDataSegmentLength=16384", 31), 0);
@@ -92,12 +92,12 @@ START_TEST(initiator_login_then_ffp)
 
 	/* SCSI Command: only with its task, whose ITT it carries */
 	ck_assert_int_eq(idm_task_create(conn, 7, &t), 0);
-	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 7);
+	unit_bhs(bhs, IDM_ISCSI_OP_SCSI_CMD, 7);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, data, 8, t, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 8);
+	unit_bhs(bhs, IDM_ISCSI_OP_SCSI_CMD, 8);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, t, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, 7);
+	unit_bhs(bhs, IDM_ISCSI_OP_SCSI_CMD, 7);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, t, 0), 0);
 	ck_assert_int_eq(st->send_control, 4);
 
@@ -119,7 +119,7 @@ START_TEST(connect_refused)
 		.cbs = &unit_cbs,
 		.arg = &attr,
 	};
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	idm_ctx *ctx = setup();
 	idm_conn *conn;
 
@@ -131,7 +131,7 @@ START_TEST(connect_refused)
 	ck_assert_int_eq(unit_ev.connected_status, -ECONNREFUSED);
 	ck_assert_ptr_eq(idm_conn_get_arg(conn), &attr);
 	ck_assert_str_ne(idm_conn_error(conn), "");
-	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
 	ck_assert_int_lt(idm_enable_datamover(conn, NULL, NULL, 0), 0);
 	for (int i = 0; i < 3; i++)
@@ -210,7 +210,7 @@ START_TEST(target_put_get_data)
 	idm_portal *portal;
 	idm_conn *conn = unit_target(ctx, &portal, false);
 	struct fake_stats *st = unit_fake_stats();
-	uint8_t din[ISCSI_BHS_LEN], r2t[ISCSI_BHS_LEN], bhs[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN], r2t[IDM_ISCSI_BHS_LEN], bhs[IDM_ISCSI_BHS_LEN];
 	idm_buf *buf, *other;
 	idm_ctx *ctx2;
 	idm_task *t;
@@ -220,23 +220,23 @@ START_TEST(target_put_get_data)
 
 	/* login phase: Login Responses (and Reject) only; the final one goes
 	 * with Enable_Datamover */
-	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
-	unit_bhs(bhs, ISCSI_OP_NOP_IN, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_IN, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
-	unit_bhs(bhs, ISCSI_OP_R2T, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_R2T, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_LOGIN_REQ, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -EINVAL);
 	ck_assert_int_eq(idm_enable_datamover(conn, NULL, NULL, 0), -EINVAL);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_LOGIN_RSP, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, NULL, 3), -EINVAL);
 	ck_assert_int_eq(idm_enable_datamover(conn, bhs, "k=v", 4), 0);
 
 	ck_assert_int_eq(idm_prov_task_new(conn, 0x42, &t), 0);
-	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
-	unit_bhs(r2t, ISCSI_OP_R2T, 0x42);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x42);
+	unit_bhs(r2t, IDM_ISCSI_OP_R2T, 0x42);
 
 	/* Put_Data: completion follows from progress, not from the call */
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 65536, 0), 0);
@@ -263,7 +263,7 @@ START_TEST(target_put_get_data)
 	ck_assert_int_eq(idm_put_data(t, r2t, buf, 0, 0, 1, 0), -EINVAL);   /* template */
 	ck_assert_int_eq(idm_get_data(t, din, buf, 0, 0, 1, 0), -EINVAL);
 	ck_assert_int_eq(idm_put_data(t, NULL, buf, 0, 0, 1, 0), -EINVAL);
-	unit_bhs(bhs, ISCSI_OP_DATA_IN, 0x43);                              /* ITT */
+	unit_bhs(bhs, IDM_ISCSI_OP_DATA_IN, 0x43);                              /* ITT */
 	ck_assert_int_eq(idm_put_data(t, bhs, buf, 0, 0, 1, 0), -EINVAL);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 0, 0), -EINVAL);  /* empty */
 	ck_assert_int_eq(idm_put_data(t, din, NULL, 0, 0, 1, 0), -EINVAL);
@@ -303,12 +303,12 @@ static struct idm_prov_defer notify_d;
 
 static void raise_control(struct idm_prov_defer *d)
 {
-	static uint8_t bhs[ISCSI_BHS_LEN];
+	static uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	struct idm_pdu pdu = {.bhs = bhs, .data = (const uint8_t *)"xyz", .data_len = 3,
 			      .task = g_task};
 
 	(void)d;
-	unit_bhs(bhs, ISCSI_OP_SCSI_CMD, idm_task_itt(g_task));
+	unit_bhs(bhs, IDM_ISCSI_OP_SCSI_CMD, idm_task_itt(g_task));
 	idm_prov_control_notify(g_conn, &pdu);
 	idm_prov_data_ack(g_task, 3);
 }
@@ -323,7 +323,7 @@ START_TEST(control_notify_and_ack)
 	ck_assert_int_eq(idm_prov_task_new(g_conn, 9, &g_task), 0);
 	idm_prov_defer(ctx, &notify_d, raise_control);
 	ck_assert(unit_progress_until(ctx, &unit_ev.control));
-	ck_assert_int_eq(unit_ev.last_opcode, ISCSI_OP_SCSI_CMD);
+	ck_assert_int_eq(unit_ev.last_opcode, IDM_ISCSI_OP_SCSI_CMD);
 	ck_assert_ptr_eq(unit_ev.last_task, g_task);
 	ck_assert_int_eq(unit_ev.acks, 1);
 
@@ -345,13 +345,13 @@ START_TEST(deallocate_task_cancels_silently)
 	idm_ctx *ctx = setup();
 	idm_portal *portal;
 	idm_conn *conn = unit_target(ctx, &portal, true);
-	uint8_t din[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN];
 	idm_buf *buf;
 	idm_task *t;
 
 	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
 	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
-	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
 	idm_deallocate_task_resources(t);
 	for (int i = 0; i < 5; i++)
@@ -370,13 +370,13 @@ START_TEST(terminate_is_silent)
 	idm_portal *portal;
 	idm_conn *conn = unit_target(ctx, &portal, true);
 	struct fake_stats *st = unit_fake_stats();
-	uint8_t din[ISCSI_BHS_LEN], bhs[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN], bhs[IDM_ISCSI_BHS_LEN];
 	idm_buf *buf;
 	idm_task *t;
 
 	ck_assert_int_eq(idm_buf_alloc(ctx, 4096, &buf), 0);
 	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
-	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 4096, 0), 0);
 	idm_connection_terminate(conn);
 	ck_assert_int_eq(st->conn_terminate, 1);
@@ -385,7 +385,7 @@ START_TEST(terminate_is_silent)
 	ck_assert_int_eq(unit_ev.completions, 0);
 	ck_assert_int_eq(unit_ev.terminate, 0);
 	/* everything after it is refused, nothing crashes */
-	unit_bhs(bhs, ISCSI_OP_NOP_IN, 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_IN, 0);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 1, 0), -ENOTCONN);
 	ck_assert_int_lt(idm_allocate_connection_resources(conn), 0);
@@ -407,7 +407,7 @@ START_TEST(peer_failure_notifies_once)
 {
 	idm_ctx *ctx = setup();
 	idm_conn *conn = unit_initiator(ctx, true);
-	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
 	idm_task *t;
 
 	ck_assert_int_eq(idm_task_create(conn, 3, &t), 0);
@@ -426,7 +426,7 @@ START_TEST(peer_failure_notifies_once)
 	/* late completions are not delivered */
 	idm_prov_data_completion(t, IDM_DATA_IN, 0, 1, 0, 0);
 	ck_assert_int_eq(unit_ev.completions, 0);
-	unit_bhs(bhs, ISCSI_OP_NOP_OUT, 4);
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT, 4);
 	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), -ENOTCONN);
 	idm_deallocate_task_resources(t);
 	idm_conn_destroy(conn);
@@ -557,7 +557,7 @@ START_TEST(older_callbacks_struct)
 	idm_ctx *ctx = setup();
 	idm_portal *portal;
 	idm_conn *conn = unit_target(ctx, &portal, true);
-	uint8_t din[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN];
 	idm_buf *buf;
 	idm_task *t;
 
@@ -565,7 +565,7 @@ START_TEST(older_callbacks_struct)
 	ck_assert_int_eq(idm_conn_set_cbs(conn, &old, NULL), 0);
 	ck_assert_int_eq(idm_buf_alloc(ctx, 512, &buf), 0);
 	ck_assert_int_eq(idm_prov_task_new(conn, 1, &t), 0);
-	unit_bhs(din, ISCSI_OP_DATA_IN, 1);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 1);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 512, 0), 0);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);

@@ -15,22 +15,22 @@ START_TEST(opcodes_login_phase)
 	const enum idm_conn_phase L = IDM_CONN_PHASE_LOGIN;
 
 	/* received by a target: only the Login Request */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_LOGIN_REQ, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_LOGIN_REQ, L,
 					       IDM_PROV_OP_DATA), 0);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_SCSI_CMD, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_SCSI_CMD, L,
 					       IDM_PROV_OP_DATA), -ENOTCONN);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_DATA_OUT, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_DATA_OUT, L,
 					       IDM_PROV_OP_DATA), -ENOTCONN);
 	/* received by an initiator: Login Response and Reject */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_LOGIN_RSP, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_LOGIN_RSP, L,
 					       IDM_PROV_OP_DATA), 0);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_REJECT, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_REJECT, L,
 					       IDM_PROV_OP_DATA), 0);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_DATA_IN, L,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_DATA_IN, L,
 					       IDM_PROV_OP_DATA), -ENOTCONN);
 	/* sent by the caller during login */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_REJECT, L, 0), 0);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_NOP_OUT, L, 0),
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_REJECT, L, 0), 0);
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_NOP_OUT, L, 0),
 			 -ENOTCONN);
 }
 END_TEST
@@ -45,8 +45,8 @@ START_TEST(opcodes_full_feature_phase)
 	for (unsigned op = 0; op < 256; op++) {
 		bool by_i = memchr(ini_ops, (int)(op & 0x3f), sizeof(ini_ops)) != NULL;
 		bool by_t = memchr(tgt_ops, (int)(op & 0x3f), sizeof(tgt_ops)) != NULL;
-		bool data = (op & 0x3f) == ISCSI_OP_DATA_OUT || (op & 0x3f) == ISCSI_OP_DATA_IN ||
-			    (op & 0x3f) == ISCSI_OP_R2T;
+		bool data = (op & 0x3f) == IDM_ISCSI_OP_DATA_OUT || (op & 0x3f) == IDM_ISCSI_OP_DATA_IN ||
+			    (op & 0x3f) == IDM_ISCSI_OP_R2T;
 
 		/* what a provider receives: the datamover's PDUs included */
 		ck_assert_msg((idm_prov_opcode_check(IDM_ROLE_INITIATOR, (uint8_t)op, F,
@@ -64,17 +64,17 @@ START_TEST(opcodes_full_feature_phase)
 			      "Send_Control by the target, opcode 0x%02x", op);
 	}
 	/* a Login PDU in full feature phase is a protocol error */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_LOGIN_REQ, F, 0),
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_LOGIN_REQ, F, 0),
 			 -EPROTO);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_LOGIN_RSP, F,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_LOGIN_RSP, F,
 					       IDM_PROV_OP_DATA), -EPROTO);
 	/* wrong direction */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, ISCSI_OP_SCSI_CMD, F, 0),
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_TARGET, IDM_ISCSI_OP_SCSI_CMD, F, 0),
 			 -EINVAL);
 	/* other phases: nothing */
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_NOP_OUT,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_NOP_OUT,
 					       IDM_CONN_PHASE_FAILED, 0), -ENOTCONN);
-	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, ISCSI_OP_NOP_OUT,
+	ck_assert_int_eq(idm_prov_opcode_check(IDM_ROLE_INITIATOR, IDM_ISCSI_OP_NOP_OUT,
 					       IDM_CONN_PHASE_CONNECTING, 0), -ENOTCONN);
 }
 END_TEST
@@ -104,12 +104,12 @@ static idm_conn *ffp_target(idm_ctx **ctx, idm_task **t, idm_buf **buf)
 {
 	idm_portal *portal;
 	idm_conn *conn;
-	uint8_t rsp[ISCSI_BHS_LEN];
+	uint8_t rsp[IDM_ISCSI_BHS_LEN];
 
 	unit_use_providers("good", "fake");
 	*ctx = unit_ctx();
 	conn = unit_target(*ctx, &portal, false);
-	unit_bhs(rsp, ISCSI_OP_LOGIN_RSP, 0);
+	unit_bhs(rsp, IDM_ISCSI_OP_LOGIN_RSP, 0);
 	ck_assert_int_eq(idm_enable_datamover(conn, rsp, NULL, 0), 0);
 	ck_assert_int_eq(idm_buf_alloc(*ctx, 65536, buf), 0);
 	ck_assert_int_eq(idm_prov_task_new(conn, 0x42, t), 0);
@@ -118,15 +118,15 @@ static idm_conn *ffp_target(idm_ctx **ctx, idm_task **t, idm_buf **buf)
 
 START_TEST(xfer_recorded_until_completion)
 {
-	uint8_t r2t[ISCSI_BHS_LEN], din[ISCSI_BHS_LEN];
+	uint8_t r2t[IDM_ISCSI_BHS_LEN], din[IDM_ISCSI_BHS_LEN];
 	const struct idm_prov_xfer *x;
 	idm_ctx *ctx;
 	idm_task *t;
 	idm_buf *buf;
 	idm_conn *conn = ffp_target(&ctx, &t, &buf);
 
-	unit_bhs(r2t, ISCSI_OP_R2T, 0x42);
-	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	unit_bhs(r2t, IDM_ISCSI_OP_R2T, 0x42);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x42);
 	ck_assert_int_eq(xfers(t), 0);
 	ck_assert_int_eq(idm_get_data(t, r2t, buf, 1024, 4096, 8192, 0), 0);
 	/* recorded before the provider saw it: where the bytes go */
@@ -161,7 +161,7 @@ END_TEST
 
 START_TEST(xfer_dropped_with_task_and_connection)
 {
-	uint8_t din[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN];
 	struct fake_stats *st;
 	idm_ctx *ctx;
 	idm_task *t, *u;
@@ -169,14 +169,14 @@ START_TEST(xfer_dropped_with_task_and_connection)
 	idm_conn *conn = ffp_target(&ctx, &t, &buf);
 
 	st = unit_fake_stats();
-	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x42);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
 	ck_assert_int_eq(xfers(t), 1);
 	/* freed: the provider cancels (task_free), the core forgets */
 	idm_deallocate_task_resources(t);
 	ck_assert_int_eq(idm_prov_task_new(conn, 0x43, &u), 0);
 	ck_assert_int_eq(xfers(u), 0); /* the recycled task starts empty */
-	unit_bhs(din, ISCSI_OP_DATA_IN, 0x43);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x43);
 	ck_assert_int_eq(idm_put_data(u, din, buf, 0, 0, 100, 0), 0);
 
 	/* the provider's close path: task_free for each, records gone, the
@@ -198,14 +198,14 @@ END_TEST
 
 START_TEST(xfer_no_malloc_once_warm)
 {
-	uint8_t din[ISCSI_BHS_LEN];
+	uint8_t din[IDM_ISCSI_BHS_LEN];
 	const struct idm_prov_xfer *first;
 	idm_ctx *ctx;
 	idm_task *t;
 	idm_buf *buf;
 	idm_conn *conn = ffp_target(&ctx, &t, &buf);
 
-	unit_bhs(din, ISCSI_OP_DATA_IN, 0x42);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x42);
 	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
 	first = idm_prov_task_xfer_cover(t, IDM_DATA_IN, 0, 100);
 	for (int i = 0; i < 100; i++) {

@@ -163,11 +163,11 @@ static int cb_accept(idm_portal *portal, idm_conn *conn, void *arg)
 	return idm_conn_set_cbs(conn, &unit_cbs, NULL);
 }
 
-void unit_bhs(uint8_t bhs[ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt)
+void unit_bhs(uint8_t bhs[IDM_ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt)
 {
-	memset(bhs, 0, ISCSI_BHS_LEN);
+	memset(bhs, 0, IDM_ISCSI_BHS_LEN);
 	bhs[0] = opcode;
-	iscsi_put32(bhs + ISCSI_BHS_ITT, itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
 }
 
 idm_conn *unit_initiator(idm_ctx *ctx, bool ffp)
@@ -209,8 +209,8 @@ idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp)
 	ck_assert_ptr_nonnull(conn);
 	ck_assert_int_eq(idm_conn_role(conn), IDM_ROLE_TARGET);
 	if (ffp) {
-		uint8_t rsp[ISCSI_BHS_LEN];
-		unit_bhs(rsp, ISCSI_OP_LOGIN_RSP, 1);
+		uint8_t rsp[IDM_ISCSI_BHS_LEN];
+		unit_bhs(rsp, IDM_ISCSI_OP_LOGIN_RSP, 1);
 		ck_assert_int_eq(idm_enable_datamover(conn, rsp, NULL, 0), 0);
 	}
 	return conn;

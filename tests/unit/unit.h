@@ -66,7 +66,7 @@ idm_conn *unit_initiator(idm_ctx *ctx, bool ffp);
 idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp);
 
 /* A BHS with just the opcode and ITT set. */
-void unit_bhs(uint8_t bhs[ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt);
+void unit_bhs(uint8_t bhs[IDM_ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt);
 
 /* Run one suite with Check; returns the process exit status. */
 int unit_run(Suite *s);

@@ -37,5 +37,5 @@ int main(void)
 		printf("provider %s %s abi=%u caps=0x%llx\n", list[i].name, list[i].path,
 		       (unsigned)list[i].abi_version, (unsigned long long)list[i].caps);
 	idm_ctx_destroy(ctx);
-	return ISCSI_BHS_LEN == IDM_BHS_LEN ? 0 : 1;
+	return IDM_ISCSI_BHS_LEN == IDM_BHS_LEN ? 0 : 1;
 }

@@ -74,18 +74,18 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	idm_task *t = idm_pdu_task(pdu);
 	uint8_t rsp[48] = { 0 };
 
-	if (idm_pdu_opcode(pdu) == ISCSI_OP_LOGIN_REQ) {
+	if (idm_pdu_opcode(pdu) == IDM_ISCSI_OP_LOGIN_REQ) {
 		ck_assert_int_eq(idm_notice_key_values(c, kv, sizeof(kv) - 1),
 				 0);
-		rsp[0] = ISCSI_OP_LOGIN_RSP;
-		rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-			 ISCSI_STAGE_FULL_FEATURE;
-		iscsi_put32(rsp + 16, iscsi_bhs_itt(bhs));
+		rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
+		rsp[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+			 IDM_ISCSI_STAGE_FULL_FEATURE;
+		idm_iscsi_put32(rsp + 16, idm_iscsi_bhs_itt(bhs));
 		ck_assert_int_eq(idm_enable_datamover(c, rsp, NULL, 0), 0);
 		f->ffp = true;
 		return;
 	}
-	if (idm_pdu_opcode(pdu) != ISCSI_OP_SCSI_CMD)
+	if (idm_pdu_opcode(pdu) != IDM_ISCSI_OP_SCSI_CMD)
 		return; /* NOP-Out, TMF, SNACK...: nothing to do */
 	ck_assert_ptr_nonnull(t);
 	if (f->busy) {
@@ -93,7 +93,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		return;
 	}
 	{
-		uint32_t edtl = iscsi_get32(bhs + ISCSI_CMD_EDTL);
+		uint32_t edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 		uint32_t len = edtl < BUF ? edtl : BUF;
 		uint8_t tmpl[48] = { 0 };
 		int r;
@@ -102,12 +102,12 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 			idm_deallocate_task_resources(t);
 			return;
 		}
-		iscsi_put32(tmpl + 16, iscsi_bhs_itt(bhs));
-		if (bhs[1] & ISCSI_CMD_WRITE) {
-			tmpl[0] = ISCSI_OP_R2T;
+		idm_iscsi_put32(tmpl + 16, idm_iscsi_bhs_itt(bhs));
+		if (bhs[1] & IDM_ISCSI_CMD_WRITE) {
+			tmpl[0] = IDM_ISCSI_OP_R2T;
 			r = idm_get_data(t, tmpl, f->buf, GUARD, 0, len, 0);
 		} else {
-			tmpl[0] = ISCSI_OP_DATA_IN;
+			tmpl[0] = IDM_ISCSI_OP_DATA_IN;
 			r = idm_put_data(t, tmpl, f->buf, GUARD, 0, len,
 					 (rnd(f) & 1) ? IDM_PUT_ACK : 0);
 		}
@@ -171,21 +171,21 @@ static void drain(struct fz *f)
 			size_t need;
 			if (f->rxlen < 48)
 				break;
-			need = 48 + iscsi_bhs_ahs_len(f->rx) +
-			       iscsi_bhs_data_len(f->rx) +
-			       iscsi_pad4(iscsi_bhs_data_len(f->rx));
+			need = 48 + idm_iscsi_bhs_ahs_len(f->rx) +
+			       idm_iscsi_bhs_data_len(f->rx) +
+			       idm_iscsi_pad4(idm_iscsi_bhs_data_len(f->rx));
 			if (need > sizeof(f->rx)) {
 				f->rxlen = 0; /* not ours to parse further */
 				break;
 			}
 			if (f->rxlen < need)
 				break;
-			if (iscsi_bhs_opcode(f->rx) == ISCSI_OP_R2T) {
+			if (idm_iscsi_bhs_opcode(f->rx) == IDM_ISCSI_OP_R2T) {
 				unsigned k = f->nttt++ % 8;
-				f->ttt[k] = iscsi_get32(f->rx + 20);
-				f->ttt_itt[k] = iscsi_bhs_itt(f->rx);
-				f->ttt_off[k] = iscsi_get32(f->rx + 40);
-				f->ttt_len[k] = iscsi_get32(f->rx + 44);
+				f->ttt[k] = idm_iscsi_get32(f->rx + 20);
+				f->ttt_itt[k] = idm_iscsi_bhs_itt(f->rx);
+				f->ttt_off[k] = idm_iscsi_get32(f->rx + 40);
+				f->ttt_len[k] = idm_iscsi_get32(f->rx + 44);
 			}
 			memmove(f->rx, f->rx + need, f->rxlen - need);
 			f->rxlen -= need;
@@ -221,17 +221,17 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 	};
 
 	memset(b, 0, 48);
-	iscsi_put32(b + 16, 0x100 + rnd(f) % 4);
+	idm_iscsi_put32(b + 16, 0x100 + rnd(f) % 4);
 	switch (kind) {
 	case 0:
 	case 1:
 	case 2: /* SCSI Command, mostly writes */
-		b[0] = ISCSI_OP_SCSI_CMD;
-		b[1] = (uint8_t)((rnd(f) & 1 ? ISCSI_CMD_WRITE
-					     : ISCSI_CMD_READ) |
-				 (rnd(f) % 4 ? ISCSI_FLAG_FINAL : 0) |
+		b[0] = IDM_ISCSI_OP_SCSI_CMD;
+		b[1] = (uint8_t)((rnd(f) & 1 ? IDM_ISCSI_CMD_WRITE
+					     : IDM_ISCSI_CMD_READ) |
+				 (rnd(f) % 4 ? IDM_ISCSI_FLAG_FINAL : 0) |
 				 (rnd(f) % 8 == 0 ? 0x60 : 0));
-		iscsi_put32(b + 20,
+		idm_iscsi_put32(b + 20,
 			    rnd(f) % 5 ? rnd(f) % (BUF + 4096) : rnd(f) << 8);
 		dsl = rnd(f) % 3 ? 0 : rnd(f) % (rnd(f) % 8 ? 8193 : 20000);
 		break;
@@ -239,33 +239,33 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 	case 4:
 	case 5:
 	case 6: /* Data-Out, often for a real R2T */
-		b[0] = ISCSI_OP_DATA_OUT;
-		b[1] = rnd(f) & 1 ? ISCSI_FLAG_FINAL : 0;
+		b[0] = IDM_ISCSI_OP_DATA_OUT;
+		b[1] = rnd(f) & 1 ? IDM_ISCSI_FLAG_FINAL : 0;
 		dsl = rnd(f) % (rnd(f) % 8 ? 8192 : 9000) +
 		      (rnd(f) % 8 == 0 ? 0 : 1);
 		if (f->nttt && rnd(f) % 3) {
 			unsigned k = rnd(f) % (f->nttt < 8 ? f->nttt : 8);
-			iscsi_put32(b + 16, f->ttt_itt[k]);
-			iscsi_put32(b + 20, f->ttt[k]);
-			iscsi_put32(b + 40,
+			idm_iscsi_put32(b + 16, f->ttt_itt[k]);
+			idm_iscsi_put32(b + 20, f->ttt[k]);
+			idm_iscsi_put32(b + 40,
 				    f->ttt_off[k] +
 					    (rnd(f) % 3 ? 0 : rnd(f) % 70000));
 			if (rnd(f) % 2 && f->ttt_len[k] < dsl)
 				dsl = f->ttt_len[k];
-			iscsi_put32(b + 36, rnd(f) % 4 ? 0 : rnd(f) % 3);
+			idm_iscsi_put32(b + 36, rnd(f) % 4 ? 0 : rnd(f) % 3);
 		} else {
-			iscsi_put32(b + 20,
-				    rnd(f) % 2 ? ISCSI_RESERVED_TAG : rnd(f));
-			iscsi_put32(b + 40, rnd(f) % 2 ? (rnd(f) % 4) * 8192
+			idm_iscsi_put32(b + 20,
+				    rnd(f) % 2 ? IDM_ISCSI_RESERVED_TAG : rnd(f));
+			idm_iscsi_put32(b + 40, rnd(f) % 2 ? (rnd(f) % 4) * 8192
 						       : rnd(f) << 4);
-			iscsi_put32(b + 36, rnd(f) % 4);
+			idm_iscsi_put32(b + 36, rnd(f) % 4);
 		}
 		break;
 	case 7: /* SNACK (DataACK or other) */
-		b[0] = ISCSI_OP_SNACK_REQ;
+		b[0] = IDM_ISCSI_OP_SNACK_REQ;
 		b[1] = (uint8_t)(0x80 | (rnd(f) % 4));
-		iscsi_put32(b + 20, rnd(f) % 2 ? 0x1000 + rnd(f) % 64 : rnd(f));
-		iscsi_put32(b + 40, rnd(f) % 32);
+		idm_iscsi_put32(b + 20, rnd(f) % 2 ? 0x1000 + rnd(f) % 64 : rnd(f));
+		idm_iscsi_put32(b + 40, rnd(f) % 32);
 		break;
 	default: /* anything */
 		b[0] = rnd(f) % 2 ? ops[rnd(f) % sizeof(ops)] : (uint8_t)rnd(f);
@@ -279,11 +279,11 @@ static size_t make_pdu(struct fz *f, uint8_t *out)
 	if (dsl > 20000 && kind < 8)
 		dsl = 20000;
 	b[4] = (uint8_t)ahs;
-	iscsi_bhs_set_data_len(b, dsl);
+	idm_iscsi_bhs_set_data_len(b, dsl);
 	/* send at most 48 + 1024 + 20000 bytes of it */
 	{
 		size_t body = ahs * 4u +
-			      (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
+			      (dsl > 20000 ? 20000 : dsl + idm_iscsi_pad4(dsl));
 		if (body > 21024)
 			body = 21024;
 		for (size_t i = 0; i < body; i++)
@@ -313,9 +313,9 @@ static void one_round(struct fz *f, int port, uint32_t seed)
 	ck_assert_int_ge(f->fd, 0);
 	setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	ck_assert_int_eq(connect(f->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	login[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	login[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		   ISCSI_STAGE_FULL_FEATURE;
+	login[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	login[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		   IDM_ISCSI_STAGE_FULL_FEATURE;
 	ck_assert(push(f, login, 48));
 	end = now_ms() + 3000;
 	while (!f->ffp && now_ms() < end) {
@@ -415,10 +415,10 @@ static void i_connected(idm_conn *c, int status, void *arg)
 
 	ck_assert_int_eq(status, 0);
 	f->connected = true;
-	login[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	login[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		   ISCSI_STAGE_FULL_FEATURE;
-	iscsi_put32(login + 16, 0x4c);
+	login[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	login[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		   IDM_ISCSI_STAGE_FULL_FEATURE;
+	idm_iscsi_put32(login + 16, 0x4c);
 	ck_assert_int_eq(idm_send_control(c, login, NULL, 0, NULL, 0, NULL, 0),
 			 0);
 }
@@ -427,7 +427,7 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 {
 	struct fi *f = arg;
 
-	if (idm_pdu_opcode(pdu) == ISCSI_OP_LOGIN_RSP && !f->ffp) {
+	if (idm_pdu_opcode(pdu) == IDM_ISCSI_OP_LOGIN_RSP && !f->ffp) {
 		ck_assert_int_eq(idm_notice_key_values(c, ikv, sizeof(ikv) - 1),
 				 0);
 		ck_assert_int_eq(idm_enable_datamover(c, NULL, NULL, 0), 0);
@@ -465,16 +465,16 @@ static void idrain(struct fi *f)
 			size_t need;
 			if (f->rxlen < 48)
 				break;
-			need = 48 + iscsi_bhs_ahs_len(f->rx) +
-			       iscsi_bhs_data_len(f->rx) +
-			       iscsi_pad4(iscsi_bhs_data_len(f->rx));
+			need = 48 + idm_iscsi_bhs_ahs_len(f->rx) +
+			       idm_iscsi_bhs_data_len(f->rx) +
+			       idm_iscsi_pad4(idm_iscsi_bhs_data_len(f->rx));
 			if (need > sizeof(f->rx)) {
 				f->rxlen = 0;
 				break;
 			}
 			if (f->rxlen < need)
 				break;
-			if (iscsi_bhs_opcode(f->rx) == ISCSI_OP_LOGIN_REQ)
+			if (idm_iscsi_bhs_opcode(f->rx) == IDM_ISCSI_OP_LOGIN_REQ)
 				f->login_seen = true;
 			memmove(f->rx, f->rx + need, f->rxlen - need);
 			f->rxlen -= need;
@@ -508,39 +508,39 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 				       0x26, 0x31, 0x32, 0x3f };
 
 	memset(b, 0, 48);
-	iscsi_put32(b + 16, irnd(f) % 8 ? 0x10 + k : irnd(f));
+	idm_iscsi_put32(b + 16, irnd(f) % 8 ? 0x10 + k : irnd(f));
 	switch (kind) {
 	case 0:
 	case 1:
 	case 2:
 	case 3: /* Data-In, often right */
-		b[0] = ISCSI_OP_DATA_IN;
+		b[0] = IDM_ISCSI_OP_DATA_IN;
 		b[1] = (uint8_t)(irnd(f) % 4
 					 ? 0
 					 : 0x80 | (irnd(f) % 2) |
 						   (irnd(f) % 2 ? 0x40 : 0));
 		dsl = irnd(f) % 8 ? irnd(f) % 8193 : irnd(f) % 20000;
-		iscsi_put32(b + 36, irnd(f) % 4 ? datasn[k] : irnd(f) % 8);
-		iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
-		iscsi_put32(b + 20, irnd(f));
-		if (iscsi_get32(b + 36) == datasn[k])
+		idm_iscsi_put32(b + 36, irnd(f) % 4 ? datasn[k] : irnd(f) % 8);
+		idm_iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
+		idm_iscsi_put32(b + 20, irnd(f));
+		if (idm_iscsi_get32(b + 36) == datasn[k])
 			datasn[k]++;
 		break;
 	case 4:
 	case 5: /* R2T */
-		b[0] = ISCSI_OP_R2T;
+		b[0] = IDM_ISCSI_OP_R2T;
 		b[1] = 0x80;
-		iscsi_put32(b + 20, irnd(f) % 8 ? 0x500 + irnd(f) % 16
-						: ISCSI_RESERVED_TAG);
-		iscsi_put32(b + 36, irnd(f) % 3);
-		iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
-		iscsi_put32(b + 44,
+		idm_iscsi_put32(b + 20, irnd(f) % 8 ? 0x500 + irnd(f) % 16
+						: IDM_ISCSI_RESERVED_TAG);
+		idm_iscsi_put32(b + 36, irnd(f) % 3);
+		idm_iscsi_put32(b + 40, irnd(f) % 4 ? irnd(f) % TBUF : irnd(f));
+		idm_iscsi_put32(b + 44,
 			    irnd(f) % 4 ? 1 + irnd(f) % 32768 : irnd(f));
 		if (irnd(f) % 16 == 0)
 			dsl = 4;
 		break;
 	case 6: /* SCSI Response, maybe with sense */
-		b[0] = ISCSI_OP_SCSI_RSP;
+		b[0] = IDM_ISCSI_OP_SCSI_RSP;
 		b[1] = 0x80;
 		dsl = irnd(f) % 3 ? 0 : irnd(f) % 300;
 		break;
@@ -554,10 +554,10 @@ static size_t make_tpdu(struct fi *f, uint8_t *b, uint32_t *datasn)
 		b[4] = irnd(f) % 6 == 0 ? (uint8_t)irnd(f) : 0;
 		break;
 	}
-	iscsi_bhs_set_data_len(b, dsl);
+	idm_iscsi_bhs_set_data_len(b, dsl);
 	{
 		size_t body = b[4] * 4u +
-			      (dsl > 20000 ? 20000 : dsl + iscsi_pad4(dsl));
+			      (dsl > 20000 ? 20000 : dsl + idm_iscsi_pad4(dsl));
 		if (body > 21024)
 			body = 21024;
 		for (size_t i = 0; i < body; i++)
@@ -597,10 +597,10 @@ static void iround(struct fi *f, int port, uint32_t seed)
 		idrain(f);
 	}
 	ck_assert_msg(f->login_seen, "seed %u: no Login Request", seed);
-	rsp[0] = ISCSI_OP_LOGIN_RSP;
-	rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		 ISCSI_STAGE_FULL_FEATURE;
-	iscsi_put32(rsp + 16, 0x4c);
+	rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
+	rsp[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		 IDM_ISCSI_STAGE_FULL_FEATURE;
+	idm_iscsi_put32(rsp + 16, 0x4c);
 	ck_assert(ipush(f, rsp, 48));
 	while (!f->ffp && now_ms() < end) {
 		ck_assert_int_ge(idm_ctx_progress(f->ctx, 2), 0);
@@ -624,11 +624,11 @@ static void iround(struct fi *f, int port, uint32_t seed)
 				idm_task_set_data(f->task[k], f->buf[k], GUARD,
 						  f->len[k], NULL, 0, 0),
 				0);
-		cmd[0] = ISCSI_OP_SCSI_CMD;
+		cmd[0] = IDM_ISCSI_OP_SCSI_CMD;
 		cmd[1] = (uint8_t)(0x80 |
-				   (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ));
-		iscsi_put32(cmd + 16, 0x10 + k);
-		iscsi_put32(cmd + 20, f->len[k]);
+				   (write ? IDM_ISCSI_CMD_WRITE : IDM_ISCSI_CMD_READ));
+		idm_iscsi_put32(cmd + 16, 0x10 + k);
+		idm_iscsi_put32(cmd + 20, f->len[k]);
 		ck_assert_int_eq(idm_send_control(f->ini, cmd, NULL, 0, NULL, 0,
 						  f->task[k], 0),
 				 0);

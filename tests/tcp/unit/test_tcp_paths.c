@@ -77,9 +77,9 @@ static void t_get(struct pair *p, uint32_t off, uint32_t len)
 	uint8_t r2t[48] = { 0 };
 	int r;
 
-	r2t[0] = ISCSI_OP_R2T;
+	r2t[0] = IDM_ISCSI_OP_R2T;
 	memcpy(r2t + 8, p->cmd + 8, 8);
-	iscsi_put32(r2t + 16, iscsi_bhs_itt(p->cmd));
+	idm_iscsi_put32(r2t + 16, idm_iscsi_bhs_itt(p->cmd));
 	r = idm_get_data(p->ttask, r2t, p->tbuf, off, off, len, 0);
 	ck_assert_msg(r == 0, "Get_Data: %s", idm_strerror(r));
 }
@@ -91,29 +91,29 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	uint8_t rsp[48] = { 0 };
 
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_REQ:
+	case IDM_ISCSI_OP_LOGIN_REQ:
 		ck_assert_int_eq(idm_notice_key_values(c, p->kv, p->kvlen), 0);
-		rsp[0] = ISCSI_OP_LOGIN_RSP;
-		rsp[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-			 ISCSI_STAGE_FULL_FEATURE;
+		rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
+		rsp[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+			 IDM_ISCSI_STAGE_FULL_FEATURE;
 		memcpy(rsp + 8, bhs + 8, 8);
-		iscsi_put32(rsp + 16, iscsi_bhs_itt(bhs));
+		idm_iscsi_put32(rsp + 16, idm_iscsi_bhs_itt(bhs));
 		ck_assert_int_eq(idm_enable_datamover(c, rsp, NULL, 0), 0);
 		p->tgt_ffp = true;
 		break;
-	case ISCSI_OP_SCSI_CMD:
+	case IDM_ISCSI_OP_SCSI_CMD:
 		p->ttask = idm_pdu_task(pdu);
 		ck_assert_ptr_nonnull(p->ttask);
 		memcpy(p->cmd, bhs, 48);
-		if (bhs[1] & ISCSI_CMD_READ) {
+		if (bhs[1] & IDM_ISCSI_CMD_READ) {
 			uint8_t din[48] = { 0 };
 			int r;
 
-			din[0] = ISCSI_OP_DATA_IN;
-			din[1] = ISCSI_FLAG_FINAL | ISCSI_DATAIN_STATUS;
+			din[0] = IDM_ISCSI_OP_DATA_IN;
+			din[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_DATAIN_STATUS;
 			memcpy(din + 8, bhs + 8, 8);
-			iscsi_put32(din + 16, iscsi_bhs_itt(bhs));
-			iscsi_put32(din + 24, 7); /* StatSN */
+			idm_iscsi_put32(din + 16, idm_iscsi_bhs_itt(bhs));
+			idm_iscsi_put32(din + 24, 7); /* StatSN */
 			r = idm_put_data(p->ttask, din, p->tbuf, 0, 0, p->len,
 					 p->put_ack ? IDM_PUT_ACK : 0);
 			ck_assert_msg(r == 0, "Put_Data: %s", idm_strerror(r));
@@ -129,8 +129,8 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 			t_get(p, p->len / 3, p->len / 3);
 			t_get(p, 0, p->len / 3);
 			/* overlapping ranges are refused */
-			r2t[0] = ISCSI_OP_R2T;
-			iscsi_put32(r2t + 16, iscsi_bhs_itt(bhs));
+			r2t[0] = IDM_ISCSI_OP_R2T;
+			idm_iscsi_put32(r2t + 16, idm_iscsi_bhs_itt(bhs));
 			ck_assert_int_eq(idm_get_data(p->ttask, r2t, p->tbuf, 0,
 						      100, 10, 0),
 					 -EINVAL);
@@ -148,7 +148,7 @@ static void t_completion(idm_task *t, enum idm_data_dir dir, uint32_t off,
 
 	ck_assert_ptr_eq(t, p->ttask);
 	ck_assert_int_eq(status, 0);
-	ck_assert_int_eq(dir, (p->cmd[1] & ISCSI_CMD_READ) ? IDM_DATA_IN
+	ck_assert_int_eq(dir, (p->cmd[1] & IDM_ISCSI_CMD_READ) ? IDM_DATA_IN
 							   : IDM_DATA_OUT);
 	p->completions++;
 	p->c_off = off;
@@ -206,15 +206,15 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
 
 	switch (idm_pdu_opcode(pdu)) {
-	case ISCSI_OP_LOGIN_RSP:
+	case IDM_ISCSI_OP_LOGIN_RSP:
 		ck_assert_int_eq(idm_notice_key_values(c, p->kv, p->kvlen), 0);
 		ck_assert_int_eq(idm_enable_datamover(c, NULL, NULL, 0), 0);
 		p->ini_ffp = true;
 		break;
-	case ISCSI_OP_DATA_IN:
-		ck_assert(bhs[1] & ISCSI_DATAIN_STATUS);
+	case IDM_ISCSI_OP_DATA_IN:
+		ck_assert(bhs[1] & IDM_ISCSI_DATAIN_STATUS);
 		/* fall through */
-	case ISCSI_OP_SCSI_RSP:
+	case IDM_ISCSI_OP_SCSI_RSP:
 		p->status_with_task = idm_pdu_task(pdu) == p->itask;
 		p->responses++;
 		break;
@@ -278,11 +278,11 @@ static void pair_up(struct pair *p, uint32_t len)
 		idm_conn_connect(p->ctx, "127.0.0.1", port, &ca, &p->ini), 0);
 	RUN_UNTIL(p, p->connected, 5000);
 	ck_assert_int_eq(p->connect_status, 0);
-	login[0] = ISCSI_OP_LOGIN_REQ | ISCSI_OP_IMMEDIATE;
-	login[1] = ISCSI_LOGIN_TRANSIT | (ISCSI_STAGE_OPERATIONAL << 2) |
-		   ISCSI_STAGE_FULL_FEATURE;
+	login[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	login[1] = IDM_ISCSI_LOGIN_TRANSIT | (IDM_ISCSI_STAGE_OPERATIONAL << 2) |
+		   IDM_ISCSI_STAGE_FULL_FEATURE;
 	login[8] = 0x80;
-	iscsi_put32(login + 16, 0x4c);
+	idm_iscsi_put32(login + 16, 0x4c);
 	ck_assert_int_eq(idm_send_control(p->ini, login, NULL, 0, p->kv,
 					  p->kvlen, NULL, 0),
 			 0);
@@ -325,12 +325,12 @@ static void i_cmd(struct pair *p, bool write)
 		ck_assert_int_eq(idm_task_set_data(p->itask, p->ibuf, 0, p->len,
 						   NULL, 0, 0),
 				 0);
-	cmd[0] = ISCSI_OP_SCSI_CMD;
-	cmd[1] = ISCSI_FLAG_FINAL | ISCSI_ATTR_SIMPLE |
-		 (write ? ISCSI_CMD_WRITE : ISCSI_CMD_READ);
+	cmd[0] = IDM_ISCSI_OP_SCSI_CMD;
+	cmd[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_ATTR_SIMPLE |
+		 (write ? IDM_ISCSI_CMD_WRITE : IDM_ISCSI_CMD_READ);
 	cmd[9] = 1; /* LUN 1 */
-	iscsi_put32(cmd + 16, 0x100);
-	iscsi_put32(cmd + ISCSI_CMD_EDTL, p->len);
+	idm_iscsi_put32(cmd + 16, 0x100);
+	idm_iscsi_put32(cmd + IDM_ISCSI_CMD_EDTL, p->len);
 	cmd[32] = write ? 0x2a : 0x28;
 	ck_assert_int_eq(
 		idm_send_control(p->ini, cmd, NULL, 0, NULL, 0, p->itask, 0),
@@ -341,9 +341,9 @@ static void t_rsp(struct pair *p)
 {
 	uint8_t rsp[48] = { 0 };
 
-	rsp[0] = ISCSI_OP_SCSI_RSP;
-	rsp[1] = ISCSI_FLAG_FINAL;
-	iscsi_put32(rsp + 16, iscsi_bhs_itt(p->cmd));
+	rsp[0] = IDM_ISCSI_OP_SCSI_RSP;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(rsp + 16, idm_iscsi_bhs_itt(p->cmd));
 	ck_assert_int_eq(
 		idm_send_control(p->tgt, rsp, NULL, 0, NULL, 0, NULL, 0), 0);
 }
