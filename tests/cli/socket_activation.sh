@@ -6,12 +6,15 @@
 # verified write from idm-initiator and an INQUIRY from libiscsi's
 # iscsi-inq, one process for all of them. Accept=yes: each connection
 # gets an idm-target of its own that serves it and exits 0 when it ends.
-# contrib/systemd/idm-target.socket passes systemd-analyze verify.
-# usage: socket_activation.sh IDM_TARGET IDM_INITIATOR SOCKET_UNIT SERVICE_UNIT
+# idm-adopt-example (a login on its own socket, then
+# idm_conn_adopt_fd_ffp()) gets its INQUIRY answered by the Accept=no
+# target. contrib/systemd/idm-target.socket passes systemd-analyze verify.
+# usage: socket_activation.sh IDM_TARGET IDM_INITIATOR SOCKET_UNIT SERVICE_UNIT ADOPT_EXAMPLE
 IDM_TARGET=$(realpath "$1")
 IDM_INITIATOR=$(realpath "$2")
 SOCKET_UNIT=$3
 SERVICE_UNIT=$4
+ADOPT_EXAMPLE=$(realpath "$5")
 . "$(dirname "$0")/lib.sh"
 
 need systemd-socket-activate systemd
@@ -49,6 +52,9 @@ if command -v iscsi-inq >/dev/null; then
 else
 	echo "note: iscsi-inq not installed (Debian package libiscsi-bin): libiscsi case not run"
 fi
+expect_run "Accept=no: own login, then adopted in full feature phase (idm-adopt-example)" 0 \
+	"INQUIRY through the adopted connection: LIBIDM +idm-target" \
+	"$ADOPT_EXAMPLE" 127.0.0.1 "$PORT" "$IQN" 1
 expect_run "Accept=no: the same target again" 0 "verify: .*: OK" \
 	"$IDM_INITIATOR" --no-discovery --verify 256k "$(URL_OF "$PORT")"
 [ "$(grep -c "^Execing" "$TMP/sa.log")" = 1 ] || fail "Accept=no: idm-target started more than once"
