@@ -47,6 +47,15 @@ static void conn_unlink(struct idm_conn *c)
 	c->next = c->prev = NULL;
 }
 
+/* A connection the caller never saw (setup failed): free it quietly. */
+void idmp_conn_discard(struct idm_conn *c)
+{
+	if (c->priv && c->ops && c->ops->conn_free)
+		c->ops->conn_free(c);
+	conn_unlink(c);
+	free(c);
+}
+
 static void sa_name(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";

@@ -125,7 +125,7 @@ static void status_opened(struct idmp_prov_status *st,
 		return;
 	st->abi_version = ops->abi_version;
 	if (ops->abi_version != IDM_PROV_ABI ||
-	    ops->size < sizeof(struct idm_prov_ops))
+	    ops->size < IDM_PROV_OPS_MIN_SIZE)
 		return; /* the rest of the table is not ours to read */
 	st->caps = ops->caps;
 	if (ops->description)
@@ -147,10 +147,12 @@ static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ABI %u, libidm needs %u", ops->abi_version,
 				   IDM_PROV_ABI);
-	if (ops->size < sizeof(struct idm_prov_ops))
+	/* the ops added since (adopt, listen_fd) are optional: a provider
+	 * built against older headers has a shorter table and still loads */
+	if (ops->size < IDM_PROV_OPS_MIN_SIZE)
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ops table of %u bytes, need %zu", ops->size,
-				   sizeof(struct idm_prov_ops));
+				   (size_t)IDM_PROV_OPS_MIN_SIZE);
 	if (!valid_name(ops->name))
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "invalid name");

@@ -38,10 +38,10 @@ extern "C" {
 
 /* Library version (of the headers the caller was compiled with). */
 #define IDM_VERSION_MAJOR 1
-#define IDM_VERSION_MINOR 1
+#define IDM_VERSION_MINOR 2
 #define IDM_VERSION_PATCH 0
 
-/** Version of the library actually loaded, as "1.1.0". */
+/** Version of the library actually loaded, as "1.2.0". */
 IDM_API const char *idm_version(void);
 
 /* ------------------------------------------------------------------ */
@@ -337,6 +337,62 @@ IDM_API const char *idm_conn_error(const idm_conn *conn);
 /** "ip:port" of the peer / of the local end. */
 IDM_API const char *idm_conn_peer_name(const idm_conn *conn);
 IDM_API const char *idm_conn_local_name(const idm_conn *conn);
+
+/* ------------------------------------------------------------------ */
+/* Since 1.2: sockets the caller set up itself                         */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Since 1.2. Adopt a TCP connection the caller set up itself (its own
+ * accept(), a connection systemd or inetd passed, its own connect()) as a
+ * connection in the login phase, as if libidm had accepted it (role
+ * IDM_ROLE_TARGET) or connected it (IDM_ROLE_INITIATOR: no `connected`
+ * callback follows, login may start at once). attr->provider: NULL,
+ * "auto" or "tcp"; a provider that cannot take a socket answers
+ * -EOPNOTSUPP (iSER: an RDMA connection is no socket).
+ * attr->connect_timeout_ms is ignored.
+ * fd must be a connected stream socket: -EBADF if it is no open
+ * descriptor, -ENOTSOCK if it is not a socket, -EINVAL for a datagram or
+ * listening socket, -ENOTCONN if it is not connected.
+ * On success libidm owns fd: it sets O_NONBLOCK, FD_CLOEXEC and its
+ * socket options (TCP_NODELAY, keepalive) and closes fd when the
+ * connection is terminated or destroyed. On failure fd stays the
+ * caller's, open and unchanged.
+ */
+IDM_API int idm_conn_adopt_fd(idm_ctx *ctx, int fd, enum idm_role role,
+			      const struct idm_conn_attr *attr, idm_conn **out);
+
+/**
+ * Since 1.2. As idm_conn_adopt_fd(), for a connection whose login the
+ * caller finished itself over the socket: the connection starts in full
+ * feature phase, as after idm_notice_key_values(conn, keys, keys_len)
+ * and idm_enable_datamover() (a target's final Login Response was sent
+ * by the caller). `keys` is the negotiated text as Notice_Key_Values
+ * takes it (a bad value: -EINVAL, fd untouched). Nothing else carries
+ * over: the TCP data mover keeps no sequence numbers of its own (CmdSN,
+ * StatSN and ExpStatSN live in the caller's PDUs; R2TSN, DataSN and
+ * target transfer tags start afresh per task), so the socket must be
+ * positioned at a PDU boundary: the caller has read exactly up to the
+ * end of the final Login Response (initiator) or Login Request (target).
+ */
+IDM_API int idm_conn_adopt_fd_ffp(idm_ctx *ctx, int fd, enum idm_role role,
+				  const struct idm_conn_attr *attr,
+				  const char *keys, size_t keys_len,
+				  idm_conn **out);
+
+/**
+ * Since 1.2. A portal serving a listening socket the caller created and
+ * bound itself (systemd socket activation, LISTEN_FDS; a port bound by a
+ * privileged parent). attr->providers names the one provider to use
+ * (NULL: "tcp"; -EOPNOTSUPP if it cannot take a socket); attr->backlog is
+ * ignored (the caller called listen()). fd: -EBADF, -ENOTSOCK, or
+ * -EINVAL when it is not a listening stream socket. On success libidm
+ * owns fd (sets O_NONBLOCK and FD_CLOEXEC, closes it in
+ * idm_portal_destroy()); on failure it stays the caller's, unchanged.
+ */
+IDM_API int idm_portal_create_fd(idm_ctx *ctx, int fd,
+				 const struct idm_portal_attr *attr,
+				 idm_portal **out);
 
 /* ------------------------------------------------------------------ */
 /* Buffers                                                             */

@@ -260,7 +260,32 @@ struct idm_prov_ops {
 	/* "auto" selection: can this provider reach sa? 0 yes, <0 no */
 	int (*conn_is_capable)(struct idm_prov *prov,
 			       const struct sockaddr *sa, socklen_t salen);
+
+	/* ---- since libidm 1.2: optional, and read only when `size`
+	 * reaches them (a provider built against 1.1 headers has a shorter
+	 * table and still loads; see IDM_PROV_OPS_HAS). ---- */
+
+	/* idm_conn_adopt_fd(): take over a connected stream socket the
+	 * caller set up (the core checked it is one) for conn, which is in
+	 * the login phase with its role set; set the private state with
+	 * idm_prov_conn_set_priv() and the names, start receiving. On
+	 * success the provider owns fd (closes it at conn_terminate); on
+	 * failure fd is left open and unchanged. Absent: -EOPNOTSUPP (an
+	 * RDMA CM id cannot be built from a socket). */
+	int (*adopt)(struct idm_conn *conn, int fd);
+	/* idm_portal_create_fd(): serve a listening stream socket the caller
+	 * bound (checked by the core) as listen() would; ownership as for
+	 * adopt. */
+	int (*listen_fd)(struct idm_prov_listener *l, int fd);
 };
+
+/* The part of the table every provider of this IDM_PROV_ABI has (the
+ * libidm 1.1 table); the core refuses a smaller one. */
+#define IDM_PROV_OPS_MIN_SIZE offsetof(struct idm_prov_ops, adopt)
+/* Does the table reach op (an optional op added after 1.1) and set it? */
+#define IDM_PROV_OPS_HAS(ops, op)                                              \
+	((ops)->size >= offsetof(struct idm_prov_ops, op) + sizeof((ops)->op) && \
+	 (ops)->op != NULL)
 
 /* The one symbol a provider exports:
  *     IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

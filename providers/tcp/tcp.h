@@ -227,8 +227,11 @@ void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
 	IDM_PROV_PRINTF(3, 4);
 void tcp_conn_close(struct tcp_conn *tc);
 void tcp_conn_destroy(struct tcp_conn *tc);
+/* TCP_NODELAY and the dead-peer options on a connection's socket. */
+void tcp_tune_socket(int fd, const struct tcp_knobs *k);
 int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	       socklen_t salen, int backlog);
+int tcp_listener_start(struct idm_prov_listener *l, int fd);
 void tcp_unlisten(struct idm_prov_listener *l);
 int tcp_listener_port(struct idm_prov_listener *l);
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
@@ -244,6 +247,11 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 {
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
 }
+
+/* tcp_adopt.c: sockets the caller set up (idm_conn_adopt_fd(),
+ * idm_portal_create_fd()) */
+int tcp_adopt(struct idm_conn *conn, int fd);
+int tcp_listen_fd(struct idm_prov_listener *l, int fd);
 
 /* tcp_tx.c */
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);

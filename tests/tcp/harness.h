@@ -191,6 +191,21 @@ int h_connect_start(struct h *h, const struct h_params *p, int port,
  * both sides. */
 int h_connect_login(struct h *h, const struct h_params *p, int timeout_ms);
 
+/* Wait until the login h_connect_start() (or an adopted initiator) began
+ * ends in full feature phase on both sides; 0 or <0 with h->err set. */
+int h_login_wait(struct h *h, int timeout_ms);
+
+/* Sockets the test set up itself (harness_adopt.c), adopted with
+ * idm_conn_adopt_fd(): the target side, in the login phase (the harness
+ * target logs the initiator in) ... */
+int h_adopt_target(struct h *h, int fd);
+/* ... the initiator side, which then sends its Login Request with *p ... */
+int h_adopt_initiator(struct h *h, const struct h_params *p, int fd);
+/* ... and either side after a login done on the raw socket, with
+ * idm_conn_adopt_fd_ffp() and the keys of h->tneg (both sides then use
+ * them). The caller sets the sequence numbers of that side. */
+int h_adopt_ffp(struct h *h, enum idm_role role, int fd);
+
 /* One I/O of the workload. */
 struct h_io {
 	bool write;

@@ -10,6 +10,8 @@
 #include "core.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -551,6 +553,59 @@ END_TEST
 
 /* A caller compiled against a shorter idm_conn_cbs: the callbacks it does
  * not know about are simply not called. */
+/* A provider without the adopt/listen_fd ops (the fake's table is that of
+ * a 1.1 provider, shorter than today's) cannot take a socket: the core
+ * says so without reading past the table, and the socket stays the
+ * caller's, flags unchanged. */
+START_TEST(adopt_needs_provider_op)
+{
+	struct idm_conn_attr ca = {
+		.size = sizeof(ca),
+		.provider = "fake",
+		.cbs = &unit_cbs,
+	};
+	struct idm_portal_attr pa = {
+		.size = sizeof(pa),
+		.providers = "fake",
+		.accept = refuse,
+	};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	idm_ctx *ctx = setup();
+	idm_conn *c = NULL;
+	idm_portal *p = NULL;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fl;
+
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fl = fcntl(fd, F_GETFL);
+	ck_assert_int_eq(idm_conn_adopt_fd(ctx, fd, IDM_ROLE_INITIATOR, &ca, &c),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(idm_last_error(), "cannot take over a socket"),
+		      "idm_last_error: %s", idm_last_error());
+	ck_assert_int_eq(idm_conn_adopt_fd_ffp(ctx, fd, IDM_ROLE_INITIATOR, &ca,
+					       NULL, 0, &c),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(fcntl(fd, F_GETFL), fl);
+	ck_assert_int_eq(idm_portal_create_fd(ctx, lfd, &pa, &p), -EOPNOTSUPP);
+	ck_assert_ptr_null(p);
+	pa.providers = "fake,fake";
+	ck_assert_int_eq(idm_portal_create_fd(ctx, lfd, &pa, &p), -EINVAL);
+	ck_assert_ptr_null(ctx->conns);
+	ck_assert_ptr_null(ctx->portals);
+	ck_assert_int_eq(close(fd), 0);  /* still ours */
+	ck_assert_int_eq(close(lfd), 0);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(older_callbacks_struct)
 {
 	struct idm_conn_cbs old = unit_cbs;
@@ -600,6 +655,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, portal_arguments);
 	tcase_add_test(tc, auto_selection);
 	tcase_add_test(tc, older_callbacks_struct);
+	tcase_add_test(tc, adopt_needs_provider_op);
 	suite_add_tcase(s, tc);
 	return s;
 }
