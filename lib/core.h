@@ -32,8 +32,15 @@ struct idmp_prov_status;
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The smallest ops table of IDM_PROV_ABI 2 the loader takes: ops added to
+ * the end of struct idm_prov_ops later (conn_stats, ...) are optional, so
+ * that a provider built against an older SDK of the same ABI loads; the
+ * loader copies its table into a full-size, zero-filled one. */
+#define IDMP_PROV_OPS_MIN_SIZE offsetof(struct idm_prov_ops, conn_stats)
+
 struct idm_prov {
-	const struct idm_prov_ops *ops;
+	const struct idm_prov_ops *ops; /* &ops_copy once loaded */
+	struct idm_prov_ops ops_copy;
 	struct idm_ctx *ctx;
 	void *dl;        /* dlopen handle (NULL for built-in test providers) */
 	int index;       /* slot in ctx->providers and idm_buf.reg */
@@ -107,6 +114,9 @@ struct idm_conn {
 	int connect_timeout_ms;
 	/* idm_conn_set_cmd_window(): commands admitted at once, 0 unknown */
 	uint32_t cmd_window;
+	/* idm_conn_get_stats(): what the provider counts, what the core does */
+	struct idm_prov_stats stats;
+	uint64_t control_tx, control_rx;
 };
 
 /* One provider listening for one portal, with its private state. */
