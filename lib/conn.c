@@ -342,8 +342,10 @@ static bool conn_live(const struct idm_conn *c)
 
 void idm_prov_control_notify(struct idm_conn *c, struct idm_pdu *pdu)
 {
-	if (conn_live(c) && c->cbs.control_notify)
+	if (conn_live(c) && c->cbs.control_notify) {
+		c->control_rx++;
 		c->cbs.control_notify(c, pdu, c->arg);
+	}
 }
 
 void idm_prov_data_completion(struct idm_task *t, enum idm_data_dir dir,

@@ -246,7 +246,11 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 
 	prov = &ctx->providers[ctx->n_providers];
 	memset(prov, 0, sizeof(*prov));
-	prov->ops = ops;
+	/* ops newer than the provider's SDK stay NULL */
+	memcpy(&prov->ops_copy, ops,
+	       ops->size < sizeof(prov->ops_copy) ? ops->size
+						  : sizeof(prov->ops_copy));
+	prov->ops = &prov->ops_copy;
 	prov->ctx = ctx;
 	prov->dl = dl;
 	prov->index = (int)ctx->n_providers;

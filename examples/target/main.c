@@ -19,12 +19,14 @@
 
 struct target g_tgt;
 
-static volatile sig_atomic_t stop, hup;
+static volatile sig_atomic_t stop, hup, usr1;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		hup = 1;
+	else if (sig == SIGUSR1)
+		usr1 = 1;
 	else
 		stop = 1;
 }
@@ -84,7 +86,8 @@ static void usage(FILE *f, const char *prog)
 "portals; with a connection (Accept=yes) it serves that one and exits\n"
 "when it ends.\n"
 "\n"
-"Stop with SIGINT or SIGTERM. SIGHUP re-reads the lun lines of the config\n"
+"Stop with SIGINT or SIGTERM. SIGUSR1 prints every connection's counters\n"
+"on stderr. SIGHUP re-reads the lun lines of the config\n"
 "file. Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
 "command line, config file, key or LUN.\n"
 "Example:\n"
@@ -627,6 +630,7 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGUSR1, &sa, NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	notify_send("READY=1");
@@ -639,6 +643,10 @@ int main(int argc, char **argv)
 		if (hup) {
 			hup = 0;
 			reload();
+		}
+		if (usr1) {
+			usr1 = 0;
+			stats_print_all();
 		}
 		conn_reap();
 		session_timers();

@@ -545,6 +545,46 @@ IDM_API int idm_allocate_connection_resources(idm_conn *conn);
  */
 IDM_API int idm_conn_set_cmd_window(idm_conn *conn, uint32_t commands);
 
+/**
+ * Since 1.2: per-connection counters, for monitoring and for finding out
+ * why a connection is slow or failing without turning on debug logs.
+ * Counts start at 0 when the connection is created and cover login and
+ * full feature phase. A size-prefixed struct: set st->size to
+ * sizeof(struct idm_conn_stats); libidm fills at most that many bytes,
+ * so a caller built against an older, shorter struct keeps working.
+ */
+struct idm_conn_stats {
+	uint32_t size;             /* sizeof(struct idm_conn_stats) */
+	uint32_t tasks_active;     /* tasks created and not yet freed */
+	uint32_t xfers_in_flight;  /* Put_Data/Get_Data ops not completed */
+	uint32_t sendq_entries;       /* PDUs queued, not yet on the wire */
+	uint64_t sendq_bytes;      /* their bytes */
+	/* PDUs and bytes on the wire, each way. Bytes count BHS, AHS,
+	 * digests, data and padding (TCP); for iSER the iSER header, BHS and
+	 * data carried by Sends, and the payload of RDMA Reads and Writes. */
+	uint64_t pdus_tx, pdus_rx;
+	uint64_t bytes_tx, bytes_rx;
+	/* of those PDUs (either direction, by opcode) */
+	uint64_t data_in_pdus, data_out_pdus, r2t_pdus;
+	/* PDUs passed through Send_Control / delivered by Control_Notify */
+	uint64_t control_tx, control_rx;
+	uint64_t header_digest_errors, data_digest_errors; /* TCP */
+	/* iSER: RDMA Writes and Reads posted, Sends with Invalidate posted,
+	 * and the times every posted receive had been consumed (a peer's
+	 * Send in that window is RNR-NAKed and retried by the adapter; the
+	 * retries themselves are counted per port by the device, not per
+	 * queue pair). 0 on TCP. */
+	uint64_t rdma_writes, rdma_reads, send_invalidates, recv_queue_empty;
+};
+
+/**
+ * Since 1.2: fill *st (st->size set by the caller) with conn's counters.
+ * Callable from any thread (it takes the context's lock, so the figures
+ * are one consistent snapshot). Returns 0, or -EINVAL for a NULL argument
+ * or a size smaller than the first two members.
+ */
+IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st);
+
 /** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
 IDM_API void idm_deallocate_connection_resources(idm_conn *conn);
 

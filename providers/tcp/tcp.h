@@ -152,6 +152,7 @@ struct tcp_conn {
 	struct idm_conn *conn;
 	/* of conn, kept at hand for the hot path (tcp_conn_bind) */
 	const struct idm_conn_params *params;
+	struct idm_prov_stats *st; /* counters, idm_conn_get_stats() */
 	bool target; /* role */
 	struct idm_ctx *ctx;
 	int fd;
@@ -209,6 +210,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
+	tc->st = idm_prov_conn_stats(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 }
 
@@ -265,6 +267,8 @@ void tcp_tx_kick(struct tcp_conn *tc);
 void tcp_tx_flush(struct tcp_conn *tc);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_tx_drop_all(struct tcp_conn *tc);
+/* ops->conn_stats: the send queue's depth, counted when asked */
+void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st);
 void tcp_tx_free_pool(struct tcp_conn *tc);
 
 /* tcp_rx.c */

@@ -116,6 +116,7 @@ static const struct idm_prov_ops tcp_ops = {
 	.conn_free = tcp_conn_free,
 	.adopt = tcp_adopt,
 	.listen_fd = tcp_listen_fd,
+	.conn_stats = tcp_tx_stats,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

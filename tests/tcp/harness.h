@@ -214,6 +214,9 @@ struct h_io {
 
 /* Run the ios with up to qd in flight; verify every byte and every guard.
  * Returns 0 or -1 with h->err set. */
+/* The two sides' idm_conn_get_stats() mirror each other (h_run_io()
+ * checks it when every command is answered). 0, or -1 with h->err. */
+int h_check_stats(struct h *h);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
 

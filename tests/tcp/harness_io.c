@@ -4,6 +4,8 @@
  * target's RAM disk, with every byte and every guard checked.
  */
 #include "harness.h"
+
+#include <inttypes.h>
 #include "harness_priv.h"
 
 #include <errno.h>
@@ -335,6 +337,50 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 			h_set_err(h, "idm_ctx_progress failed");
 			return -1;
 		}
+	}
+	return h_check_stats(h);
+}
+
+/* Every command answered, nothing else outstanding: each side's
+ * idm_conn_get_stats() mirrors the other's. Over TCP every PDU and byte
+ * one side sent, the other received; over iSER the PDUs carried by Sends
+ * do (RDMA Writes and Reads move data no receive-side counter sees). */
+int h_check_stats(struct h *h)
+{
+	struct idm_conn_stats i = { .size = sizeof(i) }, t = { .size = sizeof(t) };
+	bool tcp = !strcmp(h_provider(), "tcp");
+
+	if (idm_conn_get_stats(h->i.conn, &i) < 0 ||
+	    idm_conn_get_stats(h->t.conn, &t) < 0) {
+		h_set_err(h, "idm_conn_get_stats failed");
+		return -1;
+	}
+#define MIRROR(a, b)                                                           \
+	if (i.a != t.b) {                                                      \
+		h_set_err(h, "stats: initiator " #a " %" PRIu64               \
+			  " != target " #b " %" PRIu64,                        \
+			  (uint64_t)i.a, (uint64_t)t.b);                       \
+		return -1;                                                     \
+	}
+	MIRROR(pdus_tx, pdus_rx)
+	MIRROR(pdus_rx, pdus_tx)
+	if (tcp) {
+		MIRROR(bytes_tx, bytes_rx)
+		MIRROR(bytes_rx, bytes_tx)
+		MIRROR(data_in_pdus, data_in_pdus)
+		MIRROR(data_out_pdus, data_out_pdus)
+		MIRROR(r2t_pdus, r2t_pdus)
+	}
+#undef MIRROR
+	if (i.header_digest_errors + i.data_digest_errors +
+	    t.header_digest_errors + t.data_digest_errors) {
+		h_set_err(h, "stats: digest errors counted on a clean run");
+		return -1;
+	}
+	if (i.xfers_in_flight || t.xfers_in_flight) {
+		h_set_err(h, "stats: transfers in flight after the run (%u/%u)",
+			  i.xfers_in_flight, t.xfers_in_flight);
+		return -1;
 	}
 	return 0;
 }

@@ -342,6 +342,53 @@ START_TEST(control_notify_and_ack)
 }
 END_TEST
 
+/* idm_conn_get_stats(): argument checks, what the core counts, the
+ * provider's gauges, and a shorter struct from an older caller. */
+START_TEST(conn_stats)
+{
+	idm_ctx *ctx = setup();
+	idm_conn *conn = unit_initiator(ctx, true);
+	struct idm_conn_stats st = { .size = sizeof(st) };
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
+	idm_task *t;
+
+	ck_assert_int_eq(idm_conn_get_stats(NULL, &st), -EINVAL);
+	ck_assert_int_eq(idm_conn_get_stats(conn, NULL), -EINVAL);
+	st.size = 4;
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), -EINVAL);
+
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE, 1);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0); /* refused: not counted */
+	ck_assert_int_lt(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(idm_task_create(conn, 5, &t), 0);
+	memset(&st, 0xa5, sizeof(st));
+	st.size = sizeof(st);
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), 0);
+	ck_assert_uint_eq(st.size, sizeof(st));
+	ck_assert_uint_eq(st.control_tx, 1);
+	ck_assert_uint_eq(st.control_rx, 0);
+	ck_assert_uint_eq(st.tasks_active, 1);
+	ck_assert_uint_eq(st.xfers_in_flight, 0);
+	ck_assert_uint_eq(st.sendq_entries, 7); /* the fake's conn_stats op */
+	ck_assert_uint_eq(st.sendq_bytes, 4242);
+	ck_assert_uint_eq(st.pdus_tx, 0);       /* the fake counts nothing */
+	ck_assert_int_eq(unit_fake_stats()->conn_stats, 1);
+
+	/* a caller built against a struct that ended after sendq_bytes */
+	memset(&st, 0xa5, sizeof(st));
+	st.size = offsetof(struct idm_conn_stats, pdus_tx);
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), 0);
+	ck_assert_uint_eq(st.size, offsetof(struct idm_conn_stats, pdus_tx));
+	ck_assert_uint_eq(st.tasks_active, 1);
+	ck_assert_uint_eq(st.pdus_tx, 0xa5a5a5a5a5a5a5a5ull); /* untouched */
+
+	idm_deallocate_task_resources(t);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(deallocate_task_cancels_silently)
 {
 	idm_ctx *ctx = setup();
@@ -656,6 +703,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, auto_selection);
 	tcase_add_test(tc, older_callbacks_struct);
 	tcase_add_test(tc, adopt_needs_provider_op);
+	tcase_add_test(tc, conn_stats);
 	suite_add_tcase(s, tc);
 	return s;
 }
