@@ -214,9 +214,14 @@ struct h_io {
 
 /* Run the ios with up to qd in flight; verify every byte and every guard.
  * Returns 0 or -1 with h->err set. */
-/* The two sides' idm_conn_get_stats() mirror each other (h_run_io()
- * checks it when every command is answered). 0, or -1 with h->err. */
-int h_check_stats(struct h *h);
+/* Both sides' idm_conn_get_stats(); what they counted between a snapshot
+ * and now mirrors each other (h_run_io() checks it when every command is
+ * answered). 0, or -1 with h->err. */
+struct h_stats {
+	struct idm_conn_stats i, t;
+};
+int h_stats_snapshot(struct h *h, struct h_stats *st);
+int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
 
