@@ -182,11 +182,16 @@ IDM_API int idm_ctx_get_fd(idm_ctx *ctx)
 {
 	if (!ctx)
 		return -EINVAL;
-	/* From now on deferred work must make epfd readable even when no
-	 * thread of ours sleeps on it. The caller's poll() follows this call
-	 * (a happens-before on this thread), and other threads' deferrals
-	 * read the flag after queueing (see "Wakeups"). */
-	atomic_store(&ctx->fd_shared, true);
+	/* From now on queued work must make epfd readable even when no
+	 * thread of ours sleeps on it ("Wakeups"), and so must the work
+	 * queued before this call, which wrote nothing. */
+	if (!atomic_load(&ctx->fd_shared)) {
+		idmp_ctx_lock(ctx);
+		atomic_store(&ctx->fd_shared, true);
+		if (ctx->defer_head)
+			ev_kick_if_waiter(ctx);
+		idmp_ctx_unlock(ctx);
+	}
 	return ctx->epfd;
 }
 

@@ -253,13 +253,17 @@ START_TEST(defer_without_waiter_writes_no_eventfd)
 	}
 	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
 
-	/* once the fd is handed out, a caller may poll it: queueing must
-	 * make it readable */
-	ck_assert(!fd_readable(idm_ctx_get_fd(ctx)));
+	/* once the fd is handed out, a caller may poll it: work queued
+	 * before (written nowhere yet) and after must make it readable */
 	idm_prov_defer(ctx, &d1, run1);
 	ck_assert(fd_readable(idm_ctx_get_fd(ctx)));
 	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
 	ck_assert_int_eq(n_order, 2);
+	ck_assert(!fd_readable(idm_ctx_get_fd(ctx)));
+	idm_prov_defer(ctx, &d1, run1);
+	ck_assert(fd_readable(idm_ctx_get_fd(ctx)));
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(n_order, 3);
 	ck_assert(!fd_readable(idm_ctx_get_fd(ctx)));
 	idm_ctx_destroy(ctx);
 }
