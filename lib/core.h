@@ -138,6 +138,7 @@ struct idm_ctx {
 	_Atomic bool fd_shared;     /* idm_ctx_get_fd() called: a caller may
 	                               poll epfd outside idm_ctx_progress() */
 	bool kicked;                /* evfd written, not yet drained (lock) */
+	_Atomic bool skip_poll;     /* the last pass polled and left work */
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;

@@ -326,15 +326,26 @@ static int run_deferred(struct idm_ctx *ctx)
 static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
+	bool polled = !atomic_exchange(&ctx->skip_poll, false);
 	int n, handled = 0;
 
-	atomic_fetch_add(&ctx->sleepers, 1);
-	if (timeout_ms != 0 && atomic_load(&ctx->defer_pending))
-		timeout_ms = 0;
-	n = epoll_wait(ctx->epfd, evs, IDMP_EVENTS_PER_PASS, timeout_ms);
-	atomic_fetch_sub(&ctx->sleepers, 1);
-	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
+	if (!polled) {
+		/* The last pass polled the fds moments ago and left work
+		 * (items queued by items, such as a write's Get_Data
+		 * completion sending its status): run it now rather than
+		 * first asking epoll, at timeout 0, about the fds. This pass
+		 * does not set skip_poll, so the next one polls: fds wait at
+		 * most one pass of deferred items, never starve. */
+		n = 0;
+	} else {
+		atomic_fetch_add(&ctx->sleepers, 1);
+		if (timeout_ms != 0 && atomic_load(&ctx->defer_pending))
+			timeout_ms = 0;
+		n = epoll_wait(ctx->epfd, evs, IDMP_EVENTS_PER_PASS, timeout_ms);
+		atomic_fetch_sub(&ctx->sleepers, 1);
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+	}
 
 	idmp_ctx_lock(ctx);
 	pass_ctx = ctx;
@@ -351,6 +362,7 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	pass_events = NULL;
 	pass_n = 0;
 	handled += run_deferred(ctx);
+	atomic_store(&ctx->skip_poll, polled && ctx->defer_head);
 	pass_ctx = NULL;
 	idmp_ctx_unlock(ctx);
 	return handled;
