@@ -57,9 +57,10 @@ void idmp_ctx_unlock(struct idm_ctx *ctx)
  * load of defer_pending comes after the deferrer's store (the loop does
  * not sleep), or the loop's increment comes before the deferrer's load of
  * sleepers (the deferrer writes the eventfd, which is level-triggered
- * readable until drained, so the epoll_wait returns). ctx->kicked only
- * saves a second write while the first is undrained; it changes under the
- * lock, as does the drain.
+ * readable until drained, so the epoll_wait returns). A pass that skips
+ * its epoll_wait (skip_poll, see progress_once()) sleeps on nothing.
+ * ctx->kicked only saves a second write while the first is undrained; it
+ * changes under the lock, as does the drain.
  */
 static __thread struct idm_ctx *pass_ctx; /* the pass this thread runs */
 
@@ -326,7 +327,8 @@ static int run_deferred(struct idm_ctx *ctx)
 static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
-	bool polled = !atomic_exchange(&ctx->skip_poll, false);
+	bool polled = !(atomic_exchange(&ctx->skip_poll, false) &&
+			atomic_load(&ctx->defer_pending));
 	int n, handled = 0;
 
 	if (!polled) {
