@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,6 +270,49 @@ START_TEST(defer_without_waiter_writes_no_eventfd)
 }
 END_TEST
 
+/* An item that requeues itself forever must not starve the fds: a pass
+ * may skip its epoll_wait after a pass that polled, never twice. */
+static int spin_runs, pipe_hits;
+static struct idm_prov_defer spin_d;
+
+static void spin_item(struct idm_prov_defer *d)
+{
+	(void)d;
+	spin_runs++;
+	idm_prov_defer(g_ctx, &spin_d, spin_item);
+}
+
+static void pipe_ready(struct idm_prov_watch *w, uint32_t revents)
+{
+	(void)w;
+	(void)revents;
+	pipe_hits++; /* left readable: level-triggered, fires every poll */
+}
+
+START_TEST(requeueing_item_does_not_starve_fds)
+{
+	idm_ctx *ctx = unit_ctx();
+	struct idm_prov_watch w;
+	int p[2];
+
+	g_ctx = ctx;
+	spin_runs = pipe_hits = 0;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(idm_prov_watch_add(ctx, &w, p[0], EPOLLIN, pipe_ready), 0);
+	idm_prov_defer(ctx, &spin_d, spin_item);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, -1), 1);
+	ck_assert_int_eq(spin_runs, 20);
+	ck_assert_int_ge(pipe_hits, 10);
+	idm_prov_defer_cancel(ctx, &spin_d);
+	idm_prov_watch_del(ctx, &w);
+	close(p[0]);
+	close(p[1]);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(progress_waits_for_timeout)
 {
 	idm_ctx *ctx = unit_ctx();
@@ -440,6 +484,7 @@ static Suite *ctx_suite(void)
 	tcase_add_test(tc, defer_from_other_threads);
 	tcase_add_test(tc, defer_wakes_infinite_wait);
 	tcase_add_test(tc, defer_without_waiter_writes_no_eventfd);
+	tcase_add_test(tc, requeueing_item_does_not_starve_fds);
 	tcase_add_test(tc, progress_waits_for_timeout);
 	tcase_add_test(tc, progress_from_callback_refused);
 	tcase_add_test(tc, progress_thread);
