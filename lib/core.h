@@ -139,6 +139,13 @@ struct idm_ctx {
 	int evfd;             /* wakes epfd for deferred work */
 	struct idm_prov_watch ev_watch;
 	struct idm_prov_defer *defer_head, *defer_tail;
+	/* Who may need the eventfd written (lib/ctx.c, "Wakeups"): */
+	_Atomic bool defer_pending; /* defer_head != NULL, read without lock */
+	_Atomic int sleepers;       /* threads in (or entering) epoll_wait */
+	_Atomic bool fd_shared;     /* idm_ctx_get_fd() called: a caller may
+	                               poll epfd outside idm_ctx_progress() */
+	bool kicked;                /* evfd written, not yet drained (lock) */
+	_Atomic bool skip_poll;     /* the last pass polled and left work */
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;
