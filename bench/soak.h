@@ -70,6 +70,11 @@ struct soak_sess {
 	 * written by this run, or a write that failed for good) */
 	uint32_t *gen;
 	uint32_t next_gen;
+	/* the first pass writes the whole region in order (soak_main.c):
+	 * every block then has a known generation, and the RAM LUN's pages
+	 * are all in before the target's memory is watched */
+	bool prefilling;
+	uint64_t prefill_next; /* next block of the region to write */
 	struct soak_slot *slots;   /* by command slot index */
 	struct ini_cmd *stalled;   /* waiting for the CmdSN window */
 };
@@ -103,10 +108,11 @@ int soak_check(const void *block, uint32_t block_size, uint64_t run_id,
 
 /* soak_io.c: the workload */
 uint64_t soak_rand(uint64_t *st);
-/* Issue a new random command from slot c (0, or -errno). */
+/* Issue the slot's next command: 0, 1 when there is none (the prefill
+ * is done), or -errno. */
 int soak_issue(struct soak_sess *ss, struct ini_cmd *c);
-/* Fill every free slot of a session that is open. */
-int soak_fill(struct soak_sess *ss);
+/* Issue from every free slot of a session that is open. */
+int soak_start_slots(struct soak_sess *ss);
 /* Send what waited for the CmdSN window. */
 void soak_retry_stalled(struct soak_sess *ss);
 /* Give every slot back after the session failed or is closing. */

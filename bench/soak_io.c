@@ -91,13 +91,25 @@ int soak_issue(struct soak_sess *ss, struct ini_cmd *c)
 	struct soak *k = ss->k;
 	struct soak_slot *sl = &ss->slots[c->idx];
 	uint32_t bsz = k->li.block_size;
-	uint32_t blocks = pick_blocks(ss, k->so->max_io / bsz);
+	uint32_t blocks = k->so->max_io / bsz;
 	uint8_t *data;
 	int rc;
 
-	sl->lba = pick_lba(ss, c->idx, &blocks);
+	if (ss->prefilling) {
+		/* in order, the largest commands: no overlap possible */
+		if (ss->prefill_next >= ss->nblocks)
+			return 1;
+		if (blocks > ss->nblocks - ss->prefill_next)
+			blocks = (uint32_t)(ss->nblocks - ss->prefill_next);
+		sl->lba = ss->base + ss->prefill_next;
+		ss->prefill_next += blocks;
+		sl->write = true;
+	} else {
+		blocks = pick_blocks(ss, blocks);
+		sl->lba = pick_lba(ss, c->idx, &blocks);
+		sl->write = (int)(soak_rand(&ss->rng) % 100) >= k->so->read_pct;
+	}
 	sl->blocks = blocks;
-	sl->write = (int)(soak_rand(&ss->rng) % 100) >= k->so->read_pct;
 	sl->epoch = ss->s.recoveries;
 	c->lun = ini_lun_encode(k->li.lun);
 	c->buf = ss->buf;
@@ -208,23 +220,25 @@ static void soak_done(struct ini_cmd *c)
 		rc = soak_issue(ss, c);
 		if (rc == 0)
 			return;
-		ex_err("session %d: submit: %s", ss->idx + 1,
-		       idm_strerror(rc));
-		k->now.io_errors++;
+		if (rc < 0) {
+			ex_err("session %d: submit: %s", ss->idx + 1,
+			       idm_strerror(rc));
+			k->now.io_errors++;
+		}
 	}
 	ini_cmd_put(c);
 }
 
-int soak_fill(struct soak_sess *ss)
+int soak_start_slots(struct soak_sess *ss)
 {
 	struct ini_cmd *c;
 
 	while ((c = ini_cmd_get(&ss->s))) {
 		int rc = soak_issue(ss, c);
 
-		if (rc < 0) {
+		if (rc != 0) {
 			ini_cmd_put(c);
-			return rc;
+			return rc < 0 ? rc : 0;
 		}
 	}
 	return 0;
