@@ -485,7 +485,7 @@ static int run(struct soak *k)
  * every READ checks every block, and the RAM LUN's pages are all in
  * before the target's memory is watched (the load touching pages for
  * the first time would look like a leak). */
-static int prefill(struct soak *k, double *secs)
+static int prefill(struct soak *k, double *secs, uint64_t *bytes)
 {
 	uint64_t t0 = ini_now_ns();
 	bool busy = true;
@@ -509,6 +509,7 @@ static int prefill(struct soak *k, double *secs)
 		}
 	}
 	*secs = (double)(ini_now_ns() - t0) / 1e9;
+	*bytes = k->now.write_bytes;
 	/* what failed counts; the throughput is not the load's */
 	k->total.io_errors += k->now.io_errors;
 	k->total.verify_errors += k->now.verify_errors;
@@ -617,6 +618,7 @@ int main(int argc, char **argv)
 	const struct soak_counts *t = &k.total;
 	int fds_before, fds_after, rc;
 	double prefill_s = 0;
+	uint64_t prefill_b = 0;
 	bool ok;
 
 	rc = parse(argc, argv, &so, &k.io);
@@ -653,17 +655,17 @@ int main(int argc, char **argv)
 	}
 	rc = open_all(&k);
 	if (rc == 0)
-		rc = prefill(&k, &prefill_s);
+		rc = prefill(&k, &prefill_s, &prefill_b);
 	if (rc == 0) {
 		printf("{\"type\": \"start\", \"sessions\": %d, \"qd\": %u, "
 		       "\"duration\": %.1f, \"kill_every\": %.2f, "
 		       "\"max_io\": %u, \"read_pct\": %d, \"seed\": %" PRIu64
 		       ", \"lun_blocks\": %" PRIu64 ", \"block_size\": %u, "
 		       "\"region_blocks\": %" PRIu64 ", \"prefill_s\": %.2f, "
-		       "\"provider\": \"%s\"}\n",
+		       "\"prefill_bytes\": %" PRIu64 ", \"provider\": \"%s\"}\n",
 		       k.n, k.io.qd, so.duration, so.kill_every, so.max_io,
 		       so.read_pct, so.seed, k.li.blocks, k.li.block_size,
-		       k.ss[0].nblocks, prefill_s,
+		       k.ss[0].nblocks, prefill_s, prefill_b,
 		       idm_conn_provider(k.ss[0].s.conn));
 		fflush(stdout);
 		rc = run(&k);
