@@ -213,6 +213,8 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 			       "%u-byte Send", op, ahs_len, dlen, len);
 		return;
 	}
+	if (ic->st)
+		idm_prov_stats_pdu(ic->st, 0, bhs, len);
 	/* The shared opcode table (RFC 7143 section 11). Data-Out travels
 	 * in Sends, hence IDM_PROV_OP_DATA; Data-In and R2T pass it and are
 	 * refused below with the iSER reason. */
