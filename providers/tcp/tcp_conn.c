@@ -86,6 +86,10 @@ static void tune_socket(int fd, const struct tcp_knobs *k)
 			   sizeof(k->user_timeout_ms));
 }
 
+/* The one place a connection is made (accepted, connecting, or adopted).
+ * It holds only the receive machine here; buffers come with use: the
+ * send ring with the first PDU sent, the rx buffer with the first data
+ * segment, the stage in full feature phase. */
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 {
 	struct tcp_conn *tc = calloc(1, sizeof(*tc));
@@ -98,15 +102,6 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->next_ttt = 0x1000;
 	idm_sq_init(&tc->gen);
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
-	tc->stage = malloc(TCP_STAGE);
-	tc->rxbuf = malloc(TCP_LOGIN_DSL);
-	if (!tc->stage || !tc->rxbuf) {
-		free(tc->stage);
-		free(tc->rxbuf);
-		free(tc);
-		return NULL;
-	}
-	tc->rxcap = TCP_LOGIN_DSL;
 	return tc;
 }
 
@@ -206,6 +201,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	tcp_conn_close(tc);
 	tcp_tx_free_pool(tc);
 	free(tc->bounce);
+	free(tc->ring);
 	free(tc->stage);
 	free(tc->rxbuf);
 	free(tc);
