@@ -17,13 +17,28 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Out of descriptors (EMFILE, ENFILE) or kernel memory, accept() fails
+ * with the connection still queued, and the level-triggered listener
+ * would wake the loop again at once: a busy loop that floods the log.
+ * The listener is put to sleep for this long instead, and the failure
+ * logged at most once per TCP_ACCEPT_LOG_S. */
+#define TCP_ACCEPT_BACKOFF_MS 100
+#define TCP_ACCEPT_LOG_S      10
 
 struct tcp_listener {
 	struct idm_prov_listener *l;
 	int fd;
 	int port;
 	struct idm_prov_watch w;
+	/* accept back-off: made at listen time, when descriptors are there */
+	int tfd;
+	struct idm_prov_watch tw;
+	bool paused;
+	time_t logged;	     /* CLOCK_MONOTONIC seconds of the last warning */
+	unsigned unlogged;   /* failures since then, not logged */
 };
 
 static void conn_event(struct idm_prov_watch *w, uint32_t revents)
@@ -241,23 +256,82 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		tcp_conn_fail(tc, -ENOMEM, "cannot watch the accepted socket");
 }
 
+static bool accept_resource_error(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS ||
+	       err == ENOMEM;
+}
+
+/* accept() is short of a resource: stop watching the listener for
+ * TCP_ACCEPT_BACKOFF_MS (the connection waits in the backlog) and say so,
+ * rate-limited. */
+static void accept_backoff(struct tcp_listener *tl, int err)
+{
+	struct idm_ctx *ctx = idm_prov_listener_ctx(tl->l);
+	struct itimerspec its = {
+		.it_value.tv_nsec = TCP_ACCEPT_BACKOFF_MS * 1000000L,
+	};
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!tl->logged || now.tv_sec - tl->logged >= TCP_ACCEPT_LOG_S) {
+		idm_prov_warn(ctx,
+			      "tcp: accept: %s: pausing accepts for %d ms at a "
+			      "time (%u more failures since the last warning; "
+			      "next warning in %d s at the earliest)",
+			      strerror(err), TCP_ACCEPT_BACKOFF_MS, tl->unlogged,
+			      TCP_ACCEPT_LOG_S);
+		tl->logged = now.tv_sec ? now.tv_sec : 1;
+		tl->unlogged = 0;
+	} else {
+		tl->unlogged++;
+	}
+	if (idm_prov_watch_mod(ctx, &tl->w, 0) < 0 ||
+	    timerfd_settime(tl->tfd, 0, &its, NULL) < 0) {
+		/* cannot pause: keep watching (as before) rather than never
+		 * accepting again */
+		idm_prov_watch_mod(ctx, &tl->w, EPOLLIN);
+		return;
+	}
+	tl->paused = true;
+}
+
 static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, w);
 
 	(void)revents;
+	if (tl->paused)
+		return;
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(tl->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR && errno != ECONNABORTED)
-				idm_prov_warn(idm_prov_listener_ctx(tl->l), "tcp: accept: %s",
-					  strerror(errno));
+			if (accept_resource_error(errno))
+				accept_backoff(tl, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR && errno != ECONNABORTED)
+				idm_prov_warn(idm_prov_listener_ctx(tl->l),
+					      "tcp: accept: %s",
+					      strerror(errno));
 			return;
 		}
 		accept_one(tl, fd);
 	}
+}
+
+/* The back-off is over: watch the listener again. */
+static void backoff_event(struct idm_prov_watch *w, uint32_t revents)
+{
+	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, tw);
+	uint64_t ticks;
+
+	(void)revents;
+	if (read(tl->tfd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	if (tl->paused &&
+	    idm_prov_watch_mod(idm_prov_listener_ctx(tl->l), &tl->w, EPOLLIN) == 0)
+		tl->paused = false;
 }
 
 int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
@@ -271,10 +345,17 @@ int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	if (!tl)
 		return -ENOMEM;
 	tl->l = l;
+	tl->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (tl->tfd < 0) {
+		r = -errno;
+		free(tl);
+		return r;
+	}
 	tl->fd = socket(sa->sa_family,
 			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (tl->fd < 0) {
 		r = -errno;
+		close(tl->tfd);
 		free(tl);
 		return r;
 	}
@@ -289,6 +370,10 @@ int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 	else if (bound.ss_family == AF_INET6)
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->tw, tl->tfd,
+			       EPOLLIN, backoff_event);
+	if (r < 0)
+		goto fail;
 	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->w, tl->fd, EPOLLIN,
 			   listen_event);
 	if (r < 0)
@@ -296,7 +381,10 @@ int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	idm_prov_listener_set_priv(l, tl);
 	return 0;
 fail:
+	if (tl->tw.added)
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->tw);
 	close(tl->fd);
+	close(tl->tfd);
 	free(tl);
 	return r;
 }
@@ -309,7 +397,10 @@ void tcp_unlisten(struct idm_prov_listener *l)
 		return;
 	if (tl->w.added)
 		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->w);
+	if (tl->tw.added)
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->tw);
 	close(tl->fd);
+	close(tl->tfd);
 	free(tl);
 	idm_prov_listener_set_priv(l, NULL);
 }
