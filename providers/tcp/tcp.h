@@ -242,6 +242,8 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
+/* After a NOP (outside the rx buffer's use): give back idle buffers. */
+void tcp_conn_trim(struct tcp_conn *tc);
 /* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
 void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
 bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);

@@ -168,6 +168,51 @@ void tcp_enter_ffp(struct tcp_conn *tc)
 }
 
 
+static int any_task(struct idm_task *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	return 1;
+}
+
+/* A NOP arrived: if the connection has no task it is idle (pings are
+ * what an idle session exchanges, every few seconds at most). Give back
+ * what it grew while busy - send ring, stage, a large rx buffer; they
+ * come back with its next I/O. Buffers still in use stay. */
+void tcp_conn_trim(struct tcp_conn *tc)
+{
+	size_t freed = 0;
+
+	if (tc->closed || !tc->conn ||
+	    idm_prov_conn_foreach_task(tc->conn, any_task, NULL))
+		return;
+	if (!tc->r_count) {
+		/* queued PDUs (the NOP's answer) wait in tc->gen, not here */
+		freed += tc->r_cap * sizeof(*tc->ring) + tc->bounce_cap;
+		free(tc->ring);
+		tc->ring = NULL;
+		tc->r_cap = tc->r_head = 0;
+		free(tc->bounce);
+		tc->bounce = NULL;
+		tc->bounce_cap = 0;
+	}
+	if (tc->s_beg == tc->s_end) {
+		freed += tc->stage ? TCP_STAGE : 0;
+		free(tc->stage);
+		tc->stage = NULL;
+		tc->s_beg = tc->s_end = 0;
+	}
+	if (tc->rxcap > TCP_RXBUF_MIN) {
+		freed += tc->rxcap;
+		free(tc->rxbuf);
+		tc->rxbuf = NULL;
+		tc->rxcap = 0;
+	}
+	if (freed)
+		idm_prov_dbg(tc->ctx, "tcp: %s idle: %zu buffer bytes given back",
+			     idm_conn_peer_name(tc->conn), freed);
+}
+
 /* Close the socket and let go of every transfer and task (no callbacks). */
 void tcp_conn_close(struct tcp_conn *tc)
 {

@@ -247,6 +247,10 @@ static int on_pdu(struct tcp_conn *tc)
 			return tcp_tgt_dataout_done(tc);
 		case IDM_ISCSI_OP_SNACK_REQ:
 			return tcp_tgt_snack(tc);
+		case IDM_ISCSI_OP_NOP_OUT:
+			tcp_rx_deliver(tc, NULL);
+			tcp_conn_trim(tc);
+			return 0;
 		default:
 			tcp_rx_deliver(tc, NULL);
 			return 0;
@@ -260,6 +264,10 @@ static int on_pdu(struct tcp_conn *tc)
 	case IDM_ISCSI_OP_SCSI_RSP:
 		tcp_rx_deliver(
 			tc, idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr)));
+		return 0;
+	case IDM_ISCSI_OP_NOP_IN:
+		tcp_rx_deliver(tc, NULL);
+		tcp_conn_trim(tc);
 		return 0;
 	case IDM_ISCSI_OP_LOGIN_RSP:
 		tcp_rx_deliver(tc, NULL);
