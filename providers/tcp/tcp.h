@@ -38,7 +38,7 @@
 #define TCP_MAX_GETS   4	  /* Get_Data ranges active per task */
 #define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
 #define TCP_IO_BYTES   (4u << 20) /* bytes moved per wakeup and direction */
-#define TCP_TXD_CHUNK  8 /* login needs one or two; busy conns grow */
+#define TCP_TXD_CHUNK  4 /* login needs one at a time; busy conns grow */
 /* The control rx buffer starts at this size and doubles up to the data
  * segment limit as larger PDUs arrive: login PDUs are mostly a few
  * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
@@ -167,6 +167,7 @@ struct tcp_conn {
 	uint32_t wevents;
 	bool closed; /* socket gone: terminated or failed */
 	bool ffp;    /* digests/limits of full feature phase on */
+	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */
 	uint32_t next_ttt;
 	/* ITTs of tasks the caller freed lately: their late Data-In /
@@ -192,7 +193,7 @@ struct tcp_conn {
 	struct tcp_get *rget;	/* Data-Out placed directly: its range */
 	uint8_t *rxbuf; /* NULL until a data segment arrives (rxbuf_fit) */
 	uint32_t rxcap;
-	uint8_t *stage; /* TCP_STAGE bytes; NULL in login (rx_stage) */
+	uint8_t *stage; /* TCP_STAGE bytes; NULL until busy in FFP (rx_stage) */
 	uint32_t s_beg, s_end;
 	struct idm_prov_defer rx_defer;
 	/* send */

@@ -200,6 +200,7 @@ void tcp_conn_trim(struct tcp_conn *tc)
 		freed += tc->stage ? TCP_STAGE : 0;
 		free(tc->stage);
 		tc->stage = NULL;
+		tc->ffp_rx = false;
 		tc->s_beg = tc->s_end = 0;
 	}
 	if (tc->rxcap > TCP_RXBUF_MIN) {

@@ -24,13 +24,14 @@ static bool mid_pdu(const struct tcp_conn *tc)
 	return tc->rs != RX_BHS || tc->rgot != 0;
 }
 
-/* The stage, taken at the first read of full feature phase and kept
- * while the connection lives (no malloc per I/O). Login goes without:
- * its handful of PDUs cost a few more recv()s, not 4 KiB per connection
- * in a login storm. Without memory reads go in place, only slower. */
+/* The stage, taken once full feature phase brought its first bytes and
+ * kept while the connection is busy (no malloc per I/O). Login goes
+ * without: its handful of PDUs cost a few more recv()s, not 4 KiB per
+ * connection in a login storm; nor does a session that logs in and stays
+ * idle. Without memory reads go in place, only slower. */
 static uint8_t *rx_stage(struct tcp_conn *tc)
 {
-	if (!tc->stage && tc->ffp)
+	if (!tc->stage && tc->ffp_rx)
 		tc->stage = malloc(TCP_STAGE);
 	return tc->stage;
 }
@@ -80,6 +81,8 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 					      : "");
 			return -1;
 		}
+		if (!stage && tc->ffp)
+			tc->ffp_rx = true; /* the next read takes the stage */
 		if (direct) {
 			if ((size_t)n <= need)
 				return (int)n;
