@@ -253,25 +253,9 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		goto refuse;
 	}
 	set_timeouts(ic);
-	r = iser_qp_create(ic);
-	if (r < 0) {
-		why = "QP creation";
-		goto refuse;
-	}
-	/* The first Login Request needs a buffer before we accept. */
-	m = iser_pool_get(&ic->rx_login);
-	if (!m || iser_post_recv(ic, m) < 0) {
-		why = "posting the login buffer";
-		goto refuse;
-	}
-	/* RDMA Read depth: what the initiator serves, capped by the device */
-	ic->ord = req->initiator_depth;
-	if (ic->ord > ic->dev->max_rd_atom)
-		ic->ord = ic->dev->max_rd_atom;
-	ic->ird = req->responder_resources < ic->dev->max_rd_atom
-			  ? req->responder_resources : ic->dev->max_rd_atom;
-	ic->rep_flags = iser_cm_rep_flags(req_flags, true);
 
+	/* Ask the caller first: a request it refuses (over a login budget,
+	 * say) costs no CQ, QP or login buffer. */
 	r = idm_prov_conn_accepted(il->l, ic, rdma_get_local_addr(id),
 			       rdma_get_peer_addr(id), &c);
 	if (r < 0) {
@@ -281,6 +265,33 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
 	ic->st = idm_prov_conn_stats(c);
+	if (ic->state != ISER_ACCEPTING) {
+		/* terminated from the accept callback: the core frees ic
+		 * with its connection */
+		rdma_reject(id, NULL, 0);
+		return;
+	}
+	/* RDMA CM wants the QP at rdma_accept(), which comes next */
+	r = iser_qp_create(ic);
+	if (r < 0) {
+		rdma_reject(id, NULL, 0);
+		iser_conn_fail(ic, r, "QP creation: %s", strerror(-r));
+		return;
+	}
+	/* The first Login Request needs a buffer before we accept. */
+	m = iser_pool_get(&ic->rx_login);
+	if (!m || iser_post_recv(ic, m) < 0) {
+		rdma_reject(id, NULL, 0);
+		iser_conn_fail(ic, -ENOMEM, "cannot post the login buffer");
+		return;
+	}
+	/* RDMA Read depth: what the initiator serves, capped by the device */
+	ic->ord = req->initiator_depth;
+	if (ic->ord > ic->dev->max_rd_atom)
+		ic->ord = ic->dev->max_rd_atom;
+	ic->ird = req->responder_resources < ic->dev->max_rd_atom
+			  ? req->responder_resources : ic->dev->max_rd_atom;
+	ic->rep_flags = iser_cm_rep_flags(req_flags, true);
 	iser_cm_word_encode(pd, ic->rep_flags);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;

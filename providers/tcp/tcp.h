@@ -20,9 +20,15 @@
 
 #define tcp_container_of(ptr, type, member) IDM_PROV_CONTAINER_OF(ptr, type, member)
 
-#define TCP_RING 64 /* PDUs prepared for one sendmsg */
-/* Receive staging: headers and small segments come from recv()s of up to
- * TCP_STAGE bytes; a direct read of a large segment also takes up to
+/* Send ring: PDUs prepared for one sendmsg. It starts at TCP_RING_MIN
+ * entries (login sends one PDU at a time) and doubles, up to TCP_RING,
+ * only when more PDUs are ready than it holds: an idle connection keeps a
+ * few hundred bytes, a busy one grows once and keeps what it grew to. */
+#define TCP_RING     64
+#define TCP_RING_MIN 4
+/* Receive staging (full feature phase only; login reads straight into
+ * its destination): headers and small segments come from recv()s of up
+ * to TCP_STAGE bytes; a direct read of a large segment also takes up to
  * TCP_STAGE_TAIL bytes of what follows (normally the next header). Both
  * are small so that little payload is ever copied out of the stage. */
 #define TCP_STAGE      4096
@@ -32,7 +38,11 @@
 #define TCP_MAX_GETS   4	  /* Get_Data ranges active per task */
 #define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
 #define TCP_IO_BYTES   (4u << 20) /* bytes moved per wakeup and direction */
-#define TCP_TXD_CHUNK  32
+#define TCP_TXD_CHUNK  4 /* login needs one at a time; busy conns grow */
+/* The control rx buffer starts at this size and doubles up to the data
+ * segment limit as larger PDUs arrive: login PDUs are mostly a few
+ * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
+#define TCP_RXBUF_MIN  512
 #define TCP_DEAD_ITTS  32 /* freed ITTs remembered per connection */
 
 /* ---- send side ---------------------------------------------------- */
@@ -143,10 +153,8 @@ enum tcp_rx_dest {
 	DST_RXBUF,   /* control PDU data: conn rx buffer */
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
-	DST_DISCARD, /* its task was freed mid-PDU: read and drop */
+	DST_DISCARD, /* its task was freed mid-PDU: read into rxbuf, drop */
 };
-
-#define TCP_DISCARD 4096
 
 struct tcp_conn {
 	struct idm_conn *conn;
@@ -160,6 +168,7 @@ struct tcp_conn {
 	uint32_t wevents;
 	bool closed; /* socket gone: terminated or failed */
 	bool ffp;    /* digests/limits of full feature phase on */
+	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */
 	uint32_t next_ttt;
 	/* ITTs of tasks the caller freed lately: their late Data-In /
@@ -183,10 +192,9 @@ struct tcp_conn {
 	struct idm_task *rtask; /* Data-In / Data-Out: its task */
 	struct tcp_r2t *rr2t;	/* Data-Out: its R2T (NULL: unsolicited) */
 	struct tcp_get *rget;	/* Data-Out placed directly: its range */
-	uint8_t *rxbuf;
+	uint8_t *rxbuf; /* NULL until a data segment arrives (rxbuf_fit) */
 	uint32_t rxcap;
-	uint8_t discard[TCP_DISCARD];
-	uint8_t *stage;
+	uint8_t *stage; /* TCP_STAGE bytes; NULL until busy in FFP (rx_stage) */
 	uint32_t s_beg, s_end;
 	/* the last read returned less than asked: the socket is empty, so
 	 * wait for epoll (level-triggered) instead of a recv that would
@@ -196,9 +204,8 @@ struct tcp_conn {
 	/* send */
 	struct idm_sq gen;	     /* txds still producing PDUs */
 	struct idm_pool txd_pool;    /* of struct tcp_txd */
-	struct tcp_txpdu ring[TCP_RING];
-	unsigned r_head, r_count;
-	struct iovec iov[TCP_RING * 4];
+	struct tcp_txpdu *ring; /* r_cap entries; NULL until the first send */
+	unsigned r_cap, r_head, r_count;
 	uint8_t *bounce;
 	size_t bounce_cap;
 	struct idm_prov_defer tx_defer;
@@ -245,6 +252,8 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
+/* After a NOP (outside the rx buffer's use): give back idle buffers. */
+void tcp_conn_trim(struct tcp_conn *tc);
 /* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
 void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
 bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);

@@ -17,13 +17,28 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Out of descriptors (EMFILE, ENFILE) or kernel memory, accept() fails
+ * with the connection still queued, and the level-triggered listener
+ * would wake the loop again at once: a busy loop that floods the log.
+ * The listener is put to sleep for this long instead, and the failure
+ * logged at most once per TCP_ACCEPT_LOG_S. */
+#define TCP_ACCEPT_BACKOFF_MS 100
+#define TCP_ACCEPT_LOG_S      10
 
 struct tcp_listener {
 	struct idm_prov_listener *l;
 	int fd;
 	int port;
 	struct idm_prov_watch w;
+	/* accept back-off: made at listen time, when descriptors are there */
+	int tfd;
+	struct idm_prov_watch tw;
+	bool paused;
+	time_t logged;	     /* CLOCK_MONOTONIC seconds of the last warning */
+	unsigned unlogged;   /* failures since then, not logged */
 };
 
 static void conn_event(struct idm_prov_watch *w, uint32_t revents)
@@ -88,6 +103,10 @@ void tcp_tune_socket(int fd, const struct tcp_knobs *k)
 			   sizeof(k->user_timeout_ms));
 }
 
+/* The one place a connection is made (accepted, connecting, or adopted).
+ * It holds only the receive machine here; buffers come with use: the
+ * send ring with the first PDU sent, the rx buffer with the first data
+ * segment, the stage in full feature phase. */
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 {
 	struct tcp_conn *tc = calloc(1, sizeof(*tc));
@@ -100,15 +119,6 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->next_ttt = 0x1000;
 	idm_sq_init(&tc->gen);
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
-	tc->stage = malloc(TCP_STAGE);
-	tc->rxbuf = malloc(TCP_LOGIN_DSL);
-	if (!tc->stage || !tc->rxbuf) {
-		free(tc->stage);
-		free(tc->rxbuf);
-		free(tc);
-		return NULL;
-	}
-	tc->rxcap = TCP_LOGIN_DSL;
 	return tc;
 }
 
@@ -160,6 +170,52 @@ void tcp_enter_ffp(struct tcp_conn *tc)
 }
 
 
+static int any_task(struct idm_task *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	return 1;
+}
+
+/* A NOP arrived: if the connection has no task it is idle (pings are
+ * what an idle session exchanges, every few seconds at most). Give back
+ * what it grew while busy - send ring, stage, a large rx buffer; they
+ * come back with its next I/O. Buffers still in use stay. */
+void tcp_conn_trim(struct tcp_conn *tc)
+{
+	size_t freed = 0;
+
+	if (tc->closed || !tc->conn ||
+	    idm_prov_conn_foreach_task(tc->conn, any_task, NULL))
+		return;
+	if (!tc->r_count) {
+		/* queued PDUs (the NOP's answer) wait in tc->gen, not here */
+		freed += tc->r_cap * sizeof(*tc->ring) + tc->bounce_cap;
+		free(tc->ring);
+		tc->ring = NULL;
+		tc->r_cap = tc->r_head = 0;
+		free(tc->bounce);
+		tc->bounce = NULL;
+		tc->bounce_cap = 0;
+	}
+	if (tc->s_beg == tc->s_end) {
+		freed += tc->stage ? TCP_STAGE : 0;
+		free(tc->stage);
+		tc->stage = NULL;
+		tc->ffp_rx = false;
+		tc->s_beg = tc->s_end = 0;
+	}
+	if (tc->rxcap > TCP_RXBUF_MIN) {
+		freed += tc->rxcap;
+		free(tc->rxbuf);
+		tc->rxbuf = NULL;
+		tc->rxcap = 0;
+	}
+	if (freed)
+		idm_prov_dbg(tc->ctx, "tcp: %s idle: %zu buffer bytes given back",
+			     idm_conn_peer_name(tc->conn), freed);
+}
+
 /* Close the socket and let go of every transfer and task (no callbacks). */
 void tcp_conn_close(struct tcp_conn *tc)
 {
@@ -208,6 +264,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	tcp_conn_close(tc);
 	tcp_tx_free_pool(tc);
 	free(tc->bounce);
+	free(tc->ring);
 	free(tc->stage);
 	free(tc->rxbuf);
 	free(tc);
@@ -247,23 +304,82 @@ static void accept_one(struct tcp_listener *tl, int fd)
 		tcp_conn_fail(tc, -ENOMEM, "cannot watch the accepted socket");
 }
 
+static bool accept_resource_error(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS ||
+	       err == ENOMEM;
+}
+
+/* accept() is short of a resource: stop watching the listener for
+ * TCP_ACCEPT_BACKOFF_MS (the connection waits in the backlog) and say so,
+ * rate-limited. */
+static void accept_backoff(struct tcp_listener *tl, int err)
+{
+	struct idm_ctx *ctx = idm_prov_listener_ctx(tl->l);
+	struct itimerspec its = {
+		.it_value.tv_nsec = TCP_ACCEPT_BACKOFF_MS * 1000000L,
+	};
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!tl->logged || now.tv_sec - tl->logged >= TCP_ACCEPT_LOG_S) {
+		idm_prov_warn(ctx,
+			      "tcp: accept: %s: pausing accepts for %d ms at a "
+			      "time (%u more failures since the last warning; "
+			      "next warning in %d s at the earliest)",
+			      strerror(err), TCP_ACCEPT_BACKOFF_MS, tl->unlogged,
+			      TCP_ACCEPT_LOG_S);
+		tl->logged = now.tv_sec ? now.tv_sec : 1;
+		tl->unlogged = 0;
+	} else {
+		tl->unlogged++;
+	}
+	if (idm_prov_watch_mod(ctx, &tl->w, 0) < 0 ||
+	    timerfd_settime(tl->tfd, 0, &its, NULL) < 0) {
+		/* cannot pause: keep watching (as before) rather than never
+		 * accepting again */
+		idm_prov_watch_mod(ctx, &tl->w, EPOLLIN);
+		return;
+	}
+	tl->paused = true;
+}
+
 static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, w);
 
 	(void)revents;
+	if (tl->paused)
+		return;
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(tl->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR && errno != ECONNABORTED)
-				idm_prov_warn(idm_prov_listener_ctx(tl->l), "tcp: accept: %s",
-					  strerror(errno));
+			if (accept_resource_error(errno))
+				accept_backoff(tl, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR && errno != ECONNABORTED)
+				idm_prov_warn(idm_prov_listener_ctx(tl->l),
+					      "tcp: accept: %s",
+					      strerror(errno));
 			return;
 		}
 		accept_one(tl, fd);
 	}
+}
+
+/* The back-off is over: watch the listener again. */
+static void backoff_event(struct idm_prov_watch *w, uint32_t revents)
+{
+	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, tw);
+	uint64_t ticks;
+
+	(void)revents;
+	if (read(tl->tfd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	if (tl->paused &&
+	    idm_prov_watch_mod(idm_prov_listener_ctx(tl->l), &tl->w, EPOLLIN) == 0)
+		tl->paused = false;
 }
 
 /* Serve a bound, listening socket: the one way a listener starts, for a
@@ -280,23 +396,34 @@ int tcp_listener_start(struct idm_prov_listener *l, int fd)
 		return -ENOMEM;
 	tl->l = l;
 	tl->fd = fd;
-	if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0) {
+	/* the accept back-off's timer (listen_event on EMFILE) */
+	tl->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (tl->tfd < 0 ||
+	    getsockname(fd, (struct sockaddr *)&bound, &blen) < 0) {
 		r = -errno;
-		free(tl);
-		return r;
+		goto fail;
 	}
 	if (bound.ss_family == AF_INET)
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 	else if (bound.ss_family == AF_INET6)
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->tw, tl->tfd,
+			       EPOLLIN, backoff_event);
+	if (r < 0)
+		goto fail;
 	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->w, tl->fd, EPOLLIN,
 			   listen_event);
-	if (r < 0) {
-		free(tl);
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	idm_prov_listener_set_priv(l, tl);
 	return 0;
+fail:
+	if (tl->tw.added)
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->tw);
+	if (tl->tfd >= 0)
+		close(tl->tfd);
+	free(tl); /* fd stays open: the caller's */
+	return r;
 }
 
 int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
@@ -328,7 +455,10 @@ void tcp_unlisten(struct idm_prov_listener *l)
 		return;
 	if (tl->w.added)
 		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->w);
+	if (tl->tw.added)
+		idm_prov_watch_del(idm_prov_listener_ctx(l), &tl->tw);
 	close(tl->fd);
+	close(tl->tfd);
 	free(tl);
 	idm_prov_listener_set_priv(l, NULL);
 }

@@ -2,8 +2,10 @@
 /*
  * Receive side of a TCP connection: BHS -> AHS and header digest -> data
  * segment -> pad and data digest, checking every length against the
- * limits before reading it. Small pieces come out of a 4 KiB staging
- * buffer (one recv() serves many small PDUs); a data segment
+ * limits before reading it. In full feature phase small pieces come out
+ * of a 4 KiB staging buffer (one recv() serves many small PDUs); login,
+ * a few PDUs, reads each piece straight into its place and so holds no
+ * stage. A data segment
  * bound for a caller buffer is read into it directly (readv) once what
  * is already staged is used up, so big payloads are copied only by the
  * kernel.
@@ -22,6 +24,18 @@ static bool mid_pdu(const struct tcp_conn *tc)
 	return tc->rs != RX_BHS || tc->rgot != 0;
 }
 
+/* The stage, taken once full feature phase brought its first bytes and
+ * kept while the connection is busy (no malloc per I/O). Login goes
+ * without: its handful of PDUs cost a few more recv()s, not 4 KiB per
+ * connection in a login storm; nor does a session that logs in and stays
+ * idle. Without memory reads go in place, only slower. */
+static uint8_t *rx_stage(struct tcp_conn *tc)
+{
+	if (!tc->stage && tc->ffp_rx)
+		tc->stage = malloc(TCP_STAGE);
+	return tc->stage;
+}
+
 /* Up to `need` bytes into dst: >0 bytes got, 0 would block, <0 failed. */
 static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		   bool direct)
@@ -30,22 +44,24 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 	ssize_t n;
 
 	if (tc->s_beg == tc->s_end) {
+		uint8_t *stage = rx_stage(tc);
+
 		tc->s_beg = tc->s_end = 0;
 		if (tc->rx_dry)
 			return 0; /* saves the EAGAIN recv of each wakeup */
+		direct = !stage || (direct && need >= TCP_DIRECT_MIN);
 		for (;;) {
-			if (direct && need >= TCP_DIRECT_MIN) {
+			if (direct) {
 				struct iovec v[2] = {
 					{ .iov_base = dst, .iov_len = need },
-					{ .iov_base = tc->stage,
+					{ .iov_base = stage,
 					  .iov_len = TCP_STAGE_TAIL },
 				};
-				asked = (size_t)need + TCP_STAGE_TAIL;
-				n = readv(tc->fd, v, 2);
+				asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
+				n = readv(tc->fd, v, stage ? 2 : 1);
 			} else {
 				asked = TCP_STAGE;
-				n = recv(tc->fd, tc->stage, TCP_STAGE, 0);
-				direct = false;
+				n = recv(tc->fd, stage, TCP_STAGE, 0);
 			}
 			if (n >= 0 || errno != EINTR)
 				break;
@@ -73,6 +89,8 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		/* a short read took all the socket had (TCP hands over what
 		 * is queued, up to the size asked) */
 		tc->rx_dry = (size_t)n < asked;
+		if (!stage && tc->ffp)
+			tc->ffp_rx = true; /* the next read takes the stage */
 		if (direct) {
 			if ((size_t)n <= need)
 				return (int)n;
@@ -107,17 +125,22 @@ static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
 {
 	uint8_t *nb;
 
+	uint32_t cap = tc->rxcap ? tc->rxcap : TCP_RXBUF_MIN;
+
 	if (len <= tc->rxcap)
 		return 0;
-	/* grows to the largest control PDU allowed, once */
-	nb = realloc(tc->rxbuf, len);
+	/* doubles, so a connection reallocates a few times in its life at
+	 * most, up to the largest data segment it actually received */
+	while (cap < len)
+		cap = cap > UINT32_MAX / 2 ? len : cap * 2;
+	nb = realloc(tc->rxbuf, cap);
 	if (!nb) {
 		tcp_conn_fail(tc, -ENOMEM,
 			      "no memory for a %u-byte data segment", len);
 		return -1;
 	}
 	tc->rxbuf = nb;
-	tc->rxcap = len;
+	tc->rxcap = cap;
 	return 0;
 }
 
@@ -236,6 +259,10 @@ static int on_pdu(struct tcp_conn *tc)
 			return tcp_tgt_dataout_done(tc);
 		case IDM_ISCSI_OP_SNACK_REQ:
 			return tcp_tgt_snack(tc);
+		case IDM_ISCSI_OP_NOP_OUT:
+			tcp_rx_deliver(tc, NULL);
+			tcp_conn_trim(tc);
+			return 0;
 		default:
 			tcp_rx_deliver(tc, NULL);
 			return 0;
@@ -249,6 +276,10 @@ static int on_pdu(struct tcp_conn *tc)
 	case IDM_ISCSI_OP_SCSI_RSP:
 		tcp_rx_deliver(
 			tc, idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr)));
+		return 0;
+	case IDM_ISCSI_OP_NOP_IN:
+		tcp_rx_deliver(tc, NULL);
+		tcp_conn_trim(tc);
 		return 0;
 	case IDM_ISCSI_OP_LOGIN_RSP:
 		tcp_rx_deliver(tc, NULL);
@@ -309,9 +340,13 @@ void tcp_rx_run(struct tcp_conn *tc)
 				uint32_t want = tc->rl.dsl - tc->rgot;
 				uint8_t *p;
 				if (tc->rdst == DST_DISCARD) {
-					p = tc->discard;
-					if (want > TCP_DISCARD)
-						want = TCP_DISCARD;
+					/* rxbuf is free: this PDU does not
+					 * deliver its data */
+					if (rxbuf_fit(tc, TCP_RXBUF_MIN) < 0)
+						return;
+					p = tc->rxbuf;
+					if (want > tc->rxcap)
+						want = tc->rxcap;
 				} else {
 					p = tc->rptr + tc->rgot;
 				}

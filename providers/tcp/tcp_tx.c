@@ -2,7 +2,8 @@
 /*
  * Send side of a TCP connection. Work is queued as descriptors (a copied
  * control PDU, or a Data-In / Data-Out / R2T transfer over a caller
- * buffer) in call order. A ring of up to TCP_RING prepared PDUs, whose
+ * buffer) in call order. A ring of up to TCP_RING prepared PDUs (grown
+ * from TCP_RING_MIN as more are ready at once), whose
  * iovecs point straight into the caller's buffers, is written with one
  * sendmsg; partial writes resume where they stopped. Data PDUs are built
  * lazily as ring slots free up, so a 16 MiB Put_Data costs no memory.
@@ -220,12 +221,65 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 	return last;
 }
 
-static void fill_ring(struct tcp_conn *tc)
+/* Entry i after the head. r_cap is a power of two: a mask, not a
+ * division, on the hot path. */
+static inline struct tcp_txpdu *ring_at(struct tcp_conn *tc, unsigned i)
 {
-	while (tc->r_count < TCP_RING && !idm_sq_empty(&tc->gen)) {
+	return &tc->ring[(tc->r_head + i) & (tc->r_cap - 1)];
+}
+
+/* Move a prepared PDU to another slot: its iovecs that point into the
+ * entry itself (generated header, header digest, pad and data digest)
+ * must point into the new one. */
+static void txpdu_move(struct tcp_txpdu *dst, const struct tcp_txpdu *src)
+{
+	uintptr_t lo = (uintptr_t)src, hi = (uintptr_t)(src + 1);
+
+	*dst = *src;
+	for (int k = 0; k < src->iovcnt; k++) {
+		uintptr_t p = (uintptr_t)src->iov[k].iov_base;
+
+		if (p >= lo && p < hi)
+			dst->iov[k].iov_base = (char *)dst + (p - lo);
+	}
+}
+
+/* Twice the entries (TCP_RING_MIN the first time), the queued ones
+ * moved to the front. Happens only while the ring is smaller than what
+ * the connection keeps in flight, so a few times per connection. */
+static int ring_grow(struct tcp_conn *tc)
+{
+	unsigned cap = tc->r_cap ? tc->r_cap * 2 : TCP_RING_MIN;
+	struct tcp_txpdu *nr;
+
+	if (tc->r_cap >= TCP_RING)
+		return -ENOSPC;
+	nr = malloc(cap * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	for (unsigned i = 0; i < tc->r_count; i++)
+		txpdu_move(&nr[i], ring_at(tc, i));
+	free(tc->ring);
+	tc->ring = nr;
+	tc->r_cap = cap;
+	tc->r_head = 0;
+	return 0;
+}
+
+/* Prepare queued PDUs into free ring slots. Fails only when there is no
+ * ring at all and no memory for one. */
+static int fill_ring(struct tcp_conn *tc)
+{
+	while (!idm_sq_empty(&tc->gen)) {
 		struct tcp_txd *d = tcp_txd_of(tc->gen.head);
-		struct tcp_txpdu *e =
-			&tc->ring[(tc->r_head + tc->r_count) % TCP_RING];
+		struct tcp_txpdu *e;
+
+		if (tc->r_count == tc->r_cap && ring_grow(tc) < 0) {
+			if (!tc->r_cap)
+				return -ENOMEM;
+			break; /* full at its largest, or memory short */
+		}
+		e = ring_at(tc, tc->r_count);
 
 		d->inflight++;
 		tc->r_count++;
@@ -234,6 +288,7 @@ static void fill_ring(struct tcp_conn *tc)
 			idm_sq_pop(&tc->gen);
 		}
 	}
+	return 0;
 }
 
 /* The ring's head entry left the socket (or was skipped). Returns false if
@@ -243,7 +298,7 @@ static bool entry_done(struct tcp_conn *tc)
 	struct tcp_txpdu *e = &tc->ring[tc->r_head];
 	struct tcp_txd *d = e->txd;
 
-	tc->r_head = (tc->r_head + 1) % TCP_RING;
+	tc->r_head = (tc->r_head + 1) & (tc->r_cap - 1);
 	tc->r_count--;
 	e->txd = NULL;
 	if (--d->inflight || !d->gen_done)
@@ -265,6 +320,8 @@ static bool entry_done(struct tcp_conn *tc)
 
 void tcp_tx_flush(struct tcp_conn *tc)
 {
+	/* scratch for one sendmsg: on the stack, not in every connection */
+	struct iovec iov[TCP_RING * 4];
 	uint64_t sent = 0;
 
 	while (!tc->closed) {
@@ -278,7 +335,10 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			return;
 		}
 
-		fill_ring(tc);
+		if (fill_ring(tc) < 0) {
+			tcp_conn_fail(tc, -ENOMEM, "no memory for the send ring");
+			return;
+		}
 		/* drop skipped entries at the head */
 		while (tc->r_count && tc->ring[tc->r_head].skip)
 			if (!entry_done(tc))
@@ -289,8 +349,7 @@ void tcp_tx_flush(struct tcp_conn *tc)
 		}
 		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4;
 		     i++) {
-			struct tcp_txpdu *e =
-				&tc->ring[(tc->r_head + i) % TCP_RING];
+			struct tcp_txpdu *e = ring_at(tc, i);
 			size_t skip = e->done;
 
 			if (e->skip)
@@ -304,13 +363,13 @@ void tcp_tx_flush(struct tcp_conn *tc)
 				v.iov_base = (char *)v.iov_base + skip;
 				v.iov_len -= skip;
 				skip = 0;
-				tc->iov[cnt++] = v;
+				iov[cnt++] = v;
 			}
 		}
 		{
 			/* sendmsg for MSG_NOSIGNAL: a vanished peer must not
 			 * raise SIGPIPE in the caller's process */
-			struct msghdr mh = { .msg_iov = tc->iov,
+			struct msghdr mh = { .msg_iov = iov,
 					     .msg_iovlen = (size_t)cnt };
 			n = sendmsg(tc->fd, &mh, MSG_NOSIGNAL);
 		}
@@ -330,8 +389,7 @@ void tcp_tx_flush(struct tcp_conn *tc)
 		/* account every byte first: a completion callback below may
 		 * cancel a task whose PDU is already partly on the wire */
 		for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
-			struct tcp_txpdu *e =
-				&tc->ring[(tc->r_head + i) % TCP_RING];
+			struct tcp_txpdu *e = ring_at(tc, i);
 			size_t take = e->len - e->done;
 
 			if (e->skip)
@@ -392,7 +450,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 	if (!tcp_task(t)->ntxd)
 		return;
 	for (unsigned i = 0; i < tc->r_count; i++) {
-		struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		struct tcp_txpdu *e = ring_at(tc, i);
 
 		if (!e->txd || e->txd->task != t)
 			continue;
@@ -421,7 +479,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 	}
 	/* txds still referenced by ring entries forget the task now */
 	for (unsigned i = 0; i < tc->r_count; i++) {
-		struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		struct tcp_txpdu *e = ring_at(tc, i);
 		if (e->txd && e->txd->task == t) {
 			tcp_task(t)->ntxd--;
 			e->txd->task = NULL;
@@ -437,7 +495,7 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 		struct tcp_txpdu *e = &tc->ring[tc->r_head];
 
 		d = e->txd;
-		tc->r_head = (tc->r_head + 1) % TCP_RING;
+		tc->r_head = (tc->r_head + 1) & (tc->r_cap - 1);
 		tc->r_count--;
 		e->txd = NULL;
 		if (d && --d->inflight == 0 && d->gen_done)
@@ -483,7 +541,7 @@ void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st)
 	uint64_t bytes = 0;
 
 	for (unsigned i = 0; i < tc->r_count; i++) {
-		const struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		const struct tcp_txpdu *e = ring_at(tc, i);
 		n++;
 		bytes += e->len - e->done;
 	}

@@ -335,6 +335,51 @@ START_TEST(nop_ping_large)
 }
 END_TEST
 
+/* I/O, then a NOP ping while no task is open (the TCP provider gives
+ * its send ring, stage and large rx buffer back then), then I/O again:
+ * what was given back must come back, several times, on both sides. */
+START_TEST(io_after_idle_nop)
+{
+	static const struct h_io ios[] = {
+		{ true, 4096 },	   { false, 4096 },   { true, 1 << 20 },
+		{ false, 1 << 20 }, { true, 65536 },   { false, 512 },
+		{ true, 131072 },  { false, 131072 },
+	};
+	static uint8_t data[8193];
+	struct h_params p;
+	struct h h;
+	int rc;
+
+	h_params_default(&p);
+	ck_assert_msg(h_init(&h, 1 << 20, 8) == 0, "h_init: %s", h.err);
+	rc = h_connect_login(&h, &p, 5000);
+	ck_assert_msg(rc == 0, "login: %s", h.err);
+	for (int round = 0; round < 3; round++) {
+		uint8_t bhs[48] = { 0 };
+
+		rc = h_run_io(&h, ios, N(ios), 4, 60000);
+		ck_assert_msg(rc == 0, "round %d, I/O: %s", round, h.err);
+		for (size_t j = 0; j < sizeof(data); j++)
+			data[j] = (uint8_t)(j * 3 + (size_t)round);
+		h.i.nop_in_count = 0;
+		h_build_nop_out(bhs, 0x7100 + (uint32_t)round, h.cmdsn);
+		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, h.exp_statsn);
+		rc = idm_send_control(h.i.conn, bhs, NULL, 0, data,
+				      p.tgt_mrdsl < sizeof(data) ? p.tgt_mrdsl
+								 : sizeof(data),
+				      NULL, 0);
+		ck_assert_msg(rc == 0, "NOP-Out: %s", idm_strerror(rc));
+		ck_assert_msg(h_progress_until(&h, got_nop_in, 20000) == 0,
+			      "round %d: no NOP-In: %s", round, h.err);
+	}
+	rc = h_run_io(&h, ios, N(ios), 4, 60000);
+	ck_assert_msg(rc == 0, "last I/O: %s", h.err);
+	ck_assert_int_eq(h.i.terminate_count + h.t.terminate_count, 0);
+	h_fini(&h);
+	h_log("io_after_idle_nop: 3 x (8 mixed ios at qd 4, then a NOP ping with no task open), then ios again: verified");
+}
+END_TEST
+
 /* The same with libidm's opt-in progress thread: callbacks on that
  * thread, commands submitted from the test's thread meanwhile. */
 START_TEST(progress_thread)
@@ -385,6 +430,7 @@ int main(void)
 	tcase_add_test(tc, poll_driven);
 	tcase_add_test(tc, odd_lengths);
 	tcase_add_test(tc, nop_ping_large);
+	tcase_add_test(tc, io_after_idle_nop);
 	tcase_add_test(tc, progress_thread);
 run:
 	suite_add_tcase(s, tc);
