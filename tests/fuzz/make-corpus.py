@@ -277,8 +277,74 @@ def tcp_target():
     write("tcp_target", "cut-mid-pdu", c[:60])
 
 
+# ---------------------------------------------------------------- iSER
+def iser_hdr(op=0x10, write=None, read=None):
+    """The 28-byte iSER header: write/read = (STag, VA) of a valid half."""
+    b0 = op | (0x08 if write else 0) | (0x04 if read else 0)
+    w = struct.pack(">IQ", *write) if write else bytes(12)
+    r = struct.pack(">IQ", *read) if read else bytes(12)
+    return bytes([b0, 0, 0, 0]) + w + r
+
+
+def hello(op, maxv=10, minv=10, ird_ord=16, rej=False):
+    return bytes([op | (1 if rej else 0), maxv << 4 | minv]) + struct.pack(">H", ird_ord) + bytes(24)
+
+
+def sends(*msgs):
+    """fuzz_iser_parser's Sends: 2-byte length, message."""
+    return b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+
+
+def ctrl(p, **kw):
+    """A control-type Send carrying one PDU as pdu() builds it (minus its
+    selector byte)."""
+    return iser_hdr(**kw) + p[1:]
+
+
+def iser_parser():
+    # config: bit 0 target, bit 1 login, bits 2-3 ORD, 4-6 slack; params:
+    # ImmediateData, InitialR2T, FirstBurstLength 512 << bits 2-5
+    tgt_ffp, fbl_64k_imm = 0x01 | 2 << 2 | 1 << 4, 0x01 | 7 << 2
+    write("iser_parser", "target-write-unsolicited", bytes([tgt_ffp, fbl_64k_imm]) + sends(
+        ctrl(scsi_cmd(cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 13, 4, w=True,
+                      data=bytes(range(256)) * 2, final=False), write=(0x1234, 0x7f0000001000)),
+        ctrl(data_out(bytes(512), 13, offset=512)),
+        ctrl(scsi_cmd(cdb(0x28, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 14, 5, r=True),
+             read=(0x5678, 0x7f0000002000)),
+        ctrl(nop_out(15, 6, b"ping")), ctrl(text_req(text(("SendTargets", "All")), 16, 7)),
+        ctrl(tmf(1, 17, 8, ref=14, refcmdsn=5)), ctrl(logout(18, 9))))
+    write("iser_parser", "target-hello", bytes([tgt_ffp, 0]) + sends(
+        hello(0x20), hello(0x20, 11, 11), hello(0x20, ird_ord=0), hello(0x30)))
+    write("iser_parser", "target-login", bytes([0x03 | 1 << 2, 0]) + sends(
+        ctrl(login(0, 1, True, FIRST)), ctrl(login(1, 3, True, OPER + LOGIN_ISER, itt=2))))
+    ini_ffp = 1 << 2 | 2 << 4
+    resp = bhs(0x21, 0x80, itt=10, w20=0, w24=2, w28=1)
+    datain = bhs(0x25, 0x81, data=bytes(8), itt=12)
+    r2t = bhs(0x31, 0x80, itt=13, w20=0x1000)
+    write("iser_parser", "initiator-responses", bytes([ini_ffp, 0]) + sends(
+        hello(0x30), hello(0x30, rej=True),
+        iser_hdr() + resp, iser_hdr() + bhs(0x20, 0x80, data=b"pong", itt=0xffffffff) + b"pong",
+        iser_hdr() + bhs(0x24, 0x80, data=text(("TargetName", TNAME)), itt=11) + text(("TargetName", TNAME)),
+        iser_hdr() + bhs(0x32, 0x80, itt=0xffffffff, data=bytes(4)) + bytes(4),
+        iser_hdr() + bhs(0x3f, 0x80, data=resp, itt=0xffffffff) + resp,
+        iser_hdr() + bhs(0x26, 0x80, itt=14),
+        iser_hdr() + datain + bytes(8), iser_hdr() + r2t))
+    write("iser_parser", "initiator-login", bytes([0x02, 0]) + sends(
+        iser_hdr() + bhs(0x23, 0x87, data=OPER, lun=ISID + b"\0\1", itt=1) + OPER))
+    # an AHS, a PDU longer than its Send, a short Send, an unknown iSER
+    # opcode, a Hello with trailing bytes, a buffer smaller than the Send
+    ahs = struct.pack(">HB", 8, 1) + bytes(9)
+    cmd = bytearray(scsi_cmd(cdb(0x00), 0, 20, 1)[1:])
+    cmd[4] = len(ahs) // 4
+    write("iser_parser", "lengths", bytes([tgt_ffp, 0]) + sends(
+        iser_hdr() + bytes(cmd) + ahs, iser_hdr() + bhs(0x40, 0x80, data=bytes(100), itt=1) + bytes(10),
+        iser_hdr()[:20], bytes([0x50]) + bytes(75), hello(0x20) + bytes(4)))
+    write("iser_parser", "buffer-too-small", bytes([0x81, 0]) + sends(ctrl(nop_out(1, 1))))
+
+
 params()
 keys()
 scsi()
 target()
 tcp_target()
+iser_parser()
