@@ -277,6 +277,99 @@ def tcp_target():
     write("tcp_target", "cut-mid-pdu", c[:60])
 
 
+# ---------------------------------------------------------- tcp_initiator
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC32C_T = _crc32c_table()
+
+
+def crc32c(b):
+    """RFC 3720 B.4 CRC32C as it goes on the wire (little-endian)."""
+    c = 0xffffffff
+    for x in b:
+        c = CRC32C_T[(c ^ x) & 0xff] ^ (c >> 8)
+    return struct.pack("<I", c ^ 0xffffffff)
+
+
+def tcp_pdu(h, data=b"", hd=False, dd=False):
+    """One PDU on the wire: BHS, header digest, data, pad, data digest."""
+    pad = data + bytes(-len(data) % 4)
+    return h + (crc32c(h) if hd else b"") + pad + (crc32c(pad) if dd and data else b"")
+
+
+def sn4(*v):
+    return b"".join(struct.pack(">I", x) for x in v)
+
+
+def target_stream(cfg, ffp_pdus, login_keys=None):
+    """fuzz_tcp_initiator's input: the final Login Response, then the
+    full feature phase PDUs with the digests cfg turns on."""
+    keys = login_keys if login_keys is not None else text(
+        ("HeaderDigest", "CRC32C" if cfg & 1 else "None"), ("MaxRecvDataSegmentLength", "8192"))
+    out = tcp_pdu(bhs(0x23, 0x87, data=keys, lun=ISID + b"\0\1", itt=1, w24=0, w28=1,
+                      rest=sn4(16, 0, 0, 0)), keys)
+    for h, d in ffp_pdus:
+        out += tcp_pdu(h, d, hd=bool(cfg & 1), dd=bool(cfg & 2))
+    return bytes([cfg]) + out
+
+
+def data_in(itt, datasn, off, data, status=None, statsn=1, ack=False):
+    flags = (0x80 | 0x01 if status is not None else 0) | (0x40 if ack else 0)
+    return bhs(0x25, flags, ver=bytes([0, status or 0]), data=data, itt=itt, w20=0xffffffff,
+               w24=statsn if status is not None else 0, w28=2, rest=sn4(17, datasn, off, 0)), data
+
+
+def r2t(itt, ttt, r2tsn, off, length):
+    return bhs(0x31, 0x80, itt=itt, w20=ttt, w24=1, w28=2, rest=sn4(17, r2tsn, off, length)), b""
+
+
+def scsi_rsp(itt, statsn, status=0, sense=b""):
+    d = struct.pack(">H", len(sense)) + sense if sense else b""
+    return bhs(0x21, 0x80, ver=bytes([0, status]), data=d, itt=itt, w24=statsn, w28=2,
+               rest=sn4(17, 0, 0, 0)), d
+
+
+def tcp_initiator():
+    reply = [bhs(0x20, 0x80, itt=0xffffffff, w20=5, w24=9, w28=2, rest=sn4(17, 0, 0, 0)), b""]
+    rest = [reply,
+            (bhs(0x32, 0x80, data=bytes(4), itt=0xffffffff, w24=10, w28=2,
+                 rest=sn4(17) + bytes([1, 0, 0, 0]) + bytes(8)), bytes(4)),
+            (bhs(0x3f, 0x80, ver=bytes([9, 0]), data=bhs(0x01, 0x80), itt=0xffffffff, w24=11),
+             bhs(0x01, 0x80)),
+            (bhs(0x24, 0x80, data=text(("TargetAlias", "fuzz")), itt=0x20, w20=0xffffffff, w24=12),
+             text(("TargetAlias", "fuzz"))),
+            (bhs(0x26, 0x80, itt=0x21, w24=13, w28=2), b"")]
+    io = [data_in(0x10, 0, 0, bytes(range(256)) * 16), data_in(0x10, 1, 4096, bytes(4096), status=0),
+          r2t(0x11, 0x100, 0, 0, 4096), r2t(0x11, 0x101, 1, 4096, 4096), scsi_rsp(0x11, 2),
+          data_in(0x12, 0, 0, bytes(4096)), r2t(0x12, 0x102, 0, 0, 4096), scsi_rsp(0x12, 3),
+          scsi_rsp(0x13, 4, status=2, sense=bytes([0x70, 0, 5]) + bytes(15)),
+          data_in(0x10, 2, 0, bytes(512))]  # late: the task has ended
+    write("tcp_initiator", "read-write-bidi", target_stream(0x08, io + rest))
+    write("tcp_initiator", "digests", target_stream(0x0b, io + rest))
+    write("tcp_initiator", "immediate-unsolicited-small", target_stream(0x34, [
+        r2t(0x11, 0x100, 0, 512, 512), r2t(0x11, 0x101, 1, 1024, 512),
+        data_in(0x12, 0, 0, bytes(512)), data_in(0x12, 1, 512, bytes(512)),
+        r2t(0x12, 0x102, 0, 0, 512), scsi_rsp(0x12, 3), data_in(0x13, 0, 0, bytes(512), status=0),
+        scsi_rsp(0x10, 5)] + rest))
+    write("tcp_initiator", "erl1-ack-r2ts", target_stream(0xc8, [
+        data_in(0x10, 0, 0, bytes(8192), ack=True), r2t(0x11, 0x100, 0, 0, 2048),
+        r2t(0x11, 0x101, 1, 2048, 2048), r2t(0x11, 0x102, 2, 4096, 4096)] + rest))
+    # login: a continuing response, then a refusal
+    write("tcp_initiator", "login-continue-refused", bytes([0]) +
+          tcp_pdu(bhs(0x23, 0x05, lun=ISID + b"\0\0", itt=1, w28=1, rest=sn4(16, 0, 0, 0))) +
+          tcp_pdu(bhs(0x23, 0x00, lun=ISID + b"\0\0", itt=1, w24=1, w28=1,
+                      rest=sn4(16) + bytes([2, 1]) + bytes(10))))
+    write("tcp_initiator", "cut-mid-data-in", target_stream(0, io[:1])[:300])
+
+
 # ---------------------------------------------------------------- iSER
 def iser_hdr(op=0x10, write=None, read=None):
     """The 28-byte iSER header: write/read = (STag, VA) of a valid half."""
@@ -347,4 +440,5 @@ keys()
 scsi()
 target()
 tcp_target()
+tcp_initiator()
 iser_parser()
