@@ -2,8 +2,8 @@
 /*
  * The TCP provider's receive path, target role, with idm-target's iSCSI
  * layer on top: the input is the byte stream a hostile initiator sends,
- * written into a real 127.0.0.1 connection to a portal of the real libidm
- * and tcp provider (public API only, no internal file of either), read by
+ * written into a connection accepted by a 127.0.0.1 portal of the real
+ * libidm and tcp provider (public API only, no internal file of either), read by
  * the provider's receive state machine, and whatever it delivers handled
  * by examples/target as idm-target would. What the target sends back is
  * read and dropped. An input ends when the target has closed the
