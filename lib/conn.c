@@ -47,6 +47,15 @@ static void conn_unlink(struct idm_conn *c)
 	c->next = c->prev = NULL;
 }
 
+/* A connection the caller never saw (setup failed): free it quietly. */
+void idmp_conn_discard(struct idm_conn *c)
+{
+	if (c->priv && c->ops && c->ops->conn_free)
+		c->ops->conn_free(c);
+	conn_unlink(c);
+	free(c);
+}
+
 static void sa_name(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -333,8 +342,10 @@ static bool conn_live(const struct idm_conn *c)
 
 void idm_prov_control_notify(struct idm_conn *c, struct idm_pdu *pdu)
 {
-	if (conn_live(c) && c->cbs.control_notify)
+	if (conn_live(c) && c->cbs.control_notify) {
+		c->control_rx++;
 		c->cbs.control_notify(c, pdu, c->arg);
+	}
 }
 
 void idm_prov_data_completion(struct idm_task *t, enum idm_data_dir dir,

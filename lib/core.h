@@ -33,7 +33,11 @@ struct idmp_prov_status;
 /* ------------------------------------------------------------------ */
 
 struct idm_prov {
+	/* &ops_copy once loaded: the provider's table, at least
+	 * IDM_PROV_OPS_MIN_SIZE bytes, copied into a zero-filled full-size
+	 * one, so that an op beyond the provider's `size` reads NULL */
 	const struct idm_prov_ops *ops;
+	struct idm_prov_ops ops_copy;
 	struct idm_ctx *ctx;
 	void *dl;        /* dlopen handle (NULL for built-in test providers) */
 	int index;       /* slot in ctx->providers and idm_buf.reg */
@@ -107,6 +111,9 @@ struct idm_conn {
 	int connect_timeout_ms;
 	/* idm_conn_set_cmd_window(): commands admitted at once, 0 unknown */
 	uint32_t cmd_window;
+	/* idm_conn_get_stats(): what the provider counts, what the core does */
+	struct idm_prov_stats stats;
+	uint64_t control_tx, control_rx;
 };
 
 /* One provider listening for one portal, with its private state. */

@@ -30,6 +30,10 @@ int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 /* conn.c */
 struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 				 enum idm_role role);
+/* Free a connection the caller never got (its setup failed). */
+void idmp_conn_discard(struct idm_conn *c);
+/* Link a new portal into ctx->portals. */
+void idmp_portal_link(struct idm_portal *p);
 
 /* task.c */
 void idmp_task_pool_destroy(struct idm_conn *conn);

@@ -31,6 +31,16 @@ static void portal_unlink(struct idm_portal *p)
 		p->next->prev = p->prev;
 }
 
+/* Put a new portal on its context's list (idm_ctx_destroy() frees what is
+ * left there). Locked. */
+void idmp_portal_link(struct idm_portal *p)
+{
+	p->next = p->ctx->portals;
+	if (p->ctx->portals)
+		p->ctx->portals->prev = p;
+	p->ctx->portals = p;
+}
+
 IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 			      const struct idm_portal_attr *attr, idm_portal **out)
 {
@@ -119,10 +129,7 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 			p->listeners[i].prov->ops->unlisten(&p->listeners[i]);
 		free(p);
 	} else {
-		p->next = ctx->portals;
-		if (ctx->portals)
-			ctx->portals->prev = p;
-		ctx->portals = p;
+		idmp_portal_link(p);
 		*out = p;
 	}
 	idmp_ctx_unlock(ctx);

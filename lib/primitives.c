@@ -68,6 +68,8 @@ IDM_API int idm_send_control(idm_conn *c, const uint8_t bhs[IDM_BHS_LEN],
 	r = check_send(c, bhs, ahs, ahs_len, data, data_len, t, flags);
 	if (r == 0)
 		r = c->ops->send_control(c, bhs, ahs, ahs_len, data, data_len, t);
+	if (r == 0)
+		c->control_tx++;
 	idmp_ctx_unlock(c->ctx);
 	return r;
 }

@@ -125,7 +125,7 @@ static void status_opened(struct idmp_prov_status *st,
 		return;
 	st->abi_version = ops->abi_version;
 	if (ops->abi_version != IDM_PROV_ABI ||
-	    ops->size < sizeof(struct idm_prov_ops))
+	    ops->size < IDM_PROV_OPS_MIN_SIZE)
 		return; /* the rest of the table is not ours to read */
 	st->caps = ops->caps;
 	if (ops->description)
@@ -147,10 +147,12 @@ static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ABI %u, libidm needs %u", ops->abi_version,
 				   IDM_PROV_ABI);
-	if (ops->size < sizeof(struct idm_prov_ops))
+	/* the ops added since (adopt, listen_fd) are optional: a provider
+	 * built against older headers has a shorter table and still loads */
+	if (ops->size < IDM_PROV_OPS_MIN_SIZE)
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "ops table of %u bytes, need %zu", ops->size,
-				   sizeof(struct idm_prov_ops));
+				   (size_t)IDM_PROV_OPS_MIN_SIZE);
 	if (!valid_name(ops->name))
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "invalid name");
@@ -244,7 +246,11 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 
 	prov = &ctx->providers[ctx->n_providers];
 	memset(prov, 0, sizeof(*prov));
-	prov->ops = ops;
+	/* ops newer than the provider's SDK stay NULL */
+	memcpy(&prov->ops_copy, ops,
+	       ops->size < sizeof(prov->ops_copy) ? ops->size
+						  : sizeof(prov->ops_copy));
+	prov->ops = &prov->ops_copy;
 	prov->ctx = ctx;
 	prov->dl = dl;
 	prov->index = (int)ctx->n_providers;

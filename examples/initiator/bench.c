@@ -315,6 +315,17 @@ int ini_bench(const struct ini_opts *o, idm_ctx *ctx, const char *target,
 		b.r.provider = idm_conn_provider(b.ss[0].s.conn);
 		rc = run(&b, ctx);
 	}
+	if ((rc == 0 || b.r.ios) && o->json) {
+		b.r.conn_stats = calloc((size_t)b.n, sizeof(*b.r.conn_stats));
+		for (int i = 0; b.r.conn_stats && i < b.n; i++) {
+			struct idm_conn_stats *st =
+				&b.r.conn_stats[b.r.n_conn_stats];
+			st->size = sizeof(*st);
+			if (b.ss[i].s.conn &&
+			    idm_conn_get_stats(b.ss[i].s.conn, st) == 0)
+				b.r.n_conn_stats++;
+		}
+	}
 	if (rc == 0 || b.r.ios) {
 		if (o->json)
 			ini_report_json(&b.r);
@@ -322,6 +333,7 @@ int ini_bench(const struct ini_opts *o, idm_ctx *ctx, const char *target,
 			ini_report_table(&b.r);
 	}
 	close_sessions(&b);
+	free(b.r.conn_stats);
 	free(b.ss);
 	if (rc == 0 && b.r.errors)
 		rc = -EIO;

@@ -344,6 +344,9 @@ struct ini_bench_result {
 	struct ini_hist lat;	/* every command */
 	struct ini_hist lat_rd; /* reads only, and writes only: shown */
 	struct ini_hist lat_wr; /* separately when the run mixes them */
+	/* every session's idm_conn_get_stats() at the end of the run */
+	struct idm_conn_stats *conn_stats;
+	int n_conn_stats;
 };
 void ini_report_table(const struct ini_bench_result *r);
 void ini_report_json(const struct ini_bench_result *r);

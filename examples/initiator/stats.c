@@ -6,6 +6,8 @@
  */
 #include "initiator.h"
 
+#include "ex_stats.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,5 +203,11 @@ void ini_report_json(const struct ini_bench_result *r)
 	json_lat("read_latency_us", &r->lat_rd);
 	printf(",\n ");
 	json_lat("write_latency_us", &r->lat_wr);
-	printf("}\n");
+	/* the library's counters of each session's connection */
+	printf(",\n \"connections\": [");
+	for (int i = 0; i < r->n_conn_stats; i++) {
+		printf("%s", i ? ",\n  " : "\n  ");
+		ex_stats_json(stdout, &r->conn_stats[i]);
+	}
+	printf("]}\n");
 }

@@ -3,6 +3,7 @@
  * idm-target: command line, LUN setup, portal and the event loop.
  */
 #include "target.h"
+#include "activation.h"
 #include "budget.h"
 #include "config.h"
 #include "ex_keys.h"
@@ -18,12 +19,14 @@
 
 struct target g_tgt;
 
-static volatile sig_atomic_t stop, hup;
+static volatile sig_atomic_t stop, hup, usr1;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		hup = 1;
+	else if (sig == SIGUSR1)
+		usr1 = 1;
 	else
 		stop = 1;
 }
@@ -78,7 +81,13 @@ static void usage(FILE *f, const char *prog)
 "  -V, --version             print the program and libidm versions\n"
 "  -h, --help                this text\n"
 "\n"
-"Stop with SIGINT or SIGTERM. SIGHUP re-reads the lun lines of the config\n"
+"Socket activation: started by systemd (or systemd-socket-activate) with\n"
+"listening sockets (LISTEN_FDS), idm-target serves those instead of its\n"
+"portals; with a connection (Accept=yes) it serves that one and exits\n"
+"when it ends.\n"
+"\n"
+"Stop with SIGINT or SIGTERM. SIGUSR1 prints every connection's counters\n"
+"on stderr. SIGHUP re-reads the lun lines of the config\n"
 "file. Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
 "command line, config file, key or LUN.\n"
 "Example:\n"
@@ -435,12 +444,57 @@ static int split_portal(const char *arg, char *host, size_t hn, char *port, size
 	return *port ? 0 : -1;
 }
 
+/* Serve the n sockets the service manager passed (activation.h): each
+ * listening one as a portal, a connected one (Accept=yes) as a
+ * connection, after which the target ends with that connection. */
+static int open_activated(int n, idm_portal **portal, int *nportal, bool *single)
+{
+	struct idm_portal_attr pa = {
+		.size = sizeof(pa),
+		.providers = "tcp", /* a socket: iSER listens on RDMA CM ids */
+		.accept = conn_accept,
+	};
+	int r;
+
+	if (opt.nportals)
+		ex_info("socket activation: serving the %d socket(s) passed, "
+			"not the portal settings", n);
+	if (strcmp(opt.providers, "tcp"))
+		ex_warn("socket activation: the passed sockets are served "
+			"over tcp only");
+	for (int fd = ACTIVATION_FD_START; fd < ACTIVATION_FD_START + n; fd++) {
+		if (!activation_is_listener(fd)) {
+			r = activation_adopt(fd);
+			if (r < 0) {
+				ex_err("socket activation: connection on descriptor "
+				       "%d: %s%s%s", fd, idm_strerror(r),
+				       *idm_last_error() ? ": " : "", idm_last_error());
+				return -1;
+			}
+			*single = true;
+			continue;
+		}
+		r = idm_portal_create_fd(g_tgt.ctx, fd, &pa, &portal[*nportal]);
+		if (r < 0) {
+			ex_err("socket activation: listening socket %d: %s%s%s", fd,
+			       idm_strerror(r), *idm_last_error() ? ": " : "",
+			       idm_last_error());
+			return -1;
+		}
+		ex_info("listening on activated socket %d (port %d, tcp), target %s",
+			fd, idm_portal_port(portal[*nportal]), g_tgt.name);
+		(*nportal)++;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	idm_portal *portal[MAX_PORTALS] = { 0 };
 	const struct idm_provider_info *prov;
 	size_t nprov;
-	int o, r, rc = 2;
+	int o, r, rc = 2, nact, nportal = 0;
+	bool single = false; /* serving one activated connection only */
 
 	g_tgt.name = "iqn.2026-11.org.libidm:target";
 	opt.providers = "tcp";
@@ -489,7 +543,11 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!opt.nportals)
+	/* before any descriptor of ours: the passed ones start at 3 */
+	nact = activation_fds(MAX_PORTALS);
+	if (nact < 0)
+		goto out;
+	if (!opt.nportals && !nact)
 		opt.portals[opt.nportals++] = "0.0.0.0:3260";
 	if (!opt.nluns) {
 		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
@@ -529,9 +587,11 @@ int main(int argc, char **argv)
 
 	/* descriptors besides connections: LUN files, the context's, the
 	 * listening sockets, logging */
-	if (budget_init(32 + g_tgt.nluns + 2 * opt.nportals) < 0)
+	if (budget_init(32 + g_tgt.nluns + 2 * (nact > 0 ? nact : opt.nportals)) < 0)
 		goto out;
-	for (int i = 0; i < opt.nportals; i++) {
+	if (nact > 0 && open_activated(nact, portal, &nportal, &single) < 0)
+		goto out;
+	for (int i = 0; nact == 0 && i < opt.nportals; i++) {
 		char host[256], port[16];
 		struct idm_portal_attr pa = {
 			.size = sizeof(pa),
@@ -543,7 +603,7 @@ int main(int argc, char **argv)
 			rc = 2;
 			goto out;
 		}
-		r = idm_portal_create(g_tgt.ctx, host, port, &pa, &portal[i]);
+		r = idm_portal_create(g_tgt.ctx, host, port, &pa, &portal[nportal]);
 		if (r < 0) {
 			const char *why = idm_last_error();
 
@@ -551,10 +611,11 @@ int main(int argc, char **argv)
 			       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
 			goto out;
 		}
-		ex_info("listening on %s:%d (%s), target %s", host, idm_portal_port(portal[i]),
-			opt.providers, g_tgt.name);
+		ex_info("listening on %s:%d (%s), target %s", host,
+			idm_portal_port(portal[nportal]), opt.providers, g_tgt.name);
+		nportal++;
 	}
-	if (opt.port_file) {
+	if (opt.port_file && nportal) {
 		FILE *f = fopen(opt.port_file, "w");
 		if (!f || fprintf(f, "%d\n", idm_portal_port(portal[0])) < 0 || fclose(f)) {
 			ex_err("cannot write %s", opt.port_file);
@@ -569,6 +630,7 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGUSR1, &sa, NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	notify_send("READY=1");
@@ -582,17 +644,24 @@ int main(int argc, char **argv)
 			hup = 0;
 			reload();
 		}
+		if (usr1) {
+			usr1 = 0;
+			stats_print_all();
+		}
 		conn_reap();
 		session_timers();
 		luns_reap();
+		if (single && !g_tgt.conns) {
+			ex_info("the activated connection ended");
+			break;
+		}
 	}
 	notify_send("STOPPING=1");
 	ex_info("shutting down");
 	rc = 0;
 out:
-	for (int i = 0; i < opt.nportals; i++)
-		if (portal[i])
-			idm_portal_destroy(portal[i]);
+	for (int i = 0; i < nportal; i++)
+		idm_portal_destroy(portal[i]);
 	if (g_tgt.ctx) {
 		conn_destroy_all();
 		pool_destroy();

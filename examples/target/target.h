@@ -155,6 +155,8 @@ void conn_close(struct tconn *c, const char *why);
 void conn_close_graceful(struct tconn *c, const char *why);
 void conn_destroy_all(void);
 void conn_reap(void);
+/* stats.c: SIGUSR1 */
+void stats_print_all(void);
 void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance);
 uint32_t sess_max_cmdsn(const struct session *s);
 

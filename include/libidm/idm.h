@@ -38,10 +38,10 @@ extern "C" {
 
 /* Library version (of the headers the caller was compiled with). */
 #define IDM_VERSION_MAJOR 1
-#define IDM_VERSION_MINOR 1
+#define IDM_VERSION_MINOR 2
 #define IDM_VERSION_PATCH 0
 
-/** Version of the library actually loaded, as "1.1.0". */
+/** Version of the library actually loaded, as "1.2.0". */
 IDM_API const char *idm_version(void);
 
 /* ------------------------------------------------------------------ */
@@ -339,6 +339,62 @@ IDM_API const char *idm_conn_peer_name(const idm_conn *conn);
 IDM_API const char *idm_conn_local_name(const idm_conn *conn);
 
 /* ------------------------------------------------------------------ */
+/* Since 1.2: sockets the caller set up itself                         */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Since 1.2. Adopt a TCP connection the caller set up itself (its own
+ * accept(), a connection systemd or inetd passed, its own connect()) as a
+ * connection in the login phase, as if libidm had accepted it (role
+ * IDM_ROLE_TARGET) or connected it (IDM_ROLE_INITIATOR: no `connected`
+ * callback follows, login may start at once). attr->provider: NULL,
+ * "auto" or "tcp"; a provider that cannot take a socket answers
+ * -EOPNOTSUPP (iSER: an RDMA connection is no socket).
+ * attr->connect_timeout_ms is ignored.
+ * fd must be a connected stream socket: -EBADF if it is no open
+ * descriptor, -ENOTSOCK if it is not a socket, -EINVAL for a datagram or
+ * listening socket, -ENOTCONN if it is not connected.
+ * On success libidm owns fd: it sets O_NONBLOCK, FD_CLOEXEC and its
+ * socket options (TCP_NODELAY, keepalive) and closes fd when the
+ * connection is terminated or destroyed. On failure fd stays the
+ * caller's, open and unchanged.
+ */
+IDM_API int idm_conn_adopt_fd(idm_ctx *ctx, int fd, enum idm_role role,
+			      const struct idm_conn_attr *attr, idm_conn **out);
+
+/**
+ * Since 1.2. As idm_conn_adopt_fd(), for a connection whose login the
+ * caller finished itself over the socket: the connection starts in full
+ * feature phase, as after idm_notice_key_values(conn, keys, keys_len)
+ * and idm_enable_datamover() (a target's final Login Response was sent
+ * by the caller). `keys` is the negotiated text as Notice_Key_Values
+ * takes it (a bad value: -EINVAL, fd untouched). Nothing else carries
+ * over: the TCP data mover keeps no sequence numbers of its own (CmdSN,
+ * StatSN and ExpStatSN live in the caller's PDUs; R2TSN, DataSN and
+ * target transfer tags start afresh per task), so the socket must be
+ * positioned at a PDU boundary: the caller has read exactly up to the
+ * end of the final Login Response (initiator) or Login Request (target).
+ */
+IDM_API int idm_conn_adopt_fd_ffp(idm_ctx *ctx, int fd, enum idm_role role,
+				  const struct idm_conn_attr *attr,
+				  const char *keys, size_t keys_len,
+				  idm_conn **out);
+
+/**
+ * Since 1.2. A portal serving a listening socket the caller created and
+ * bound itself (systemd socket activation, LISTEN_FDS; a port bound by a
+ * privileged parent). attr->providers names the one provider to use
+ * (NULL: "tcp"; -EOPNOTSUPP if it cannot take a socket); attr->backlog is
+ * ignored (the caller called listen()). fd: -EBADF, -ENOTSOCK, or
+ * -EINVAL when it is not a listening stream socket. On success libidm
+ * owns fd (sets O_NONBLOCK and FD_CLOEXEC, closes it in
+ * idm_portal_destroy()); on failure it stays the caller's, unchanged.
+ */
+IDM_API int idm_portal_create_fd(idm_ctx *ctx, int fd,
+				 const struct idm_portal_attr *attr,
+				 idm_portal **out);
+
+/* ------------------------------------------------------------------ */
 /* Buffers                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -488,6 +544,46 @@ IDM_API int idm_allocate_connection_resources(idm_conn *conn);
  * allocated (the value could no longer take effect).
  */
 IDM_API int idm_conn_set_cmd_window(idm_conn *conn, uint32_t commands);
+
+/**
+ * Since 1.2: per-connection counters, for monitoring and for finding out
+ * why a connection is slow or failing without turning on debug logs.
+ * Counts start at 0 when the connection is created and cover login and
+ * full feature phase. A size-prefixed struct: set st->size to
+ * sizeof(struct idm_conn_stats); libidm fills at most that many bytes,
+ * so a caller built against an older, shorter struct keeps working.
+ */
+struct idm_conn_stats {
+	uint32_t size;             /* sizeof(struct idm_conn_stats) */
+	uint32_t tasks_active;     /* tasks created and not yet freed */
+	uint32_t xfers_in_flight;  /* Put_Data/Get_Data ops not completed */
+	uint32_t sendq_entries;       /* PDUs queued, not yet on the wire */
+	uint64_t sendq_bytes;      /* their bytes */
+	/* PDUs and bytes on the wire, each way. Bytes count BHS, AHS,
+	 * digests, data and padding (TCP); for iSER the iSER header, BHS and
+	 * data carried by Sends, and the payload of RDMA Reads and Writes. */
+	uint64_t pdus_tx, pdus_rx;
+	uint64_t bytes_tx, bytes_rx;
+	/* of those PDUs (either direction, by opcode) */
+	uint64_t data_in_pdus, data_out_pdus, r2t_pdus;
+	/* PDUs passed through Send_Control / delivered by Control_Notify */
+	uint64_t control_tx, control_rx;
+	uint64_t header_digest_errors, data_digest_errors; /* TCP */
+	/* iSER: RDMA Writes and Reads posted, Sends with Invalidate posted,
+	 * and the times every posted receive had been consumed (a peer's
+	 * Send in that window is RNR-NAKed and retried by the adapter; the
+	 * retries themselves are counted per port by the device, not per
+	 * queue pair). 0 on TCP. */
+	uint64_t rdma_writes, rdma_reads, send_invalidates, recv_queue_empty;
+};
+
+/**
+ * Since 1.2: fill *st (st->size set by the caller) with conn's counters.
+ * Callable from any thread (it takes the context's lock, so the figures
+ * are one consistent snapshot). Returns 0, or -EINVAL for a NULL argument
+ * or a size smaller than the first two members.
+ */
+IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st);
 
 /** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
 IDM_API void idm_deallocate_connection_resources(idm_conn *conn);

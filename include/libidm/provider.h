@@ -80,6 +80,7 @@ extern "C" {
 struct idm_prov;          /* a loaded provider */
 struct idm_prov_listener; /* one provider listening for one portal */
 struct idm_prov_ops;
+struct idm_prov_stats;     /* a connection's counters (idm_prov_conn_stats) */
 
 /* ------------------------------------------------------------------ */
 /* Event loop                                                          */
@@ -260,7 +261,36 @@ struct idm_prov_ops {
 	/* "auto" selection: can this provider reach sa? 0 yes, <0 no */
 	int (*conn_is_capable)(struct idm_prov *prov,
 			       const struct sockaddr *sa, socklen_t salen);
+
+	/* ---- since libidm 1.2: optional, and read only when `size`
+	 * reaches them (a provider built against 1.1 headers has a shorter
+	 * table and still loads; see IDM_PROV_OPS_HAS). ---- */
+
+	/* idm_conn_adopt_fd(): take over a connected stream socket the
+	 * caller set up (the core checked it is one) for conn, which is in
+	 * the login phase with its role set; set the private state with
+	 * idm_prov_conn_set_priv() and the names, start receiving. On
+	 * success the provider owns fd (closes it at conn_terminate); on
+	 * failure fd is left open and unchanged. Absent: -EOPNOTSUPP (an
+	 * RDMA CM id cannot be built from a socket). */
+	int (*adopt)(struct idm_conn *conn, int fd);
+	/* idm_portal_create_fd(): serve a listening stream socket the caller
+	 * bound (checked by the core) as listen() would; ownership as for
+	 * adopt. */
+	int (*listen_fd)(struct idm_prov_listener *l, int fd);
+	/* idm_conn_get_stats(), under the context's lock: set the gauges of
+	 * st (sendq_entries, sendq_bytes) from the provider's queues, so
+	 * that the send path need not keep them. Optional, since 1.2. */
+	void (*conn_stats)(struct idm_conn *conn, struct idm_prov_stats *st);
 };
+
+/* The part of the table every provider of this IDM_PROV_ABI has (the
+ * libidm 1.1 table); the core refuses a smaller one. */
+#define IDM_PROV_OPS_MIN_SIZE offsetof(struct idm_prov_ops, adopt)
+/* Does the table reach op (an optional op added after 1.1) and set it? */
+#define IDM_PROV_OPS_HAS(ops, op)                                              \
+	((ops)->size >= offsetof(struct idm_prov_ops, op) + sizeof((ops)->op) && \
+	 (ops)->op != NULL)
 
 /* The one symbol a provider exports:
  *     IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
@@ -310,6 +340,46 @@ IDM_PROV_API uint32_t idm_prov_conn_cmd_window(const struct idm_conn *conn);
 /* The limit on data segments this side may send / must accept. */
 IDM_PROV_API uint32_t idm_prov_send_dsl(const struct idm_conn *conn);
 IDM_PROV_API uint32_t idm_prov_recv_dsl(const struct idm_conn *conn);
+
+/* The connection's counters a provider keeps (idm_conn_get_stats()).
+ * The core owns them; fetch the pointer once, at connect or accept, and
+ * update the fields from progress context. The core adds what it counts
+ * itself (tasks, transfers, Send_Control, Control_Notify). */
+struct idm_prov_stats {
+	uint64_t pdus_tx, pdus_rx, bytes_tx, bytes_rx;
+	uint64_t data_in_pdus, data_out_pdus, r2t_pdus;
+	uint64_t header_digest_errors, data_digest_errors;
+	uint64_t rdma_writes, rdma_reads, send_invalidates, recv_queue_empty;
+	uint32_t sendq_entries;  /* gauges: what is queued, not yet sent */
+	uint64_t sendq_bytes;
+};
+IDM_PROV_API struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *conn);
+
+/* Count one PDU of `bytes` bytes on the wire, sent (tx) or received. */
+static inline void idm_prov_stats_pdu(struct idm_prov_stats *st, int tx,
+				      const uint8_t *bhs, uint64_t bytes)
+{
+	switch (idm_iscsi_bhs_opcode(bhs)) {
+	case IDM_ISCSI_OP_DATA_IN:
+		st->data_in_pdus++;
+		break;
+	case IDM_ISCSI_OP_DATA_OUT:
+		st->data_out_pdus++;
+		break;
+	case IDM_ISCSI_OP_R2T:
+		st->r2t_pdus++;
+		break;
+	default:
+		break;
+	}
+	if (tx) {
+		st->pdus_tx++;
+		st->bytes_tx += bytes;
+	} else {
+		st->pdus_rx++;
+		st->bytes_rx += bytes;
+	}
+}
 
 /* Call fn for every active task of the connection, in no particular
  * order. fn may free the task it is given (not another one). A non-zero

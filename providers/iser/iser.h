@@ -259,6 +259,7 @@ struct iser_conn {
 	struct idm_ctx *ctx;
 	struct idm_conn *conn; /* NULL until the core accepted it (target) */
 	const struct idm_conn_params *params; /* conn's, once it is set */
+	struct idm_prov_stats *st; /* conn's counters, once it is set */
 	const struct iser_role *role; /* the data mover of its role */
 	enum iser_state state;
 	struct rdma_event_channel *ech;

@@ -87,6 +87,8 @@ static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
 		return;
 	}
 	ic->activity = true;
+	if (ic->st && ic->rx_posted == 0 && m->pool == &ic->rx_ffp)
+		ic->st->recv_queue_empty++; /* the peer's next Send meets RNR */
 	iser_recv(ic, m, wc);
 }
 

@@ -25,6 +25,7 @@
 #include "iser_mem.h"
 #include "iser_park.h"
 #include "iser_recv.h"
+#include "iser_sq.h"
 #include "iser_target.h"
 #include "prov_env.h"
 
@@ -223,6 +224,7 @@ static const struct idm_prov_ops iser_ops = {
 	.conn_free = iser_conn_free,
 	.buf_release = iser_buf_release,
 	.conn_is_capable = iser_conn_is_capable,
+	.conn_stats = iser_sq_stats,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

@@ -159,6 +159,9 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 	r = iser_rx_check(m->mem, wc->byte_len, m->size, idm_conn_role(ic->conn),
 			  idm_prov_conn_phase(ic->conn) == IDM_CONN_PHASE_LOGIN,
 			  &rx, why, sizeof(why));
+	/* a PDU whose lengths fit the Send counts, refused or not */
+	if (ic->st && rx.pdu.bhs)
+		idm_prov_stats_pdu(ic->st, 0, rx.pdu.bhs, wc->byte_len);
 	if (r < 0) {
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, r, "%s", why);

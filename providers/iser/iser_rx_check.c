@@ -61,6 +61,9 @@ int iser_rx_check(const uint8_t *msg, uint32_t len, uint32_t size,
 			 "%u-byte Send", op, ahs_len, dlen, len);
 		return -EPROTO;
 	}
+	/* the lengths fit: rx->pdu is set even when the opcode is refused
+	 * below (iser_recv() counts such a PDU in the statistics) */
+	iser_rx_pdu(&rx->pdu, bhs);
 	/* The shared opcode table (RFC 7143 section 11). Data-Out travels
 	 * in Sends, hence IDM_PROV_OP_DATA; Data-In and R2T pass it and are
 	 * refused below with the iSER reason. */
@@ -82,7 +85,6 @@ int iser_rx_check(const uint8_t *msg, uint32_t len, uint32_t size,
 			 op == IDM_ISCSI_OP_R2T ? "R2T" : "Data-In");
 		return -EPROTO;
 	}
-	iser_rx_pdu(&rx->pdu, bhs);
 	return 0;
 }
 

@@ -25,7 +25,8 @@ struct iser_rx {
  * PDU's lengths against the Send, the opcode against the sender and
  * phase (RFC 7143 section 11, shared table), and no Data-In or R2T (RDMA
  * operations replace them, RFC 7145 7.3.5/7.3.6). 0 with *rx filled, or
- * -EPROTO with the reason in why. Verbs-free and without side effects,
+ * -EPROTO with the reason in why; rx->pdu.bhs is set then if the lengths
+ * fitted (a PDU refused for its opcode). Verbs-free and without side effects,
  * so it is fuzzed on its own (tests/fuzz/fuzz_iser_parser.c). */
 int iser_rx_check(const uint8_t *msg, uint32_t len, uint32_t size,
 		  enum idm_role role, bool login, struct iser_rx *rx,

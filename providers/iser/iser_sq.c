@@ -140,6 +140,47 @@ void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t)
 	iser_task(t)->ops_out = 0;
 }
 
+/* idm_conn_get_stats(): what a work request puts on the wire. */
+static void count_wr(struct iser_conn *ic, const struct iser_op *op)
+{
+	struct idm_prov_stats *st = ic->st;
+	uint64_t len = 0;
+
+	if (!st)
+		return;
+	for (int i = 0; i < op->wr.num_sge && i < 2; i++)
+		len += op->sge[i].length;
+	switch (op->wr.opcode) {
+	case IBV_WR_SEND_WITH_INV:
+		st->send_invalidates++;
+		/* fall through */
+	case IBV_WR_SEND:
+		if (op->wr.num_sge &&
+		    op->sge[0].length >= ISER_HDR_LEN + IDM_ISCSI_BHS_LEN)
+			idm_prov_stats_pdu(st, 1,
+					   (const uint8_t *)(uintptr_t)op->sge[0].addr +
+						   ISER_HDR_LEN,
+					   len);
+		else
+			st->bytes_tx += len; /* Hello / HelloReply */
+		break;
+	case IBV_WR_RDMA_WRITE:
+		if (len) { /* not the keepalive's empty Write */
+			st->rdma_writes++;
+			st->bytes_tx += len;
+		}
+		break;
+	case IBV_WR_RDMA_READ:
+		if (len) { /* not a DataACK's empty Read */
+			st->rdma_reads++;
+			st->bytes_rx += len;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
 {
 	struct iser_op *op = op_of(ic, wr->wr_id);
@@ -153,6 +194,7 @@ int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
 		op->sge[i] = wr->sg_list[i];
 	op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
 	op->wr.next = NULL;
+	count_wr(ic, op);
 	op->next = NULL;
 	if (op->kind == ISER_OP_BIND)
 		ic->binds_waiting++;
@@ -403,4 +445,20 @@ void iser_sq_purge_task(struct iser_conn *ic, struct idm_task *t)
 			it->sends_pending--;
 		iser_op_release(ic, op);
 	}
+}
+
+void iser_sq_stats(struct idm_conn *conn, struct idm_prov_stats *st)
+{
+	const struct iser_conn *ic = idm_prov_conn_priv(conn);
+	uint32_t n = 0;
+	uint64_t bytes = 0;
+
+	for (const struct iser_op *op = ic->sq_wait; op; op = op->next) {
+		n++;
+		bytes += op->len;
+	}
+	for (const struct idm_sq_link *l = ic->pend.head; l; l = l->next)
+		n++;
+	st->sendq_entries = n;
+	st->sendq_bytes = bytes;
 }

@@ -22,6 +22,9 @@ const char *iser_op_name(enum iser_op_kind k);
 /* Queue the op named by wr->wr_id (wr is copied) and post it, or with the
  * queue plugged, at unplug. 0, or -ENOTCONN when the QP is gone. */
 int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr);
+/* ops->conn_stats: WRs built but not yet posted, and Sends waiting for
+ * buffers, counted when asked */
+void iser_sq_stats(struct idm_conn *conn, struct idm_prov_stats *st);
 void iser_plug(struct iser_conn *ic);
 void iser_unplug(struct iser_conn *ic);
 /* Post waiting WRs as far as send queue room and ORD allow. */

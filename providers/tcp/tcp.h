@@ -152,6 +152,7 @@ struct tcp_conn {
 	struct idm_conn *conn;
 	/* of conn, kept at hand for the hot path (tcp_conn_bind) */
 	const struct idm_conn_params *params;
+	struct idm_prov_stats *st; /* counters, idm_conn_get_stats() */
 	bool target; /* role */
 	struct idm_ctx *ctx;
 	int fd;
@@ -209,6 +210,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
+	tc->st = idm_prov_conn_stats(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 }
 
@@ -227,8 +229,11 @@ void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
 	IDM_PROV_PRINTF(3, 4);
 void tcp_conn_close(struct tcp_conn *tc);
 void tcp_conn_destroy(struct tcp_conn *tc);
+/* TCP_NODELAY and the dead-peer options on a connection's socket. */
+void tcp_tune_socket(int fd, const struct tcp_knobs *k);
 int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 	       socklen_t salen, int backlog);
+int tcp_listener_start(struct idm_prov_listener *l, int fd);
 void tcp_unlisten(struct idm_prov_listener *l);
 int tcp_listener_port(struct idm_prov_listener *l);
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
@@ -245,6 +250,11 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
 }
 
+/* tcp_adopt.c: sockets the caller set up (idm_conn_adopt_fd(),
+ * idm_portal_create_fd()) */
+int tcp_adopt(struct idm_conn *conn, int fd);
+int tcp_listen_fd(struct idm_prov_listener *l, int fd);
+
 /* tcp_tx.c */
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);
 void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d);
@@ -257,6 +267,8 @@ void tcp_tx_kick(struct tcp_conn *tc);
 void tcp_tx_flush(struct tcp_conn *tc);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_tx_drop_all(struct tcp_conn *tc);
+/* ops->conn_stats: the send queue's depth, counted when asked */
+void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st);
 void tcp_tx_free_pool(struct tcp_conn *tc);
 
 /* tcp_rx.c */

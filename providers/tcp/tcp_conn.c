@@ -57,7 +57,7 @@ void tcp_fini(struct idm_prov *prov)
 	idm_prov_set_priv(prov, NULL);
 }
 
-static void tune_socket(int fd, const struct tcp_knobs *k)
+void tcp_tune_socket(int fd, const struct tcp_knobs *k)
 {
 	int one = 1;
 
@@ -221,7 +221,7 @@ static void accept_one(struct tcp_listener *tl, int fd)
 	struct idm_conn *conn;
 	struct tcp_conn *tc;
 
-	tune_socket(fd, idm_prov_priv(idm_prov_listener_provider(tl->l)));
+	tcp_tune_socket(fd, idm_prov_priv(idm_prov_listener_provider(tl->l)));
 	tc = tcp_conn_new(ctx, fd);
 	if (!tc) {
 		idm_prov_err(ctx, "tcp: no memory for a new connection");
@@ -264,30 +264,24 @@ static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 	}
 }
 
-int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
-	       socklen_t salen, int backlog)
+/* Serve a bound, listening socket: the one way a listener starts, for a
+ * socket of our own (tcp_listen) or the caller's (tcp_listen_fd). On
+ * failure fd is left open. */
+int tcp_listener_start(struct idm_prov_listener *l, int fd)
 {
 	struct tcp_listener *tl = calloc(1, sizeof(*tl));
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
-	int one = 1, r;
+	int r;
 
 	if (!tl)
 		return -ENOMEM;
 	tl->l = l;
-	tl->fd = socket(sa->sa_family,
-			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (tl->fd < 0) {
+	tl->fd = fd;
+	if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0) {
 		r = -errno;
 		free(tl);
 		return r;
-	}
-	setsockopt(tl->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(tl->fd, sa, salen) < 0 ||
-	    listen(tl->fd, backlog > 0 ? backlog : 128) < 0 ||
-	    getsockname(tl->fd, (struct sockaddr *)&bound, &blen) < 0) {
-		r = -errno;
-		goto fail;
 	}
 	if (bound.ss_family == AF_INET)
 		tl->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
@@ -295,13 +289,32 @@ int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
 		tl->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
 	r = idm_prov_watch_add(idm_prov_listener_ctx(l), &tl->w, tl->fd, EPOLLIN,
 			   listen_event);
-	if (r < 0)
-		goto fail;
+	if (r < 0) {
+		free(tl);
+		return r;
+	}
 	idm_prov_listener_set_priv(l, tl);
 	return 0;
-fail:
-	close(tl->fd);
-	free(tl);
+}
+
+int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
+	       socklen_t salen, int backlog)
+{
+	int one = 1, fd, r;
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, sa, salen) < 0 ||
+	    listen(fd, backlog > 0 ? backlog : 128) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	r = tcp_listener_start(l, fd);
+	if (r < 0)
+		close(fd);
 	return r;
 }
 
@@ -400,7 +413,7 @@ int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		    0);
 	if (fd < 0)
 		return -errno;
-	tune_socket(fd, idm_prov_priv(idm_prov_conn_provider(conn)));
+	tcp_tune_socket(fd, idm_prov_priv(idm_prov_conn_provider(conn)));
 	tc = tcp_conn_new(idm_prov_conn_ctx(conn), fd);
 	if (!tc) {
 		close(fd);

@@ -114,6 +114,9 @@ static const struct idm_prov_ops tcp_ops = {
 	.task_free = tcp_task_free,
 	.notice_key_values = tcp_notice_key_values,
 	.conn_free = tcp_conn_free,
+	.adopt = tcp_adopt,
+	.listen_fd = tcp_listen_fd,
+	.conn_stats = tcp_tx_stats,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

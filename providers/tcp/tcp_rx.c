@@ -162,6 +162,7 @@ static int on_header(struct tcp_conn *tc)
 		uint32_t want = tcp_crc32c_final(
 			tcp_crc32c(TCP_CRC32C_INIT, tc->rhdr, hl));
 		if (tcp_crc32c_get(tc->rhdr + hl) != want) {
+			tc->st->header_digest_errors++;
 			tcp_conn_fail(tc, -EBADMSG,
 				      "header digest mismatch (opcode 0x%02x)",
 				      op);
@@ -335,6 +336,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
 				if (tcp_crc32c_get(crcb) !=
 				    tcp_crc32c_final(tc->rcrc)) {
+					tc->st->data_digest_errors++;
 					tcp_conn_fail(
 						tc, -EBADMSG,
 						"data digest mismatch (opcode "
@@ -345,6 +347,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 			}
 			tc->rs = RX_BHS;
 			tc->rgot = 0;
+			idm_prov_stats_pdu(tc->st, 0, tc->rhdr, tc->rl.total);
 			if (on_pdu(tc) < 0 || tc->closed)
 				return;
 			tc->rtask = NULL;

@@ -215,6 +215,8 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 		break;
 	}
 	e->last = last;
+	idm_prov_stats_pdu(tc->st, 1, d->kind == TXD_CTRL ? d->cbuf : e->hdr,
+			   e->len);
 	return last;
 }
 
@@ -458,4 +460,37 @@ static void txd_dtor(void *obj)
 void tcp_tx_free_pool(struct tcp_conn *tc)
 {
 	idm_pool_fini(&tc->txd_pool, txd_dtor);
+}
+
+/* What a descriptor still has to put on the wire, headers of PDUs not yet
+ * generated left out. */
+static uint64_t txd_left(const struct tcp_txd *d)
+{
+	switch (d->kind) {
+	case TXD_CTRL:
+		return d->hlen + d->dlen;
+	case TXD_R2T:
+		return IDM_ISCSI_BHS_LEN;
+	default:
+		return d->end - d->pos;
+	}
+}
+
+void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st)
+{
+	struct tcp_conn *tc = idm_prov_conn_priv(conn);
+	uint32_t n = 0;
+	uint64_t bytes = 0;
+
+	for (unsigned i = 0; i < tc->r_count; i++) {
+		const struct tcp_txpdu *e = &tc->ring[(tc->r_head + i) % TCP_RING];
+		n++;
+		bytes += e->len - e->done;
+	}
+	for (const struct idm_sq_link *l = tc->gen.head; l; l = l->next) {
+		n++;
+		bytes += txd_left(tcp_txd_of((struct idm_sq_link *)l));
+	}
+	st->sendq_entries = n;
+	st->sendq_bytes = bytes;
 }

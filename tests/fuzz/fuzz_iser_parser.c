@@ -258,6 +258,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  login, &rx, why, sizeof(why));
 		if (r < 0) {
 			CHECK(r == -EPROTO && why[0]);
+			/* refused for its opcode: the PDU view (counted in the
+			 * statistics) is still inside the Send */
+			if (rx.pdu.bhs)
+				CHECK(rx.pdu.bhs == msg + ISER_HDR_LEN &&
+				      (uint64_t)ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + rx.pdu.ahs_len +
+						      rx.pdu.data_len <= len);
 		} else {
 			/* a Send longer than its buffer never passes */
 			CHECK(len <= bufsize);

@@ -362,6 +362,7 @@ START_TEST(rx_check)
 	ck_assert_int_eq(iser_rx_check(msg, len - 1, sizeof(msg), IDM_ROLE_TARGET, false,
 				       &rx, why, sizeof(why)), -EPROTO);
 	ck_assert_str_eq(why, "PDU (opcode 0, AHS 0, data 8) longer than its 83-byte Send");
+	ck_assert(rx.pdu.bhs == NULL);
 	/* a Send longer than the buffer it landed in */
 	ck_assert_int_eq(iser_rx_check(msg, len, len - 1, IDM_ROLE_TARGET, false,
 				       &rx, why, sizeof(why)), -EPROTO);
@@ -371,6 +372,7 @@ START_TEST(rx_check)
 	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_INITIATOR, false,
 				       &rx, why, sizeof(why)), -EPROTO);
 	ck_assert_str_eq(why, "Data-In PDU on an iSER connection");
+	ck_assert(rx.pdu.bhs == msg + ISER_HDR_LEN); /* lengths fit: counted */
 	/* a target opcode from the initiator, a command during login */
 	len = mk_send(msg, 0x23, 0, 0);
 	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_TARGET, true,

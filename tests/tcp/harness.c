@@ -107,7 +107,7 @@ void h_side_terminated(struct h_side *s, idm_conn *conn, int reason)
 /* Initiator                                                           */
 /* ------------------------------------------------------------------ */
 
-static void i_send_login(struct h *h, idm_conn *conn)
+void h_ini_send_login(struct h *h, idm_conn *conn)
 {
 	uint8_t bhs[48] = { 0 };
 	char keys[1024];
@@ -139,7 +139,7 @@ static void i_connected_body(idm_conn *conn, int status, void *arg)
 	h->connected = true;
 	h->connect_status = status;
 	if (status == 0)
-		i_send_login(h, conn);
+		h_ini_send_login(h, conn);
 }
 
 static void i_login_rsp(struct h *h, idm_conn *conn, idm_pdu *pdu)
@@ -275,7 +275,7 @@ static void i_terminated(idm_conn *conn, int reason, void *arg)
 	h_unlock(arg);
 }
 
-static const struct idm_conn_cbs i_cbs = {
+const struct idm_conn_cbs h_i_cbs = {
 	.size = sizeof(struct idm_conn_cbs),
 	.connected = i_connected,
 	.control_notify = i_control,
@@ -537,7 +537,7 @@ int h_connect_start(struct h *h, const struct h_params *p, int port,
 	struct idm_conn_attr ca = {
 		.size = sizeof(ca),
 		.provider = h_provider(),
-		.cbs = &i_cbs,
+		.cbs = &h_i_cbs,
 		.arg = h,
 		.connect_timeout_ms = timeout_ms,
 	};
@@ -558,7 +558,13 @@ int h_connect_login(struct h *h, const struct h_params *p, int timeout_ms)
 
 	if (rc < 0)
 		return rc;
-	rc = h_progress_until(h, login_done, timeout_ms);
+	return h_login_wait(h, timeout_ms);
+}
+
+int h_login_wait(struct h *h, int timeout_ms)
+{
+	int rc = h_progress_until(h, login_done, timeout_ms);
+
 	if (rc < 0) {
 		h_set_err(h, "login timed out (connected %d, ini ffp %d, tgt ffp %d)",
 			h->connected, h->i.ffp, h->t.ffp);

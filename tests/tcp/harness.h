@@ -191,6 +191,21 @@ int h_connect_start(struct h *h, const struct h_params *p, int port,
  * both sides. */
 int h_connect_login(struct h *h, const struct h_params *p, int timeout_ms);
 
+/* Wait until the login h_connect_start() (or an adopted initiator) began
+ * ends in full feature phase on both sides; 0 or <0 with h->err set. */
+int h_login_wait(struct h *h, int timeout_ms);
+
+/* Sockets the test set up itself (harness_adopt.c), adopted with
+ * idm_conn_adopt_fd(): the target side, in the login phase (the harness
+ * target logs the initiator in) ... */
+int h_adopt_target(struct h *h, int fd);
+/* ... the initiator side, which then sends its Login Request with *p ... */
+int h_adopt_initiator(struct h *h, const struct h_params *p, int fd);
+/* ... and either side after a login done on the raw socket, with
+ * idm_conn_adopt_fd_ffp() and the keys of h->tneg (both sides then use
+ * them). The caller sets the sequence numbers of that side. */
+int h_adopt_ffp(struct h *h, enum idm_role role, int fd);
+
 /* One I/O of the workload. */
 struct h_io {
 	bool write;
@@ -199,6 +214,14 @@ struct h_io {
 
 /* Run the ios with up to qd in flight; verify every byte and every guard.
  * Returns 0 or -1 with h->err set. */
+/* Both sides' idm_conn_get_stats(); what they counted between a snapshot
+ * and now mirrors each other (h_run_io() checks it when every command is
+ * answered). 0, or -1 with h->err. */
+struct h_stats {
+	struct idm_conn_stats i, t;
+};
+int h_stats_snapshot(struct h *h, struct h_stats *st);
+int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
 

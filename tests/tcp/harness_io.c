@@ -4,6 +4,8 @@
  * target's RAM disk, with every byte and every guard checked.
  */
 #include "harness.h"
+
+#include <inttypes.h>
 #include "harness_priv.h"
 
 #include <errno.h>
@@ -251,11 +253,14 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	const char *scale = getenv("IDM_TEST_TIME_SCALE");
 	long end;
 	size_t next = 0, finished = 0;
+	struct h_stats st0;
 
 	/* emulated RDMA is far slower than loopback TCP */
 	if (scale && atoi(scale) > 1)
 		timeout_ms *= atoi(scale);
 	end = now_ms() + timeout_ms;
+	if (h_stats_snapshot(h, &st0) < 0)
+		return -1;
 	if (qd > h->n_slots)
 		qd = (unsigned)h->n_slots;
 	while (finished < n) {
@@ -335,6 +340,62 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 			h_set_err(h, "idm_ctx_progress failed");
 			return -1;
 		}
+	}
+	return h_check_stats(h, &st0);
+}
+
+int h_stats_snapshot(struct h *h, struct h_stats *st)
+{
+	st->i.size = sizeof(st->i);
+	st->t.size = sizeof(st->t);
+	if (idm_conn_get_stats(h->i.conn, &st->i) < 0 ||
+	    idm_conn_get_stats(h->t.conn, &st->t) < 0) {
+		h_set_err(h, "idm_conn_get_stats failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every command answered, nothing else outstanding: what each side's
+ * idm_conn_get_stats() counted since `before` mirrors the other's (the
+ * difference, so that a login done outside libidm, as with an adopted
+ * socket, does not count). Over TCP every PDU and byte one side sent, the
+ * other received; over iSER the PDUs carried by Sends do (RDMA Writes
+ * and Reads move data no receive-side counter sees). */
+int h_check_stats(struct h *h, const struct h_stats *before)
+{
+	struct h_stats now;
+	bool tcp = !strcmp(h_provider(), "tcp");
+
+	if (h_stats_snapshot(h, &now) < 0)
+		return -1;
+#define MIRROR(a, b)                                                           \
+	if (now.i.a - before->i.a != now.t.b - before->t.b) {                  \
+		h_set_err(h, "stats: initiator " #a " +%" PRIu64               \
+			  " != target " #b " +%" PRIu64,                       \
+			  (uint64_t)(now.i.a - before->i.a),                   \
+			  (uint64_t)(now.t.b - before->t.b));                  \
+		return -1;                                                     \
+	}
+	MIRROR(pdus_tx, pdus_rx)
+	MIRROR(pdus_rx, pdus_tx)
+	if (tcp) {
+		MIRROR(bytes_tx, bytes_rx)
+		MIRROR(bytes_rx, bytes_tx)
+		MIRROR(data_in_pdus, data_in_pdus)
+		MIRROR(data_out_pdus, data_out_pdus)
+		MIRROR(r2t_pdus, r2t_pdus)
+	}
+#undef MIRROR
+	if (now.i.header_digest_errors + now.i.data_digest_errors +
+	    now.t.header_digest_errors + now.t.data_digest_errors) {
+		h_set_err(h, "stats: digest errors counted on a clean run");
+		return -1;
+	}
+	if (now.i.xfers_in_flight || now.t.xfers_in_flight) {
+		h_set_err(h, "stats: transfers in flight after the run (%u/%u)",
+			  now.i.xfers_in_flight, now.t.xfers_in_flight);
+		return -1;
 	}
 	return 0;
 }

@@ -17,6 +17,11 @@ void h_side_terminated(struct h_side *s, idm_conn *conn, int reason);
  * write; no-ops unless the progress thread runs (h->threaded). */
 void h_lock(struct h *h);
 void h_unlock(struct h *h);
+/* The callbacks of each side (harness.c, harness_target.c). */
+extern const struct idm_conn_cbs h_i_cbs;
+extern const struct idm_conn_cbs h_t_cbs;
+/* Initiator: send the Login Request with the keys of h->p. */
+void h_ini_send_login(struct h *h, idm_conn *conn);
 /* The portal's accept callback (harness_target.c). */
 int h_target_accept(idm_portal *portal, idm_conn *conn, void *arg);
 

@@ -406,7 +406,7 @@ static void t_terminated(idm_conn *conn, int reason, void *arg)
 	h_unlock(arg);
 }
 
-static const struct idm_conn_cbs t_cbs = {
+const struct idm_conn_cbs h_t_cbs = {
 	.size = sizeof(struct idm_conn_cbs),
 	.control_notify = t_control,
 	.data_completion_notify = t_completion,
@@ -423,7 +423,7 @@ int h_target_accept(idm_portal *portal, idm_conn *conn, void *arg)
 	if (h->t.conn)
 		rc = -EBUSY; /* one connection per harness */
 	else
-		rc = idm_conn_set_cbs(conn, &t_cbs, h);
+		rc = idm_conn_set_cbs(conn, &h_t_cbs, h);
 	if (rc == 0)
 		h->t.conn = conn;
 	h_unlock(h);

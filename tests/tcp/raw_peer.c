@@ -383,12 +383,12 @@ int h_raw_login_target(struct h *h, struct h_raw *r, const struct h_params *p)
 
 /* ---- a libidm side against the raw peer, and how a bad PDU ended ---- */
 
-static bool t_ffp(struct h *h)
+bool h_target_in_ffp(struct h *h)
 {
 	return h->t.ffp || h->t.terminate_count;
 }
 
-static bool i_ffp(struct h *h)
+bool h_initiator_in_ffp(struct h *h)
 {
 	return h->i.ffp || h->i.terminate_count || h->login_failed;
 }
@@ -404,7 +404,7 @@ void h_raw_evil_initiator(struct h *h, struct h_raw *r, const struct h_params *p
 	ck_assert_msg(rc == 0, "raw connect: %d", rc);
 	rc = h_raw_login_initiator(h, r, p);
 	ck_assert_msg(rc == 0, "raw login: %d (%s)", rc, h->err);
-	rc = h_progress_until(h, t_ffp, 3000);
+	rc = h_progress_until(h, h_target_in_ffp, 3000);
 	ck_assert_msg(rc == 0 && h->t.ffp, "target not in full feature phase");
 }
 
@@ -424,7 +424,7 @@ void h_raw_evil_target(struct h *h, struct h_raw *r, const struct h_params *p,
 	ck_assert_msg(rc == 0, "accept: %d", rc);
 	rc = h_raw_login_target(h, r, p);
 	ck_assert_msg(rc == 0, "raw target login: %d", rc);
-	rc = h_progress_until(h, i_ffp, 3000);
+	rc = h_progress_until(h, h_initiator_in_ffp, 3000);
 	ck_assert_msg(rc == 0 && h->i.ffp, "initiator not in FFP: %s", h->err);
 }
 

@@ -68,6 +68,10 @@ enum h_raw_outcome {
 	H_RAW_DROPPED, /* PDU dropped (or handed to the caller), connection up */
 };
 
+/* Progress conditions: that side reached full feature phase (or failed). */
+bool h_target_in_ffp(struct h *h);
+bool h_initiator_in_ffp(struct h *h);
+
 /* libidm target + raw initiator logged in with *p; disk of 2 slots. */
 void h_raw_evil_initiator(struct h *h, struct h_raw *r, const struct h_params *p,
 		       uint32_t slot_cap);

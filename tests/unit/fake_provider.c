@@ -11,6 +11,9 @@
  *   FAKE_MISNAME   file libidm-misname.so calls itself "other"
  *   FAKE_INITFAIL  init() fails, as iser does without an RDMA device
  *   FAKE_SECOND    a second, complete "fake" (search order test)
+ *   FAKE_OLDER     ops table of the first IDM_PROV_ABI 2 SDK, before the
+ *                  optional ops at its end (adopt, listen_fd, conn_stats):
+ *                  must still load
  *
  * The good variant works enough for the core's state machine: connect
  * succeeds (or fails for port "1"; for port "2" it reports the failure
@@ -35,6 +38,7 @@
 #define FAKE_MISNAME 6
 #define FAKE_INITFAIL 7
 #define FAKE_SECOND 8
+#define FAKE_OLDER 9
 
 #ifndef FAKE_VARIANT
 #error "FAKE_VARIANT must be set"
@@ -259,6 +263,17 @@ static void fake_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 	fake_stats.buf_release++;
 }
 
+#if FAKE_VARIANT != FAKE_OLDER
+/* Gauges the unit tests can recognise. */
+static void fake_conn_stats(struct idm_conn *conn, struct idm_prov_stats *st)
+{
+	(void)conn;
+	fake_stats.conn_stats++;
+	st->sendq_entries = 7;
+	st->sendq_bytes = 4242;
+}
+#endif
+
 #if FAKE_VARIANT == FAKE_MISNAME
 #define FAKE_NAME "other"
 #elif FAKE_VARIANT == FAKE_BADABI
@@ -271,6 +286,8 @@ static void fake_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 #define FAKE_NAME "small"
 #elif FAKE_VARIANT == FAKE_INITFAIL
 #define FAKE_NAME "initfail"
+#elif FAKE_VARIANT == FAKE_OLDER
+#define FAKE_NAME "older"
 #else
 #define FAKE_NAME "fake"
 #endif
@@ -283,6 +300,12 @@ static const struct idm_prov_ops fake_ops = {
 #endif
 #if FAKE_VARIANT == FAKE_SMALL
 	.size = offsetof(struct idm_prov_ops, send_control),
+#elif FAKE_VARIANT == FAKE_OLDER
+	/* the table of a provider built against older headers of this
+	 * IDM_PROV_ABI, without the optional ops added since (adopt,
+	 * listen_fd, conn_stats): it must load, and the core must not read
+	 * past it */
+	.size = IDM_PROV_OPS_MIN_SIZE,
 #else
 	.size = sizeof(struct idm_prov_ops),
 #endif
@@ -313,6 +336,9 @@ static const struct idm_prov_ops fake_ops = {
 	.notice_key_values = fake_notice_key_values,
 	.conn_free = fake_conn_free,
 	.buf_release = fake_buf_release,
+#if FAKE_VARIANT != FAKE_OLDER
+	.conn_stats = fake_conn_stats,
+#endif
 };
 
 #if FAKE_VARIANT == FAKE_NOENTRY

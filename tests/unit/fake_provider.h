@@ -11,7 +11,7 @@ struct fake_stats {
 	int init, fini, listen, unlisten, connect, send_control, put_data,
 		get_data, enable_datamover, conn_terminate, task_free,
 		alloc_conn_rsrc, free_conn_rsrc, notice_key_values, conn_free,
-		buf_release;
+		buf_release, conn_stats;
 	uint8_t last_bhs[48];
 	size_t last_data_len;
 	int notice_fail; /* notice_key_values returns this */

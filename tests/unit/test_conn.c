@@ -10,6 +10,8 @@
 #include "core.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -340,6 +342,53 @@ START_TEST(control_notify_and_ack)
 }
 END_TEST
 
+/* idm_conn_get_stats(): argument checks, what the core counts, the
+ * provider's gauges, and a shorter struct from an older caller. */
+START_TEST(conn_stats)
+{
+	idm_ctx *ctx = setup();
+	idm_conn *conn = unit_initiator(ctx, true);
+	struct idm_conn_stats st = { .size = sizeof(st) };
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
+	idm_task *t;
+
+	ck_assert_int_eq(idm_conn_get_stats(NULL, &st), -EINVAL);
+	ck_assert_int_eq(idm_conn_get_stats(conn, NULL), -EINVAL);
+	st.size = 4;
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), -EINVAL);
+
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE, 1);
+	ck_assert_int_eq(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
+	unit_bhs(bhs, IDM_ISCSI_OP_LOGIN_REQ, 0); /* refused: not counted */
+	ck_assert_int_lt(idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(idm_task_create(conn, 5, &t), 0);
+	memset(&st, 0xa5, sizeof(st));
+	st.size = sizeof(st);
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), 0);
+	ck_assert_uint_eq(st.size, sizeof(st));
+	ck_assert_uint_eq(st.control_tx, 1);
+	ck_assert_uint_eq(st.control_rx, 0);
+	ck_assert_uint_eq(st.tasks_active, 1);
+	ck_assert_uint_eq(st.xfers_in_flight, 0);
+	ck_assert_uint_eq(st.sendq_entries, 7); /* the fake's conn_stats op */
+	ck_assert_uint_eq(st.sendq_bytes, 4242);
+	ck_assert_uint_eq(st.pdus_tx, 0);       /* the fake counts nothing */
+	ck_assert_int_eq(unit_fake_stats()->conn_stats, 1);
+
+	/* a caller built against a struct that ended after sendq_bytes */
+	memset(&st, 0xa5, sizeof(st));
+	st.size = offsetof(struct idm_conn_stats, pdus_tx);
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), 0);
+	ck_assert_uint_eq(st.size, offsetof(struct idm_conn_stats, pdus_tx));
+	ck_assert_uint_eq(st.tasks_active, 1);
+	ck_assert_uint_eq(st.pdus_tx, 0xa5a5a5a5a5a5a5a5ull); /* untouched */
+
+	idm_deallocate_task_resources(t);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(deallocate_task_cancels_silently)
 {
 	idm_ctx *ctx = setup();
@@ -551,6 +600,59 @@ END_TEST
 
 /* A caller compiled against a shorter idm_conn_cbs: the callbacks it does
  * not know about are simply not called. */
+/* A provider without the adopt/listen_fd ops (the fake's table is that of
+ * a 1.1 provider, shorter than today's) cannot take a socket: the core
+ * says so without reading past the table, and the socket stays the
+ * caller's, flags unchanged. */
+START_TEST(adopt_needs_provider_op)
+{
+	struct idm_conn_attr ca = {
+		.size = sizeof(ca),
+		.provider = "fake",
+		.cbs = &unit_cbs,
+	};
+	struct idm_portal_attr pa = {
+		.size = sizeof(pa),
+		.providers = "fake",
+		.accept = refuse,
+	};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	idm_ctx *ctx = setup();
+	idm_conn *c = NULL;
+	idm_portal *p = NULL;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fl;
+
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_ge(fd, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fl = fcntl(fd, F_GETFL);
+	ck_assert_int_eq(idm_conn_adopt_fd(ctx, fd, IDM_ROLE_INITIATOR, &ca, &c),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(idm_last_error(), "cannot take over a socket"),
+		      "idm_last_error: %s", idm_last_error());
+	ck_assert_int_eq(idm_conn_adopt_fd_ffp(ctx, fd, IDM_ROLE_INITIATOR, &ca,
+					       NULL, 0, &c),
+			 -EOPNOTSUPP);
+	ck_assert_int_eq(fcntl(fd, F_GETFL), fl);
+	ck_assert_int_eq(idm_portal_create_fd(ctx, lfd, &pa, &p), -EOPNOTSUPP);
+	ck_assert_ptr_null(p);
+	pa.providers = "fake,fake";
+	ck_assert_int_eq(idm_portal_create_fd(ctx, lfd, &pa, &p), -EINVAL);
+	ck_assert_ptr_null(ctx->conns);
+	ck_assert_ptr_null(ctx->portals);
+	ck_assert_int_eq(close(fd), 0);  /* still ours */
+	ck_assert_int_eq(close(lfd), 0);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(older_callbacks_struct)
 {
 	struct idm_conn_cbs old = unit_cbs;
@@ -600,6 +702,8 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, portal_arguments);
 	tcase_add_test(tc, auto_selection);
 	tcase_add_test(tc, older_callbacks_struct);
+	tcase_add_test(tc, adopt_needs_provider_op);
+	tcase_add_test(tc, conn_stats);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -118,6 +118,29 @@ START_TEST(short_ops_refused)
 }
 END_TEST
 
+/* A provider built against the first IDM_PROV_ABI 2 SDK, whose table
+ * ends before the optional ops added later, loads; those ops read NULL. */
+START_TEST(older_sdk_table_loads)
+{
+	const struct idm_provider_info *list;
+	struct idm_conn_stats st = { .size = sizeof(st) };
+	idm_conn *conn;
+	struct idm_conn_attr attr = { .size = sizeof(attr), .provider = "older",
+				     .cbs = &unit_cbs };
+	idm_ctx *ctx;
+
+	unit_use_providers("older", "older");
+	ctx = unit_ctx();
+	ck_assert_uint_eq(load(ctx, &list), 1);
+	ck_assert_str_eq(list[0].name, "older");
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), 0);
+	ck_assert_int_eq(idm_conn_get_stats(conn, &st), 0);
+	ck_assert_uint_eq(st.sendq_entries, 0); /* no conn_stats op */
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(misnamed_refused)
 {
 	refused("misname", "calls itself \"other\"");
@@ -309,6 +332,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, missing_op_refused);
 	tcase_add_test(tc, missing_entry_refused);
 	tcase_add_test(tc, short_ops_refused);
+	tcase_add_test(tc, older_sdk_table_loads);
 	tcase_add_test(tc, misnamed_refused);
 	tcase_add_test(tc, init_failure_left_out);
 	tcase_add_test(tc, missing_directory_harmless);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* SIGUSR1: every connection's idm_conn_get_stats() counters on stderr. */
+#include "target.h"
+
+#include <ex_stats.h>
+#include <stdio.h>
+
+static const char *state_name(enum conn_state s)
+{
+	switch (s) {
+	case CS_LOGIN:
+		return "login";
+	case CS_FFP:
+		return "full-feature";
+	case CS_CLOSING:
+		return "closing";
+	default:
+		return "dead";
+	}
+}
+
+void stats_print_all(void)
+{
+	int n = 0;
+
+	for (struct tconn *c = g_tgt.conns; c; c = c->next) {
+		struct idm_conn_stats st = { .size = sizeof(st) };
+		char who[160];
+
+		if (idm_conn_get_stats(c->ic, &st) < 0)
+			continue;
+		snprintf(who, sizeof(who), "stats %s %s %s",
+			 idm_conn_peer_name(c->ic), idm_conn_provider(c->ic),
+			 state_name(c->state));
+		ex_stats_text(stderr, who, &st);
+		n++;
+	}
+	fprintf(stderr, "stats: %d connection%s\n", n, n == 1 ? "" : "s");
+	fflush(stderr);
+}
