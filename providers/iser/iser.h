@@ -31,6 +31,8 @@
  *   iser_mem.c        devices, PDs, MRs, message pools, memory windows
  *   iser_park.c       cm_ids whose disconnect waits for their port
  *   iser_keys.c       key policy and buffer sizes (verbs-free)
+ *   iser_rx_check.c   a received Send's checks: header, lengths, opcode
+ *                     (verbs-free)
  *   iser_wire.c       iSER header, Hello, CM private data codec
  *
  * Two things go upward, both declared here: the role's data mover is

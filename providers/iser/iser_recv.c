@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Received Sends: check the iSER header and the iSCSI lengths against the
- * message the RCaP delivered before anything is used, then hand the PDU to
+ * message the RCaP delivered before anything is used (iser_rx_check.c,
+ * verbs-free so that it is fuzzed on its own), then hand the PDU to
  * the role's handler or to the caller (Control_Notify). A peer that breaks
  * the wire rules fails the connection with the reason; it never reaches
  * past the receive buffer.
@@ -20,9 +21,6 @@
 #include "iser_send.h"
 
 #include <errno.h>
-#include <string.h>
-
-#include <libidm/iscsi.h>
 
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
 {
@@ -108,24 +106,20 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 	return 0;
 }
 
-static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
+static void hello(struct iser_conn *ic, struct iser_msg *m,
+		  const struct iser_hello *h)
 {
-	struct iser_hello h, rep;
+	struct iser_hello rep;
 	struct iser_msg *tx;
 	int r;
 
-	if (iser_hello_decode(m->mem, len, &h) < 0) {
-		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO, "malformed iSER Hello/HelloReply");
-		return;
-	}
 	iser_rx_done(ic, m);
 	if (idm_conn_role(ic->conn) == IDM_ROLE_INITIATOR) {
-		if (h.opcode != ISER_OP_HELLO_REPLY || !ic->hello_wait) {
+		if (h->opcode != ISER_OP_HELLO_REPLY || !ic->hello_wait) {
 			iser_conn_fail(ic, -EPROTO, "unexpected iSER Hello message");
 			return;
 		}
-		if (h.reject) {
+		if (h->reject) {
 			iser_conn_fail(ic, -ECONNREFUSED,
 				       "target rejected the iSER Hello");
 			return;
@@ -136,18 +130,12 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 		iser_pend_run(ic);
 		return;
 	}
-	if (h.opcode != ISER_OP_HELLO) {
+	if (h->opcode != ISER_OP_HELLO) {
 		iser_conn_fail(ic, -EPROTO, "unexpected iSER HelloReply");
 		return;
 	}
 	/* 5.1.3: answer even when the key was not negotiated. */
-	memset(&rep, 0, sizeof(rep));
-	rep.opcode = ISER_OP_HELLO_REPLY;
-	rep.max_ver = ISER_VERSION;
-	rep.min_ver = ISER_VERSION;
-	rep.ird_ord = (uint16_t)(h.ird_ord < ic->ord ? h.ird_ord : ic->ord);
-	rep.reject = h.min_ver > ISER_VERSION || h.max_ver < ISER_VERSION ||
-		     (h.ird_ord > 0 && ic->ord == 0);
+	iser_hello_answer(h, ic->ord, &rep);
 	tx = iser_tx_get(ic);
 	if (!tx) {
 		iser_conn_fail(ic, -ENOBUFS, "no send buffer for HelloReply");
@@ -158,93 +146,35 @@ static void hello(struct iser_conn *ic, struct iser_msg *m, uint32_t len)
 	if (r < 0 || rep.reject)
 		iser_conn_fail(ic, r < 0 ? r : -EPROTO,
 			       "iSER Hello: version/IRD negotiation failed");
-	else if (h.ird_ord < ic->ord)
-		ic->ord = h.ird_ord;
-}
-
-void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs)
-{
-	uint32_t ahs_len = idm_iscsi_bhs_ahs_len(bhs);
-	uint32_t dlen = idm_iscsi_bhs_data_len(bhs);
-
-	memset(pdu, 0, sizeof(*pdu));
-	pdu->bhs = bhs;
-	pdu->ahs = ahs_len ? bhs + IDM_ISCSI_BHS_LEN : NULL;
-	pdu->ahs_len = ahs_len;
-	pdu->data = dlen ? bhs + IDM_ISCSI_BHS_LEN + ahs_len : NULL;
-	pdu->data_len = dlen;
+	else if (h->ird_ord < ic->ord)
+		ic->ord = h->ird_ord;
 }
 
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc)
 {
-	struct idm_conn *c = ic->conn;
-	bool target = idm_conn_role(c) == IDM_ROLE_TARGET;
-	bool login = idm_prov_conn_phase(c) == IDM_CONN_PHASE_LOGIN;
-	uint32_t len = wc->byte_len;
-	struct iser_hdr h;
-	struct idm_pdu pdu;
-	const uint8_t *bhs;
-	uint32_t ahs_len, dlen;
-	uint8_t op;
+	struct iser_rx rx;
+	char why[160];
 	int r;
 
-	if (len > m->size || iser_hdr_decode(m->mem, len, &h) < 0) {
-		uint8_t b0 = len ? m->mem[0] : 0;
-
-		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO,
-			       "malformed iSER message (byte 0 %#x, %u bytes)",
-			       b0, len);
-		return;
-	}
-	if (h.opcode != ISER_OP_CTRL) {
-		hello(ic, m, len);
-		return;
-	}
-	bhs = m->mem + ISER_HDR_LEN;
-	op = idm_iscsi_bhs_opcode(bhs);
-	ahs_len = idm_iscsi_bhs_ahs_len(bhs);
-	dlen = idm_iscsi_bhs_data_len(bhs);
-	/* The padding of the data segment is optional inside a Send (A13). */
-	if ((uint64_t)ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len + dlen > len) {
-		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO,
-			       "PDU (opcode %#x, AHS %u, data %u) longer than its "
-			       "%u-byte Send", op, ahs_len, dlen, len);
-		return;
-	}
-	if (ic->st)
-		idm_prov_stats_pdu(ic->st, 0, bhs, len);
-	/* The shared opcode table (RFC 7143 section 11). Data-Out travels
-	 * in Sends, hence IDM_PROV_OP_DATA; Data-In and R2T pass it and are
-	 * refused below with the iSER reason. */
-	r = idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
-				  login ? IDM_CONN_PHASE_LOGIN : IDM_CONN_PHASE_FFP,
-				  IDM_PROV_OP_DATA);
+	r = iser_rx_check(m->mem, wc->byte_len, m->size, idm_conn_role(ic->conn),
+			  idm_prov_conn_phase(ic->conn) == IDM_CONN_PHASE_LOGIN,
+			  &rx, why, sizeof(why));
+	/* a PDU whose lengths fit the Send counts, refused or not */
+	if (ic->st && rx.pdu.bhs)
+		idm_prov_stats_pdu(ic->st, 0, rx.pdu.bhs, wc->byte_len);
 	if (r < 0) {
 		iser_rx_done(ic, m);
-		if (r == -EINVAL)
-			iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
-				       op, target ? "initiator" : "target");
-		else
-			iser_conn_fail(ic, -EPROTO,
-				       "opcode %#x not allowed in the %s phase",
-				       op, login ? "login" : "full feature");
+		iser_conn_fail(ic, r, "%s", why);
 		return;
 	}
-	if (op == IDM_ISCSI_OP_DATA_IN || op == IDM_ISCSI_OP_R2T) {
-		/* RDMA Write / Read replace them (RFC 7145 7.3.5, 7.3.6) */
-		iser_rx_done(ic, m);
-		iser_conn_fail(ic, -EPROTO, "%s PDU on an iSER connection",
-			       op == IDM_ISCSI_OP_R2T ? "R2T" : "Data-In");
+	if (rx.is_hello) {
+		hello(ic, m, &rx.hello);
 		return;
 	}
-
-	iser_rx_pdu(&pdu, bhs);
 	/* the role's own PDUs: commands and Data-Out (target), SCSI
 	 * Responses (initiator) */
-	if (ic->role->recv(ic, m, &h, &pdu, wc))
+	if (ic->role->recv(ic, m, &rx.hdr, &rx.pdu, wc))
 		return;
-	idm_prov_control_notify(c, &pdu);
+	idm_prov_control_notify(ic->conn, &rx.pdu);
 	iser_rx_done(ic, m);
 }

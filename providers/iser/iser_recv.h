@@ -5,6 +5,7 @@
 #define IDM_ISER_RECV_H
 
 #include "iser.h"
+#include "iser_rx_check.h" /* iser_rx_pdu() */
 
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
 /* A received message was handled: repost it or return it. */
@@ -13,8 +14,6 @@ void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
 int iser_expect_login_pdu(struct iser_conn *ic);
 /* Enable_Datamover: post the full feature phase receive buffers. */
 int iser_rsrc_ffp(struct iser_conn *ic);
-/* The PDU view of a received BHS whose lengths were checked. */
-void iser_rx_pdu(struct idm_pdu *pdu, const uint8_t *bhs);
 /* A receive completed successfully with message m. */
 void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc);
 

@@ -2,12 +2,18 @@
 /*
  * The TCP provider's receive path, target role, with idm-target's iSCSI
  * layer on top: the input is the byte stream a hostile initiator sends,
- * written into a real 127.0.0.1 connection to a portal of the real libidm
- * and tcp provider (public API only, no internal file of either), read by
+ * written into a connection accepted by a 127.0.0.1 portal of the real
+ * libidm and tcp provider (public API only, no internal file of either), read by
  * the provider's receive state machine, and whatever it delivers handled
  * by examples/target as idm-target would. What the target sends back is
  * read and dropped. An input ends when the target has closed the
  * connection after the stream's end (EOF).
+ *
+ * The context, provider, portal and LUNs are set up once; each input gets
+ * a connection of its own, a socketpair the provider accepts in place of
+ * a TCP connection (sock_shim.c: a TCP handshake and teardown per input
+ * cost more than the code under test). The digests are whatever the
+ * stream's own login negotiates (HeaderDigest/DataDigest keys).
  *
  * In a -Dfuzz=true build libidm and the provider are instrumented too
  * (top-level meson.build), so their coverage guides the fuzzing and ASan
@@ -18,12 +24,10 @@
 
 #include "budget.h"
 #include "ex_log.h"
+#include "sock_shim.h"
 #include "target.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +38,6 @@
 
 struct target g_tgt;
 static idm_portal *portal;
-static int port;
 
 static void init_once(void)
 {
@@ -54,6 +57,12 @@ static void init_once(void)
 	int r;
 
 	ex_log_init("fuzz_tcp_target", l ? atoi(l) : -1);
+	/* A socketpair has no dead-peer timers to set: spare the provider
+	 * four failing setsockopt()s per connection (providers/tcp/README.md) */
+	setenv("IDM_TCP_USER_TIMEOUT_MS", "0", 0);
+	setenv("IDM_TCP_KEEPIDLE", "0", 0);
+	setenv("IDM_TCP_KEEPINTVL", "0", 0);
+	setenv("IDM_TCP_KEEPCNT", "0", 0);
 	/* the login budgets (budget.c) with their defaults */
 	if (budget_init(0) < 0)
 		abort();
@@ -80,36 +89,24 @@ static void init_once(void)
 			idm_strerror(r));
 		abort();
 	}
-	port = idm_portal_port(portal);
+	r = shim_listener(idm_portal_port(portal));
+	if (r < 0) {
+		fprintf(stderr, "the portal's listening socket: %s\n", strerror(-r));
+		abort();
+	}
 }
 
+/* A fresh connection: our end, and the provider's to accept. */
 static int dial(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	int err = 0;
-	socklen_t len = sizeof(err);
+	int sv[2];
 
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* The portal's backlog completes a loopback connect without an
-	 * accept. Non-blocking, and waited for with poll: libFuzzer's
-	 * -timeout timer (SIGALRM) would interrupt a blocking connect. */
-	if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
-		       errno != EINPROGRESS && errno != EINTR)) {
-		perror("connect to the portal");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror("socketpair");
 		abort();
 	}
-	while (poll(&p, 1, -1) < 0)
-		if (errno != EINTR) {
-			perror("poll");
-			abort();
-		}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
-		fprintf(stderr, "connect to the portal: %s\n", strerror(err ? err : errno));
-		abort();
-	}
-	return fd;
+	shim_accept_next(sv[1]);
+	return sv[0];
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -277,8 +277,168 @@ def tcp_target():
     write("tcp_target", "cut-mid-pdu", c[:60])
 
 
+# ---------------------------------------------------------- tcp_initiator
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC32C_T = _crc32c_table()
+
+
+def crc32c(b):
+    """RFC 3720 B.4 CRC32C as it goes on the wire (little-endian)."""
+    c = 0xffffffff
+    for x in b:
+        c = CRC32C_T[(c ^ x) & 0xff] ^ (c >> 8)
+    return struct.pack("<I", c ^ 0xffffffff)
+
+
+def tcp_pdu(h, data=b"", hd=False, dd=False):
+    """One PDU on the wire: BHS, header digest, data, pad, data digest."""
+    pad = data + bytes(-len(data) % 4)
+    return h + (crc32c(h) if hd else b"") + pad + (crc32c(pad) if dd and data else b"")
+
+
+def sn4(*v):
+    return b"".join(struct.pack(">I", x) for x in v)
+
+
+def target_stream(cfg, ffp_pdus, login_keys=None):
+    """fuzz_tcp_initiator's input: the final Login Response, then the
+    full feature phase PDUs with the digests cfg turns on."""
+    keys = login_keys if login_keys is not None else text(
+        ("HeaderDigest", "CRC32C" if cfg & 1 else "None"), ("MaxRecvDataSegmentLength", "8192"))
+    out = tcp_pdu(bhs(0x23, 0x87, data=keys, lun=ISID + b"\0\1", itt=1, w24=0, w28=1,
+                      rest=sn4(16, 0, 0, 0)), keys)
+    for h, d in ffp_pdus:
+        out += tcp_pdu(h, d, hd=bool(cfg & 1), dd=bool(cfg & 2))
+    return bytes([cfg]) + out
+
+
+def data_in(itt, datasn, off, data, status=None, statsn=1, ack=False):
+    flags = (0x80 | 0x01 if status is not None else 0) | (0x40 if ack else 0)
+    return bhs(0x25, flags, ver=bytes([0, status or 0]), data=data, itt=itt, w20=0xffffffff,
+               w24=statsn if status is not None else 0, w28=2, rest=sn4(17, datasn, off, 0)), data
+
+
+def r2t(itt, ttt, r2tsn, off, length):
+    return bhs(0x31, 0x80, itt=itt, w20=ttt, w24=1, w28=2, rest=sn4(17, r2tsn, off, length)), b""
+
+
+def scsi_rsp(itt, statsn, status=0, sense=b""):
+    d = struct.pack(">H", len(sense)) + sense if sense else b""
+    return bhs(0x21, 0x80, ver=bytes([0, status]), data=d, itt=itt, w24=statsn, w28=2,
+               rest=sn4(17, 0, 0, 0)), d
+
+
+def tcp_initiator():
+    reply = [bhs(0x20, 0x80, itt=0xffffffff, w20=5, w24=9, w28=2, rest=sn4(17, 0, 0, 0)), b""]
+    rest = [reply,
+            (bhs(0x32, 0x80, data=bytes(4), itt=0xffffffff, w24=10, w28=2,
+                 rest=sn4(17) + bytes([1, 0, 0, 0]) + bytes(8)), bytes(4)),
+            (bhs(0x3f, 0x80, ver=bytes([9, 0]), data=bhs(0x01, 0x80), itt=0xffffffff, w24=11),
+             bhs(0x01, 0x80)),
+            (bhs(0x24, 0x80, data=text(("TargetAlias", "fuzz")), itt=0x20, w20=0xffffffff, w24=12),
+             text(("TargetAlias", "fuzz"))),
+            (bhs(0x26, 0x80, itt=0x21, w24=13, w28=2), b"")]
+    io = [data_in(0x10, 0, 0, bytes(range(256)) * 16), data_in(0x10, 1, 4096, bytes(4096), status=0),
+          r2t(0x11, 0x100, 0, 0, 4096), r2t(0x11, 0x101, 1, 4096, 4096), scsi_rsp(0x11, 2),
+          data_in(0x12, 0, 0, bytes(4096)), r2t(0x12, 0x102, 0, 0, 4096), scsi_rsp(0x12, 3),
+          scsi_rsp(0x13, 4, status=2, sense=bytes([0x70, 0, 5]) + bytes(15)),
+          data_in(0x10, 2, 0, bytes(512))]  # late: the task has ended
+    write("tcp_initiator", "read-write-bidi", target_stream(0x08, io + rest))
+    write("tcp_initiator", "digests", target_stream(0x0b, io + rest))
+    write("tcp_initiator", "immediate-unsolicited-small", target_stream(0x34, [
+        r2t(0x11, 0x100, 0, 512, 512), r2t(0x11, 0x101, 1, 1024, 512),
+        data_in(0x12, 0, 0, bytes(512)), data_in(0x12, 1, 512, bytes(512)),
+        r2t(0x12, 0x102, 0, 0, 512), scsi_rsp(0x12, 3), data_in(0x13, 0, 0, bytes(512), status=0),
+        scsi_rsp(0x10, 5)] + rest))
+    write("tcp_initiator", "erl1-ack-r2ts", target_stream(0xc8, [
+        data_in(0x10, 0, 0, bytes(8192), ack=True), r2t(0x11, 0x100, 0, 0, 2048),
+        r2t(0x11, 0x101, 1, 2048, 2048), r2t(0x11, 0x102, 2, 4096, 4096)] + rest))
+    # login: a continuing response, then a refusal
+    write("tcp_initiator", "login-continue-refused", bytes([0]) +
+          tcp_pdu(bhs(0x23, 0x05, lun=ISID + b"\0\0", itt=1, w28=1, rest=sn4(16, 0, 0, 0))) +
+          tcp_pdu(bhs(0x23, 0x00, lun=ISID + b"\0\0", itt=1, w24=1, w28=1,
+                      rest=sn4(16) + bytes([2, 1]) + bytes(10))))
+    write("tcp_initiator", "cut-mid-data-in", target_stream(0, io[:1])[:300])
+
+
+# ---------------------------------------------------------------- iSER
+def iser_hdr(op=0x10, write=None, read=None):
+    """The 28-byte iSER header: write/read = (STag, VA) of a valid half."""
+    b0 = op | (0x08 if write else 0) | (0x04 if read else 0)
+    w = struct.pack(">IQ", *write) if write else bytes(12)
+    r = struct.pack(">IQ", *read) if read else bytes(12)
+    return bytes([b0, 0, 0, 0]) + w + r
+
+
+def hello(op, maxv=10, minv=10, ird_ord=16, rej=False):
+    return bytes([op | (1 if rej else 0), maxv << 4 | minv]) + struct.pack(">H", ird_ord) + bytes(24)
+
+
+def sends(*msgs):
+    """fuzz_iser_parser's Sends: 2-byte length, message."""
+    return b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+
+
+def ctrl(p, **kw):
+    """A control-type Send carrying one PDU as pdu() builds it (minus its
+    selector byte)."""
+    return iser_hdr(**kw) + p[1:]
+
+
+def iser_parser():
+    # config: bit 0 target, bit 1 login, bits 2-3 ORD, 4-6 slack; params:
+    # ImmediateData, InitialR2T, FirstBurstLength 512 << bits 2-5
+    tgt_ffp, fbl_64k_imm = 0x01 | 2 << 2 | 1 << 4, 0x01 | 7 << 2
+    write("iser_parser", "target-write-unsolicited", bytes([tgt_ffp, fbl_64k_imm]) + sends(
+        ctrl(scsi_cmd(cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 13, 4, w=True,
+                      data=bytes(range(256)) * 2, final=False), write=(0x1234, 0x7f0000001000)),
+        ctrl(data_out(bytes(512), 13, offset=512)),
+        ctrl(scsi_cmd(cdb(0x28, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 14, 5, r=True),
+             read=(0x5678, 0x7f0000002000)),
+        ctrl(nop_out(15, 6, b"ping")), ctrl(text_req(text(("SendTargets", "All")), 16, 7)),
+        ctrl(tmf(1, 17, 8, ref=14, refcmdsn=5)), ctrl(logout(18, 9))))
+    write("iser_parser", "target-hello", bytes([tgt_ffp, 0]) + sends(
+        hello(0x20), hello(0x20, 11, 11), hello(0x20, ird_ord=0), hello(0x30)))
+    write("iser_parser", "target-login", bytes([0x03 | 1 << 2, 0]) + sends(
+        ctrl(login(0, 1, True, FIRST)), ctrl(login(1, 3, True, OPER + LOGIN_ISER, itt=2))))
+    ini_ffp = 1 << 2 | 2 << 4
+    resp = bhs(0x21, 0x80, itt=10, w20=0, w24=2, w28=1)
+    datain = bhs(0x25, 0x81, data=bytes(8), itt=12)
+    r2t = bhs(0x31, 0x80, itt=13, w20=0x1000)
+    write("iser_parser", "initiator-responses", bytes([ini_ffp, 0]) + sends(
+        hello(0x30), hello(0x30, rej=True),
+        iser_hdr() + resp, iser_hdr() + bhs(0x20, 0x80, data=b"pong", itt=0xffffffff) + b"pong",
+        iser_hdr() + bhs(0x24, 0x80, data=text(("TargetName", TNAME)), itt=11) + text(("TargetName", TNAME)),
+        iser_hdr() + bhs(0x32, 0x80, itt=0xffffffff, data=bytes(4)) + bytes(4),
+        iser_hdr() + bhs(0x3f, 0x80, data=resp, itt=0xffffffff) + resp,
+        iser_hdr() + bhs(0x26, 0x80, itt=14),
+        iser_hdr() + datain + bytes(8), iser_hdr() + r2t))
+    write("iser_parser", "initiator-login", bytes([0x02, 0]) + sends(
+        iser_hdr() + bhs(0x23, 0x87, data=OPER, lun=ISID + b"\0\1", itt=1) + OPER))
+    # an AHS, a PDU longer than its Send, a short Send, an unknown iSER
+    # opcode, a Hello with trailing bytes, a buffer smaller than the Send
+    ahs = struct.pack(">HB", 8, 1) + bytes(9)
+    cmd = bytearray(scsi_cmd(cdb(0x00), 0, 20, 1)[1:])
+    cmd[4] = len(ahs) // 4
+    write("iser_parser", "lengths", bytes([tgt_ffp, 0]) + sends(
+        iser_hdr() + bytes(cmd) + ahs, iser_hdr() + bhs(0x40, 0x80, data=bytes(100), itt=1) + bytes(10),
+        iser_hdr()[:20], bytes([0x50]) + bytes(75), hello(0x20) + bytes(4)))
+    write("iser_parser", "buffer-too-small", bytes([0x81, 0]) + sends(ctrl(nop_out(1, 1))))
+
+
 params()
 keys()
 scsi()
 target()
 tcp_target()
+tcp_initiator()
+iser_parser()

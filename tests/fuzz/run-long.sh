@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # The long fuzzing run of one harness: run-long.sh HARNESS EXECS [BUILD]
-#   HARNESS  params, keys, scsi, target (tests/fuzz/fuzz_HARNESS.c)
+#   HARNESS  params, keys, scsi, target, tcp_target, tcp_initiator,
+#            iser_parser (tests/fuzz/fuzz_HARNESS.c)
 #   EXECS    executions, e.g. 10000000
 #   BUILD    a build directory set up with -Dfuzz=true (default build-fuzz):
 #            CC=clang meson setup build-fuzz -Dfuzz=true && ninja -C build-fuzz
@@ -35,7 +36,7 @@ exe=$(echo "$args" | sed -n 1p)
 seeds=$(echo "$args" | sed -n 2p)
 max_len=$(echo "$args" | sed -n 4p)
 dict=$(echo "$args" | sed -n 5p)
-# the providers of the build tree (fuzz_tcp_target loads tcp)
+# the providers of the build tree (the tcp harnesses load tcp)
 IDM_PROVIDER_PATH=$(echo "$args" | sed -n 6p)
 export IDM_PROVIDER_PATH
 corpus=$build/fuzz-corpus/$name

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "iser_keys.h"
+#include "iser_rx_check.h"
 #include "iser_wire.h"
 
 START_TEST(hdr_layout)
@@ -328,6 +329,89 @@ START_TEST(unsolicited)
 }
 END_TEST
 
+/* A control-type Send of one PDU: iSER header, BHS, data. */
+static uint32_t mk_send(uint8_t *msg, uint8_t op, uint32_t dlen, uint32_t extra)
+{
+	memset(msg, 0, ISER_HDR_LEN + 48 + dlen + extra);
+	msg[0] = ISER_OP_CTRL;
+	msg[ISER_HDR_LEN] = op;
+	msg[ISER_HDR_LEN + 1] = 0x80;
+	msg[ISER_HDR_LEN + 5] = (uint8_t)(dlen >> 16);
+	msg[ISER_HDR_LEN + 6] = (uint8_t)(dlen >> 8);
+	msg[ISER_HDR_LEN + 7] = (uint8_t)dlen;
+	return ISER_HDR_LEN + 48 + dlen + extra;
+}
+
+START_TEST(rx_check)
+{
+	uint8_t msg[256];
+	struct iser_rx rx;
+	char why[160];
+	uint32_t len;
+
+	/* a NOP-Out with 8 bytes of data, to the target in full feature phase */
+	len = mk_send(msg, 0x00 | 0x40 /* I */, 8, 0);
+	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_TARGET, false,
+				       &rx, why, sizeof(why)), 0);
+	ck_assert(!rx.is_hello);
+	ck_assert(rx.pdu.bhs == msg + ISER_HDR_LEN);
+	ck_assert(rx.pdu.data == msg + ISER_HDR_LEN + 48);
+	ck_assert_uint_eq(rx.pdu.data_len, 8);
+	ck_assert(rx.pdu.ahs == NULL);
+	/* the Send is shorter than the PDU claims */
+	ck_assert_int_eq(iser_rx_check(msg, len - 1, sizeof(msg), IDM_ROLE_TARGET, false,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "PDU (opcode 0, AHS 0, data 8) longer than its 83-byte Send");
+	ck_assert(rx.pdu.bhs == NULL);
+	/* a Send longer than the buffer it landed in */
+	ck_assert_int_eq(iser_rx_check(msg, len, len - 1, IDM_ROLE_TARGET, false,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "malformed iSER message (byte 0 0x10, 84 bytes)");
+	/* Data-In and R2T never travel in Sends */
+	len = mk_send(msg, 0x25, 0, 0);
+	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_INITIATOR, false,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "Data-In PDU on an iSER connection");
+	ck_assert(rx.pdu.bhs == msg + ISER_HDR_LEN); /* lengths fit: counted */
+	/* a target opcode from the initiator, a command during login */
+	len = mk_send(msg, 0x23, 0, 0);
+	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_TARGET, true,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "opcode 0x23 not valid from the initiator");
+	len = mk_send(msg, 0x01, 0, 0);
+	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_TARGET, true,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "opcode 0x1 not allowed in the login phase");
+	/* a Hello */
+	memset(msg, 0, ISER_HDR_LEN);
+	msg[0] = ISER_OP_HELLO;
+	msg[1] = 0xaa;
+	msg[3] = 16;
+	ck_assert_int_eq(iser_rx_check(msg, ISER_HDR_LEN, sizeof(msg), IDM_ROLE_TARGET,
+				       true, &rx, why, sizeof(why)), 0);
+	ck_assert(rx.is_hello);
+	ck_assert_uint_eq(rx.hello.ird_ord, 16);
+}
+END_TEST
+
+START_TEST(hello_answer)
+{
+	struct iser_hello h = {.opcode = ISER_OP_HELLO, .max_ver = 10,
+			       .min_ver = 10, .ird_ord = 16};
+	struct iser_hello rep;
+
+	iser_hello_answer(&h, 4, &rep);
+	ck_assert(rep.opcode == ISER_OP_HELLO_REPLY && !rep.reject);
+	ck_assert_uint_eq(rep.ird_ord, 4);
+	ck_assert_uint_eq(rep.max_ver, ISER_VERSION);
+	iser_hello_answer(&h, 0, &rep); /* RDMA Reads asked of a target without */
+	ck_assert(rep.reject);
+	h.min_ver = 11;
+	iser_hello_answer(&h, 4, &rep);
+	ck_assert(rep.reject);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("iser_wire");
@@ -340,6 +424,8 @@ int main(void)
 	tcase_add_test(tc, hdr_decode_roundtrip_and_ignores);
 	tcase_add_test(tc, hdr_decode_rejects);
 	tcase_add_test(tc, hello_codec);
+	tcase_add_test(tc, rx_check);
+	tcase_add_test(tc, hello_answer);
 	tcase_add_test(tc, cm_private_data);
 	tcase_add_test(tc, keys_force_and_check);
 	tcase_add_test(tc, sizes);
