@@ -170,6 +170,8 @@ int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w, uint32_t e
 static __thread struct epoll_event *pass_events;
 static __thread int pass_n;
 static __thread bool in_pass;
+/* The context this thread is running a pass of (NULL: none). */
+static __thread struct idm_ctx *pass_ctx;
 
 void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 {
@@ -198,7 +200,13 @@ void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d, idm_prov_defe
 		else
 			ctx->defer_head = d;
 		ctx->defer_tail = d;
-		ev_kick(ctx);
+		/* Queued from inside a pass of this context (the usual case:
+		 * a provider answering what it just received): the pass runs
+		 * it before it sleeps again (run_deferred() kicks for what
+		 * the deferred items themselves queue), so the eventfd write
+		 * and the two reads that drain it would be wasted syscalls. */
+		if (pass_ctx != ctx)
+			ev_kick(ctx);
 	}
 	idmp_ctx_unlock(ctx);
 }
@@ -265,6 +273,7 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 
 	idmp_ctx_lock(ctx);
 	in_pass = true;
+	pass_ctx = ctx;
 	pass_events = evs;
 	pass_n = n;
 	for (int i = 0; i < n; i++) {
@@ -278,6 +287,7 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	pass_events = NULL;
 	pass_n = 0;
 	handled += run_deferred(ctx);
+	pass_ctx = NULL;
 	in_pass = false;
 	idmp_ctx_unlock(ctx);
 	return handled;

@@ -23,7 +23,8 @@ void iser_dop_finish(struct iser_conn *ic, struct iser_dop *d)
 	int status = d->status;
 	bool ack = d->ack;
 
-	idm_prov_defer_cancel(ic->ctx, &d->done);
+	if (d->done.queued) /* rarely armed; we hold the context lock */
+		idm_prov_defer_cancel(ic->ctx, &d->done);
 	/* recycles x and d: only the copies above are read after it */
 	idm_prov_data_completion(t, dir, off, len, sn, status);
 	/* no RDMA Read allowed (ORD 0): acknowledge on local completion,

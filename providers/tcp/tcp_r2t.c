@@ -64,7 +64,11 @@ static void get_finish(struct tcp_conn *tc, const struct idm_prov_xfer *x)
 	struct tcp_get *g = tcp_get_of(x);
 	uint32_t off = x->offset, len = x->length, sn = g->sn;
 
-	idm_prov_defer_cancel(tc->ctx, &g->done_defer);
+	/* usually run by that very defer, or never armed: skip the call
+	 * (and its context lock) then; we hold the lock, so queued is
+	 * current */
+	if (g->done_defer.queued)
+		idm_prov_defer_cancel(tc->ctx, &g->done_defer);
 	r2ts_forget(tcp_task(t), x);
 	idm_prov_data_completion(t, IDM_DATA_OUT, off, len, sn, 0);
 }
