@@ -9,6 +9,8 @@
 #include "core.h"
 #include "ctx_priv.h"
 
+#include <string.h>
+
 #define XFERS_PER_CHUNK 64
 
 static struct idmp_xfer *xfer_of(struct idm_sq_link *l)
@@ -34,6 +36,8 @@ struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,
 	x->x.buf = b;
 	x->x.buf_off = buf_off;
 	x->x.addr = (uint8_t *)b->addr + buf_off;
+	x->x.task = t;
+	memset(x->x.priv, 0, sizeof(x->x.priv));
 	idm_sq_push(&t->xfers, &x->link);
 	return x;
 }
@@ -98,6 +102,21 @@ const struct idm_prov_xfer *idm_prov_task_xfer_cover(struct idm_task *t,
 			return x;
 	}
 	return NULL;
+}
+
+struct idm_prov_xfer *idm_prov_task_xfer_newest(struct idm_task *t)
+{
+	return t->xfers.tail ? &xfer_of(t->xfers.tail)->x : NULL;
+}
+
+const struct idm_prov_xfer *idm_prov_task_xfer_next(struct idm_task *t,
+						    const struct idm_prov_xfer *x)
+{
+	struct idm_sq_link *l;
+
+	l = x ? IDM_PROV_CONTAINER_OF(x, struct idmp_xfer, x)->link.next
+	      : t->xfers.head;
+	return l ? &xfer_of(l)->x : NULL;
 }
 
 int idm_prov_task_foreach_xfer(struct idm_task *t, idm_prov_xfer_fn fn, void *arg)

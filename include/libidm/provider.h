@@ -499,6 +499,7 @@ IDM_PROV_API int idm_prov_opcode_check(enum idm_role sender, uint8_t opcode,
  * fails, or when the task is freed. A provider reads it instead of
  * keeping its own list: where bytes of the command's data go or come
  * from, and what is outstanding. */
+#define IDM_PROV_XFER_PRIV 96 /* bytes of struct idm_prov_xfer's priv */
 struct idm_prov_xfer {
 	enum idm_data_dir dir;
 	uint32_t offset;  /* command data offset of the first byte */
@@ -506,7 +507,32 @@ struct idm_prov_xfer {
 	struct idm_buf *buf;
 	size_t buf_off;   /* byte `offset` is byte buf_off of buf */
 	uint8_t *addr;    /* ... at this address */
+	struct idm_task *task;
+	/* The provider's own state of this transfer (bytes placed, R2TSN,
+	 * a deferred completion, ...), zeroed when recorded and gone with
+	 * the record: a provider keeps no range table of its own. Only
+	 * these bytes are the provider's to write. */
+	uint64_t priv[IDM_PROV_XFER_PRIV / sizeof(uint64_t)];
 };
+/* The provider's area of a record, and back from it to the record
+ * (e.g. from a struct idm_prov_defer kept there). Inline: the hot path
+ * reaches it without a call into libidm. */
+static inline void *idm_prov_xfer_priv(const struct idm_prov_xfer *x)
+{
+	return (void *)x->priv;
+}
+static inline struct idm_prov_xfer *idm_prov_xfer_from_priv(void *priv)
+{
+	return IDM_PROV_CONTAINER_OF(priv, struct idm_prov_xfer, priv);
+}
+/* Inside put_data()/get_data(): the record the core made for this very
+ * call (the task's newest), so the op can fill in its priv area. */
+IDM_PROV_API struct idm_prov_xfer *idm_prov_task_xfer_newest(struct idm_task *task);
+/* The task's records one by one, oldest first: the first with x NULL,
+ * then the one after x, NULL at the end. Completing x (which recycles
+ * it) ends the walk: start again from NULL. */
+IDM_PROV_API const struct idm_prov_xfer *idm_prov_task_xfer_next(struct idm_task *task,
+								 const struct idm_prov_xfer *x);
 /* The recorded transfer of dir holding all of [offset, offset+length), or
  * NULL (e.g. unsolicited data no Get_Data asked for yet: stage it). */
 IDM_PROV_API const struct idm_prov_xfer *idm_prov_task_xfer_cover(struct idm_task *task,

@@ -18,7 +18,7 @@
  *   iser_stag.c       the initiator's STags: window binds, invalidation
  *   iser_target.c     target data mover (commands, Put_Data, Get_Data)
  *   iser_unsol.c      target: immediate and unsolicited data
- *   iser_dop.c        target: Put/Get_Data ranges in progress
+ *   iser_dop.c        target: RDMA progress of Put/Get_Data records
  *   iser_control.c    Send_Control of every PDU but a SCSI Command, Hello
  *   iser_cm.c         rdma_cm: listen, accept, connect, CM events
  *   iser_conn.c       a connection's life: new, fail, teardown, free
@@ -186,19 +186,18 @@ struct iser_pend {
 
 /* ---- tasks --------------------------------------------------------------- */
 
+/* iSER's part of a Put/Get_Data record of the core (idm_prov_xfer_priv();
+ * the range, its buffer and its task are the record's, iser_dop.c). */
 struct iser_dop {
-	bool used;
-	enum idm_data_dir dir;
-	uint32_t offset, length;
 	uint32_t remaining; /* bytes not yet placed/sent */
 	uint32_t sn;
 	int status;
-	uint8_t *dst;       /* Get_Data: where offset 0 of the range goes */
 	bool ack;           /* Put_Data with the A bit */
-	bool has_rsp;       /* Put_Data template carried status (S bit) */
+	bool placed;        /* iser_unsol.c: completed by this Data-Out */
 	struct idm_prov_defer done;
-	struct idm_task *task;
 };
+_Static_assert(sizeof(struct iser_dop) <= IDM_PROV_XFER_PRIV,
+	       "struct iser_dop must fit a transfer record's priv area");
 
 struct iser_task {
 	/* initiator: STags advertised for this command */
@@ -228,7 +227,6 @@ struct iser_task {
 	 * what is staged (the shared datamover layer, iser_unsol.c) */
 	struct idm_prov_unsol unsol;
 	uint32_t datasn, r2tsn;
-	struct iser_dop dops[ISER_TASK_DOPS];
 };
 
 static inline struct iser_task *iser_task(struct idm_task *t)

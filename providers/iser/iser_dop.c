@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A target task's Put_Data and Get_Data ranges in progress (struct
- * iser_dop, at most ISER_TASK_DOPS at once): bytes still to place or
- * send, and the one Data_Completion_Notify each owes, from its RDMA
- * completion, from unsolicited data arriving, or deferred to the event
- * loop when nothing is left to wait for (never from inside the call).
+ * A target task's Put_Data and Get_Data ranges in progress. The ranges
+ * are the core's transfer records (at most ISER_TASK_DOPS per task);
+ * iSER keeps in each record's priv area (struct iser_dop) only what its
+ * RDMA needs: bytes still to place or send, the DataSN/R2TSN, and the
+ * one Data_Completion_Notify each owes, from its RDMA completion, from
+ * unsolicited data arriving, or deferred to the event loop when nothing
+ * is left to wait for (never from inside the call).
  */
 #include "iser_dop.h"
 
@@ -13,15 +15,17 @@
 
 void iser_dop_finish(struct iser_conn *ic, struct iser_dop *d)
 {
-	struct idm_task *t = d->task;
+	const struct idm_prov_xfer *x = idm_prov_xfer_from_priv(d);
+	struct idm_task *t = x->task;
 	struct iser_task *it = iser_task(t);
-	enum idm_data_dir dir = d->dir;
-	uint32_t off = d->offset, len = d->length, sn = d->sn;
+	enum idm_data_dir dir = x->dir;
+	uint32_t off = x->offset, len = x->length, sn = d->sn;
 	int status = d->status;
 	bool ack = d->ack;
 
-	d->used = false;
-	idm_prov_defer_cancel(ic->ctx, &d->done);
+	if (d->done.queued) /* rarely armed; we hold the context lock */
+		idm_prov_defer_cancel(ic->ctx, &d->done);
+	/* recycles x and d: only the copies above are read after it */
 	idm_prov_data_completion(t, dir, off, len, sn, status);
 	/* no RDMA Read allowed (ORD 0): acknowledge on local completion,
 	 * which ERL 1 permits (7.3.5) */
@@ -32,8 +36,6 @@ void iser_dop_finish(struct iser_conn *ic, struct iser_dop *d)
 void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
 		       int status)
 {
-	if (!d->used)
-		return;
 	if (status < 0 && d->status == 0)
 		d->status = status;
 	d->remaining = n > d->remaining ? 0 : d->remaining - n;
@@ -43,37 +45,31 @@ void iser_dop_progress(struct iser_conn *ic, struct iser_dop *d, uint32_t n,
 
 static void dop_deferred(struct idm_prov_defer *df)
 {
-	struct iser_dop *d = (struct iser_dop *)((char *)df -
-					offsetof(struct iser_dop, done));
-	struct idm_task *t = d->task;
+	struct iser_dop *d = IDM_PROV_CONTAINER_OF(df, struct iser_dop, done);
+	struct idm_task *t = idm_prov_xfer_from_priv(d)->task;
 	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 
-	if (d->used && ic && ic->state == ISER_UP)
+	if (ic && ic->state == ISER_UP)
 		iser_dop_finish(ic, d);
 }
 
-struct iser_dop *iser_dop_new(struct idm_task *t, enum idm_data_dir dir,
-			      uint32_t offset, uint32_t length, uint8_t *dst)
+struct iser_dop *iser_dop_new(struct idm_task *t)
 {
-	struct iser_task *it = iser_task(t);
-	int i;
+	/* the core recorded this call last: the others came before it */
+	struct idm_prov_xfer *nx = idm_prov_task_xfer_newest(t);
+	const struct idm_prov_xfer *x = NULL;
+	struct iser_dop *d;
+	int n = 0;
 
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		struct iser_dop *d = &it->dops[i];
-
-		if (d->used)
-			continue;
-		memset(d, 0, sizeof(*d));
-		d->used = true;
-		d->dir = dir;
-		d->offset = offset;
-		d->length = length;
-		d->remaining = length;
-		d->dst = dst;
-		d->task = t;
-		return d;
-	}
-	return NULL;
+	if (!nx)
+		return NULL;
+	while ((x = idm_prov_task_xfer_next(t, x)) && x != nx)
+		n++;
+	if (n >= ISER_TASK_DOPS)
+		return NULL;
+	d = idm_prov_xfer_priv(nx);
+	d->remaining = nx->length;
+	return d;
 }
 
 void iser_dop_defer(struct iser_conn *ic, struct iser_dop *d)
@@ -81,12 +77,11 @@ void iser_dop_defer(struct iser_conn *ic, struct iser_dop *d)
 	idm_prov_defer(ic->ctx, &d->done, dop_deferred);
 }
 
-void iser_dops_cancel(struct iser_conn *ic, struct iser_task *it)
+void iser_dops_cancel(struct iser_conn *ic, struct idm_task *t)
 {
-	int i;
+	const struct idm_prov_xfer *x = NULL;
 
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		idm_prov_defer_cancel(ic->ctx, &it->dops[i].done);
-		it->dops[i].used = false;
-	}
+	while ((x = idm_prov_task_xfer_next(t, x)))
+		idm_prov_defer_cancel(ic->ctx,
+				      &((struct iser_dop *)idm_prov_xfer_priv(x))->done);
 }

@@ -183,7 +183,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	mr = iser_buf_mr(ic->ip, ic->dev, buf);
 	if (!mr)
 		return -ENOMEM;
-	d = iser_dop_new(t, IDM_DATA_IN, offset, length, NULL);
+	d = iser_dop_new(t);
 	if (!d)
 		return -EBUSY;
 	d->sn = it->datasn++;
@@ -208,8 +208,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	if (r < 0) {
 		iser_unplug(ic);
 		iser_op_put(ic, op);
-		d->used = false;
-		it->datasn--;
+		it->datasn--; /* the core drops the record */
 		return r;
 	}
 	if (ack && ic->ord > 0) {
@@ -280,7 +279,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	if (!mr)
 		return -ENOMEM;
 	dst = (uint8_t *)idm_buf_addr(buf) + buf_off;
-	d = iser_dop_new(t, IDM_DATA_OUT, offset, length, dst);
+	d = iser_dop_new(t);
 	if (!d)
 		return -EBUSY;
 	d->sn = it->r2tsn;
@@ -312,8 +311,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		 * holds the rest back in order */
 		r = iser_post(ic, &op->wr);
 		if (r < 0) {
-			iser_op_put(ic, op);
-			d->used = false;
+			iser_op_put(ic, op); /* the core drops the record */
 			return r;
 		}
 		d->sn = it->r2tsn++;
@@ -332,7 +330,7 @@ static void tgt_task_release(struct iser_conn *ic, struct idm_task *t)
 	/* RDMA not yet posted never goes out: the caller may reuse the
 	 * buffers as soon as the task is gone. */
 	iser_sq_purge_task(ic, t);
-	iser_dops_cancel(ic, it);
+	iser_dops_cancel(ic, t);
 	iser_ops_orphan(ic, t);
 	idm_prov_unsol_free(&it->unsol);
 	it->rsv = it->wsv = false;

@@ -33,9 +33,9 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 	bool fbit = (bhs[1] & IDM_ISCSI_FLAG_FINAL) != 0;
 	uint32_t covered = 0;
-	struct iser_dop *done[ISER_TASK_DOPS];
+	const struct idm_prov_xfer *x = NULL;
 	struct iser_task *it;
-	int i, n_done = 0, r;
+	int r;
 
 	if (ttt != IDM_ISCSI_RESERVED_TAG) {
 		/* solicited Data-Out never exists on iSER */
@@ -55,22 +55,22 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	 * stage what none of them wanted, and only then tell the caller:
 	 * a Get_Data it issues from Data_Completion_Notify (the next range
 	 * of a split transfer) must find the rest of this PDU staged. */
-	for (i = 0; i < ISER_TASK_DOPS; i++) {
-		struct iser_dop *d = &it->dops[i];
+	while ((x = idm_prov_task_xfer_next(t, x))) {
+		struct iser_dop *d = idm_prov_xfer_priv(x);
 		uint32_t a, b;
 
-		if (!d->used || d->dir != IDM_DATA_OUT)
+		if (x->dir != IDM_DATA_OUT)
 			continue;
-		a = off > d->offset ? off : d->offset;
-		b = off + dlen < d->offset + d->length ? off + dlen
-						      : d->offset + d->length;
+		a = off > x->offset ? off : x->offset;
+		b = off + dlen < x->offset + x->length ? off + dlen
+						       : x->offset + x->length;
 		if (a >= b)
 			continue;
-		memcpy(d->dst + (a - d->offset), data + (a - off), b - a);
+		memcpy(x->addr + (a - x->offset), data + (a - off), b - a);
 		covered += b - a;
 		d->remaining = b - a > d->remaining ? 0 : d->remaining - (b - a);
 		if (d->remaining == 0)
-			done[n_done++] = d;
+			d->placed = true;
 	}
 	/* The stage holds one run of bytes up to what arrived: once it
 	 * started, every later PDU goes there too, whole. */
@@ -86,9 +86,17 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 	}
 	if (r == 0)
 		r = idm_prov_unsol_arrived(&it->unsol, dlen, fbit, why, whylen);
-	for (i = 0; i < n_done && ic->state == ISER_UP && idm_prov_task_active(t);
-	     i++)
-		if (done[i]->used && done[i]->remaining == 0)
-			iser_dop_finish(ic, done[i]);
+	/* Finish what this PDU completed; each completion recycles its
+	 * record (and may issue new ones), so walk again after each. */
+	x = NULL;
+	while (ic->state == ISER_UP && idm_prov_task_active(t) &&
+	       (x = idm_prov_task_xfer_next(t, x))) {
+		struct iser_dop *d = idm_prov_xfer_priv(x);
+
+		if (x->dir != IDM_DATA_OUT || !d->placed)
+			continue;
+		iser_dop_finish(ic, d);
+		x = NULL;
+	}
 	return r;
 }

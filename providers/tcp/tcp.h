@@ -97,23 +97,29 @@ struct tcp_txpdu {
 
 /* ---- per-task state (task->priv) ---------------------------------- */
 
+/* One outstanding R2T: wire state only (its TTT, what it asked for and
+ * what came in order); the Get_Data range it serves is the core's record. */
 struct tcp_r2t {
 	uint32_t ttt, off, len, got, exp_datasn;
-	unsigned get; /* index of its Get_Data range */
+	const struct idm_prov_xfer *x; /* the Get_Data range it asks for */
 };
 
-/* One Get_Data range of a task (several may be active at once). */
+/* TCP's part of a Get_Data record (idm_prov_xfer_priv()): the core
+ * keeps the range and its buffer, this the R2T and receive progress. */
 struct tcp_get {
-	struct idm_task *task;
-	bool active;
-	uint32_t seq;  /* call order: R2Ts go out in it */
-	uint8_t *base; /* where byte `off` of the range goes */
-	uint32_t off, len, got;
+	uint32_t got;  /* bytes of the range placed */
 	uint32_t next; /* next offset to ask for by R2T */
 	uint32_t sn;   /* last R2TSN used for it (~0: none) */
 	uint8_t tmpl[IDM_ISCSI_BHS_LEN];
 	struct idm_prov_defer done_defer;
 };
+_Static_assert(sizeof(struct tcp_get) <= IDM_PROV_XFER_PRIV,
+	       "struct tcp_get must fit a transfer record's priv area");
+
+static inline struct tcp_get *tcp_get_of(const struct idm_prov_xfer *x)
+{
+	return (struct tcp_get *)idm_prov_xfer_priv(x);
+}
 
 struct tcp_task {
 	struct idm_task *task;
@@ -128,9 +134,7 @@ struct tcp_task {
 	bool write;
 	uint32_t edtl;
 	struct idm_prov_unsol unsol; /* immediate + unsolicited Data-Out */
-	/* target: Get_Data */
-	struct tcp_get get[TCP_MAX_GETS];
-	uint32_t get_seq;
+	/* target: Get_Data (the ranges are the core's records) */
 	uint32_t r2tsn; /* next R2TSN of the task */
 	struct tcp_r2t r2t[TCP_MAX_R2T];
 	unsigned nr2t;
@@ -191,7 +195,7 @@ struct tcp_conn {
 	uint8_t rtrl[8];
 	struct idm_task *rtask; /* Data-In / Data-Out: its task */
 	struct tcp_r2t *rr2t;	/* Data-Out: its R2T (NULL: unsolicited) */
-	struct tcp_get *rget;	/* Data-Out placed directly: its range */
+	const struct idm_prov_xfer *rget; /* Data-Out placed directly: its range */
 	uint8_t *rxbuf; /* NULL until a data segment arrives (rxbuf_fit) */
 	uint32_t rxcap;
 	uint8_t *stage; /* TCP_STAGE bytes; NULL until busy in FFP (rx_stage) */
@@ -300,14 +304,14 @@ static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
 	return *lo < *hi;
 }
 
-/* Where byte `off` of the write data goes in range g. */
-static inline uint8_t *tcp_get_dst(struct tcp_get *g, uint32_t off)
+/* Where byte `off` of the write data goes in Get_Data range x. */
+static inline uint8_t *tcp_get_dst(const struct idm_prov_xfer *x, uint32_t off)
 {
-	return g->base + (off - g->off);
+	return x->addr + (off - x->offset);
 }
 
 /* tcp_r2t.c */
-struct tcp_get *tcp_get_cover(struct tcp_task *tt, uint32_t off, uint64_t end);
+void tcp_get_cancel_all(struct tcp_conn *tc, struct idm_task *t);
 bool tcp_get_complete_ready(struct tcp_conn *tc, struct idm_task *t);
 int tcp_issue_r2ts(struct tcp_conn *tc, struct idm_task *t);
 int tcp_get_data(struct idm_task *task, const uint8_t *tmpl,

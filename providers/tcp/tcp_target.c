@@ -117,7 +117,9 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 			return -1;
 		}
 		/* once staging started, everything goes there, in order */
-		if (!tt->unsol.stage && (tc->rget = tcp_get_cover(tt, off, end))) {
+		if (!tt->unsol.stage &&
+		    (tc->rget = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, off,
+							 len))) {
 			tc->rdst = DST_PLACE;
 			tc->rptr = tcp_get_dst(tc->rget, off);
 		} else {
@@ -153,7 +155,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 			return -1;
 		}
 		tc->rr2t = r;
-		tc->rget = &tt->get[r->get];
+		tc->rget = r->x;
 		tc->rdst = DST_PLACE;
 		tc->rptr = tcp_get_dst(tc->rget, off);
 		return 0;
@@ -177,17 +179,18 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 		char why[96];
 
 		if (tc->rdst == DST_PLACE) {
-			tc->rget->got += len;
+			tcp_get_of(tc->rget)->got += len;
 			idm_prov_task_add_received(t, len);
 		} else {
-			for (unsigned i = 0; i < TCP_MAX_GETS; i++) {
-				struct tcp_get *g = &tt->get[i];
-				if (g->active &&
-				    tcp_overlap(off, off + len, g->off,
-						g->off + g->len, &lo, &hi)) {
-					memcpy(tcp_get_dst(g, lo),
+			const struct idm_prov_xfer *x = NULL;
+
+			while ((x = idm_prov_task_xfer_next(t, x))) {
+				if (x->dir == IDM_DATA_OUT &&
+				    tcp_overlap(off, off + len, x->offset,
+						x->offset + x->length, &lo, &hi)) {
+					memcpy(tcp_get_dst(x, lo),
 					       tt->unsol.stage + lo, hi - lo);
-					g->got += hi - lo;
+					tcp_get_of(x)->got += hi - lo;
 					idm_prov_task_add_received(t, hi - lo);
 				}
 			}
@@ -201,7 +204,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 	} else {
 		r->got += len;
 		r->exp_datasn++;
-		tc->rget->got += len;
+		tcp_get_of(tc->rget)->got += len;
 		idm_prov_task_add_received(t, len);
 		if (r->got == r->len) {
 			*r = tt->r2t[--tt->nr2t];
@@ -232,12 +235,8 @@ void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 		tcp_dead_itt_add(tc, idm_task_itt(t));
 	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
-	for (unsigned i = 0; i < TCP_MAX_GETS; i++) {
-		idm_prov_defer_cancel(tc->ctx, &tt->get[i].done_defer);
-		tt->get[i].active = false;
-	}
+	tcp_get_cancel_all(tc, t); /* the core drops the records next */
 	idm_prov_unsol_free(&tt->unsol);
 	tt->ack_wait = false;
-	tt->nr2t = 0;
 	tt->task = NULL;
 }

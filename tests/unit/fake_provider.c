@@ -176,8 +176,17 @@ static int queue_data(struct idm_task *task, enum idm_data_dir dir,
 {
 	struct fake_task *ft = idm_prov_task_priv(task);
 
-	if (ft->done.queued)
+	struct idm_prov_xfer *x = idm_prov_task_xfer_newest(task);
+
+	if (ft->done.queued && !fake_stats.xfer_hold)
 		return -EBUSY;
+	/* the core recorded this very call last, priv area zeroed */
+	if (!x || x->task != task || x->dir != dir || x->offset != offset ||
+	    x->length != length || x->priv[0] != 0)
+		return -EPROTO;
+	x->priv[0] = FAKE_XFER_MARK;
+	if (fake_stats.xfer_hold)
+		return 0; /* the test completes it */
 	ft->task = task;
 	ft->dir = dir;
 	ft->offset = offset;

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 /* Call counters of every op, read through dlsym(handle, "fake_stats"). */
+/* What the fake writes into the priv area of each transfer record. */
+#define FAKE_XFER_MARK 0xfadeu
+
 struct fake_stats {
 	int init, fini, listen, unlisten, connect, send_control, put_data,
 		get_data, enable_datamover, conn_terminate, task_free,
@@ -15,6 +18,7 @@ struct fake_stats {
 	uint8_t last_bhs[48];
 	size_t last_data_len;
 	int notice_fail; /* notice_key_values returns this */
+	int xfer_hold;	 /* Put/Get_Data accepted, completed by the test */
 };
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "unit.h"
 #include "core.h"
+#include "fake_provider.h"
 
 #include <string.h>
 
@@ -138,6 +139,11 @@ START_TEST(xfer_recorded_until_completion)
 	ck_assert_ptr_eq(x->buf, buf);
 	ck_assert_uint_eq(x->buf_off, 1024);
 	ck_assert_ptr_eq(x->addr, (uint8_t *)idm_buf_addr(buf) + 1024);
+	ck_assert_ptr_eq(x->task, t);
+	/* the provider's op found it as the newest and wrote its priv */
+	ck_assert_ptr_eq(idm_prov_task_xfer_newest(t), x);
+	ck_assert_uint_eq(x->priv[0], FAKE_XFER_MARK);
+	ck_assert_ptr_eq(idm_prov_xfer_from_priv(idm_prov_xfer_priv(x)), x);
 	ck_assert_ptr_eq(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 8192, 100), x);
 	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 4000, 200));
 	ck_assert_ptr_null(idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 12288, 1));
@@ -190,6 +196,73 @@ START_TEST(xfer_dropped_with_task_and_connection)
 	ck_assert_ptr_eq(idm_prov_task_find(conn, 0x43), u);
 
 	idm_deallocate_task_resources(u);
+	idm_buf_destroy(buf);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Walk, newest and the provider's area, with several records at once
+ * (the fake holds them for the test to complete). */
+START_TEST(xfer_walk_newest_and_priv)
+{
+	uint8_t r2t[IDM_ISCSI_BHS_LEN], din[IDM_ISCSI_BHS_LEN];
+	const struct idm_prov_xfer *a, *b, *c, *x;
+	uint64_t *p;
+	const size_t last = IDM_PROV_XFER_PRIV / sizeof(*p) - 1;
+	idm_ctx *ctx;
+	idm_task *t;
+	idm_buf *buf;
+	idm_conn *conn = ffp_target(&ctx, &t, &buf);
+
+	unit_fake_stats()->xfer_hold = 1;
+	unit_bhs(r2t, IDM_ISCSI_OP_R2T, 0x42);
+	unit_bhs(din, IDM_ISCSI_OP_DATA_IN, 0x42);
+	ck_assert_ptr_null(idm_prov_task_xfer_newest(t));
+	ck_assert_ptr_null(idm_prov_task_xfer_next(t, NULL));
+	ck_assert_int_eq(idm_put_data(t, din, buf, 0, 0, 100, 0), 0);
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 4096, 0, 4096, 0), 0);
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 8192, 4096, 4096, 0), 0);
+	/* oldest first; the newest was the last call */
+	a = idm_prov_task_xfer_next(t, NULL);
+	b = idm_prov_task_xfer_next(t, a);
+	c = idm_prov_task_xfer_next(t, b);
+	ck_assert(a && b && c);
+	ck_assert_ptr_null(idm_prov_task_xfer_next(t, c));
+	ck_assert_int_eq(a->dir, IDM_DATA_IN);
+	ck_assert_uint_eq(b->buf_off, 4096);
+	ck_assert_uint_eq(c->offset, 4096);
+	ck_assert_ptr_eq(idm_prov_task_xfer_newest(t), c);
+	/* the provider's area: written by its op, writable to its end,
+	 * leads back to its record, and leaves the core's fields alone */
+	p = idm_prov_xfer_priv(b);
+	ck_assert_uint_eq(p[0], FAKE_XFER_MARK);
+	for (size_t i = 1; i <= last; i++)
+		ck_assert_uint_eq(p[i], 0);
+	p[last] = 9;
+	ck_assert_ptr_eq(idm_prov_xfer_from_priv(p), b);
+	ck_assert_uint_eq(b->offset, 0);
+	ck_assert_uint_eq(b->length, 4096);
+	ck_assert_ptr_eq(b->addr, (uint8_t *)idm_buf_addr(buf) + 4096);
+	ck_assert_ptr_eq(b->task, t);
+	/* completing the middle one unlinks it from the walk */
+	idm_prov_data_completion(t, IDM_DATA_OUT, 0, 4096, 0, 0);
+	ck_assert_ptr_eq(idm_prov_task_xfer_next(t, a), c);
+	ck_assert_ptr_eq(idm_prov_task_xfer_newest(t), c);
+	/* its storage serves the next call, priv zeroed again */
+	ck_assert_int_eq(idm_get_data(t, r2t, buf, 0, 8192, 100, 0), 0);
+	x = idm_prov_task_xfer_newest(t);
+	ck_assert_ptr_eq(x, b);
+	ck_assert_uint_eq(x->offset, 8192);
+	ck_assert_uint_eq(((uint64_t *)idm_prov_xfer_priv(x))[last], 0);
+	/* completing the newest makes the one before it the newest */
+	idm_prov_data_completion(t, IDM_DATA_OUT, 8192, 100, 0, 0);
+	ck_assert_ptr_eq(idm_prov_task_xfer_newest(t), c);
+	ck_assert_int_eq(xfers(t), 2);
+
+	unit_fake_stats()->xfer_hold = 0;
+	idm_deallocate_task_resources(t);
+	ck_assert_ptr_null(idm_prov_task_xfer_next(t, NULL));
 	idm_buf_destroy(buf);
 	idm_conn_destroy(conn);
 	idm_ctx_destroy(ctx);
@@ -440,6 +513,7 @@ static Suite *dm_suite(void)
 	tc = tcase_create("xfer");
 	tcase_add_test(tc, xfer_recorded_until_completion);
 	tcase_add_test(tc, xfer_dropped_with_task_and_connection);
+	tcase_add_test(tc, xfer_walk_newest_and_priv);
 	tcase_add_test(tc, xfer_no_malloc_once_warm);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("unsol");
