@@ -107,6 +107,8 @@ struct idm_conn {
 	int connect_timeout_ms;
 	/* idm_conn_set_cmd_window(): commands admitted at once, 0 unknown */
 	uint32_t cmd_window;
+	/* idm_conn_set_send_limits(), defaults filled in */
+	struct idm_prov_send_limits send_limits;
 };
 
 /* One provider listening for one portal, with its private state. */
