@@ -205,6 +205,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 		return -ENOMEM;
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
+	ic->limits = idm_prov_conn_send_limits(c);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
 	idm_prov_conn_set_priv(c, ic);
 	ic->state = ISER_RESOLVING;
@@ -279,6 +280,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	}
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
+	ic->limits = idm_prov_conn_send_limits(c);
 	iser_cm_word_encode(pd, ic->rep_flags);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
