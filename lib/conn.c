@@ -29,6 +29,8 @@ struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 	c->role = role;
 	c->state = IDM_CONN_PHASE_CONNECTING;
 	idm_prov_params_default(&c->params);
+	c->send_limits.max_entries = IDM_SEND_QUEUE_ENTRIES;
+	c->send_limits.max_bytes = IDM_SEND_QUEUE_BYTES;
 	c->next = ctx->conns;
 	if (ctx->conns)
 		ctx->conns->prev = c;

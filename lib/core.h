@@ -114,6 +114,8 @@ struct idm_conn {
 	/* idm_conn_get_stats(): what the provider counts, what the core does */
 	struct idm_prov_stats stats;
 	uint64_t control_tx, control_rx;
+	/* idm_conn_set_send_limits(), defaults filled in */
+	struct idm_prov_send_limits send_limits;
 };
 
 /* One provider listening for one portal, with its private state. */

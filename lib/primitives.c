@@ -193,6 +193,34 @@ IDM_API int idm_conn_set_cmd_window(idm_conn *c, uint32_t commands)
 	return r;
 }
 
+/* Below these a queue could not hold the answers to what one receive
+ * pass hands up, and the marks (a half, a quarter) would meet. */
+#define MIN_SQ_ENTRIES 16u
+#define MIN_SQ_BYTES 4096u
+
+IDM_API int idm_conn_set_send_limits(idm_conn *c, uint32_t max_entries,
+				     uint32_t max_bytes)
+{
+	int r = 0;
+
+	if (!c || (max_entries && max_entries < MIN_SQ_ENTRIES) ||
+	    (max_bytes && max_bytes < MIN_SQ_BYTES))
+		return -EINVAL;
+	idmp_ctx_lock(c->ctx);
+	if (c->state != IDM_CONN_PHASE_CONNECTING && !conn_live(c)) {
+		r = -ENOTCONN;
+	} else {
+		/* the provider reads them at its next check (it caches the
+		 * pointer, idm_prov_conn_send_limits) */
+		c->send_limits.max_entries =
+			max_entries ? max_entries : IDM_SEND_QUEUE_ENTRIES;
+		c->send_limits.max_bytes =
+			max_bytes ? max_bytes : IDM_SEND_QUEUE_BYTES;
+	}
+	idmp_ctx_unlock(c->ctx);
+	return r;
+}
+
 IDM_API void idm_deallocate_connection_resources(idm_conn *c)
 {
 	if (!c)

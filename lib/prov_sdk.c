@@ -103,6 +103,11 @@ struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *c)
 	return &c->stats;
 }
 
+const struct idm_prov_send_limits *idm_prov_conn_send_limits(const struct idm_conn *c)
+{
+	return &c->send_limits;
+}
+
 uint32_t idm_prov_send_dsl(const struct idm_conn *c)
 {
 	return c->role == IDM_ROLE_TARGET ? c->params.initiator_recv_dsl

@@ -134,8 +134,9 @@ static void send_ping(struct ini_session *s, uint64_t now)
 	s->ping_sent_ns = now;
 	rc = idm_send_control(s->conn, bhs, NULL, 0, NULL, 0, NULL, 0);
 	/* -ENOTCONN: failed already, its Connection_Terminate_Notify is
-	 * on the way; without an answer the ping times out anyway */
-	if (rc < 0 && rc != -ENOTCONN)
+	 * on the way; -EAGAIN: the send queue is full, the target has not
+	 * read for a while. Without an answer the ping times out anyway. */
+	if (rc < 0 && rc != -ENOTCONN && rc != -EAGAIN)
 		ini_session_set_failed(s, rc, "sending a NOP-Out: %s",
 				       idm_strerror(rc));
 }

@@ -51,6 +51,18 @@ int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)
 	if (c->state == CS_DEAD)
 		return -ENOTCONN;
 	r = idm_send_control(c->ic, bhs, NULL, 0, data, len, NULL, 0);
+	if (r == -EAGAIN && (bhs[0] & 0x3f) == IDM_ISCSI_OP_NOP_IN) {
+		/* The send queue is full: the initiator has not read our
+		 * answers for a while. libidm stopped reading its requests,
+		 * so this happens only past the queue's reserve; an
+		 * unanswered ping is the initiator's to time out. */
+		ex_dbg("%s: send queue full: NOP-In dropped",
+		       idm_conn_peer_name(c->ic));
+		/* give back the StatSN it took: no gap for the initiator */
+		if (idm_iscsi_get32(bhs + 24) + 1 == c->statsn)
+			c->statsn--;
+		return r;
+	}
 	if (r < 0) {
 		ex_warn("%s: send opcode 0x%02x failed: %s", idm_conn_peer_name(c->ic),
 			bhs[0] & 0x3f, idm_strerror(r));

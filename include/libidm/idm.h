@@ -585,6 +585,32 @@ struct idm_conn_stats {
  */
 IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st);
 
+/* Since 1.2. Default bounds of a connection's send queue (see below). */
+#define IDM_SEND_QUEUE_ENTRIES 1024u
+#define IDM_SEND_QUEUE_BYTES (1u << 20)
+
+/**
+ * Since 1.2 (both roles, any time from connect or accept on, e.g. in the
+ * accept callback): bound the connection's send queue, so that a peer
+ * that sends requests without reading the answers cannot make this side
+ * queue them without limit. `max_entries` counts queued units (one per
+ * Send_Control, Put_Data, R2T, ...), `max_bytes` the bytes libidm copied
+ * and holds for them (caller buffers of Put_Data and Data-Out are not
+ * copied and do not count); 0 keeps the default (IDM_SEND_QUEUE_ENTRIES,
+ * IDM_SEND_QUEUE_BYTES). While the queue holds more than half of either,
+ * the provider stops reading new PDUs from the connection (TCP: stops
+ * polling the socket, so the peer's window closes; iSER: does not repost
+ * receive buffers, so the peer gets RNR) and resumes once it drained to a
+ * quarter. Send_Control on a queue that is full returns -EAGAIN, except
+ * for a SCSI Command, SCSI Response or Task Management Function Response
+ * (their number is bounded by the command window) and except when the
+ * queue is empty. Returns 0, -EINVAL for a NULL connection or a value
+ * below 16 entries or 4096 bytes, -ENOTCONN once it was terminated or
+ * failed.
+ */
+IDM_API int idm_conn_set_send_limits(idm_conn *conn, uint32_t max_entries,
+				     uint32_t max_bytes);
+
 /** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
 IDM_API void idm_deallocate_connection_resources(idm_conn *conn);
 

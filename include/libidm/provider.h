@@ -337,6 +337,52 @@ IDM_PROV_API enum idm_conn_phase idm_prov_conn_phase(const struct idm_conn *conn
 IDM_PROV_API const struct idm_conn_params *idm_prov_conn_params(const struct idm_conn *conn);
 /* idm_conn_set_cmd_window(): commands the caller admits at once, 0 unknown. */
 IDM_PROV_API uint32_t idm_prov_conn_cmd_window(const struct idm_conn *conn);
+/* idm_conn_set_send_limits(): the bound of the connection's send queue,
+ * defaults filled in. Like idm_prov_conn_params(), the pointer is stable
+ * for the connection's life and may be cached; the values change when
+ * the caller sets new ones (any time), so read them at each check. */
+struct idm_prov_send_limits {
+	uint32_t max_entries; /* queued units */
+	uint32_t max_bytes;   /* bytes copied and held for them */
+};
+IDM_PROV_API const struct idm_prov_send_limits *
+idm_prov_conn_send_limits(const struct idm_conn *conn);
+
+/* The marks every provider applies to its send queue (`entries` units
+ * holding `bytes` copied bytes), so both transports behave alike:
+ * input stops above half of either limit and resumes at a quarter of
+ * both (the gap keeps a queue near the mark from toggling the input on
+ * every PDU). */
+static inline bool idm_prov_sq_stop_input(const struct idm_prov_send_limits *l,
+					  uint32_t entries, uint64_t bytes)
+{
+	return entries > l->max_entries / 2 || bytes > l->max_bytes / 2;
+}
+
+static inline bool idm_prov_sq_resume_input(const struct idm_prov_send_limits *l,
+					    uint32_t entries, uint64_t bytes)
+{
+	return entries <= l->max_entries / 4 && bytes <= l->max_bytes / 4;
+}
+
+/* May Send_Control queue a PDU with this opcode, adding `need` bytes?
+ * No (-EAGAIN for the caller) only when the queue is full and not empty
+ * (one PDU larger than the byte limit still goes, alone), and never for
+ * a SCSI Command, SCSI Response or Task Management Function Response:
+ * those belong to tasks, whose number the command window bounds, and
+ * refusing them would fail a task midway. While input is stopped (above
+ * half) no new request arrives, so with the default limits the other
+ * half is room for the answers to what already arrived. */
+static inline bool idm_prov_sq_admit(const struct idm_prov_send_limits *l,
+				     uint32_t entries, uint64_t bytes,
+				     uint8_t opcode, uint64_t need)
+{
+	if (opcode == IDM_ISCSI_OP_SCSI_CMD || opcode == IDM_ISCSI_OP_SCSI_RSP ||
+	    opcode == IDM_ISCSI_OP_TASK_MGMT_RSP || entries == 0)
+		return true;
+	return entries < l->max_entries && bytes + need <= l->max_bytes;
+}
+
 /* The limit on data segments this side may send / must accept. */
 IDM_PROV_API uint32_t idm_prov_send_dsl(const struct idm_conn *conn);
 IDM_PROV_API uint32_t idm_prov_recv_dsl(const struct idm_conn *conn);

@@ -180,6 +180,7 @@ struct iser_pend {
 	struct idm_sq_link link; /* in ic->pend */
 	struct idm_task *task; /* SCSI Command (initiator); NULL: control */
 	uint32_t len;          /* control: message bytes; command: AHS bytes */
+	uint32_t qbytes;       /* bytes it holds, counted in ic->pend_bytes */
 	uint32_t inv;          /* control: rkey to invalidate with the Send */
 	uint8_t bytes[];       /* control: the message; command: BHS + AHS */
 };
@@ -301,6 +302,14 @@ struct iser_conn {
 	struct iser_op *posted, *posted_tail;   /* on the SQ, post order */
 	int plugged;           /* > 0: collect WRs, post them as one chain */
 	struct idm_sq pend;    /* struct iser_pend: Sends waiting for buffers */
+	/* Backpressure (iser_send.c): the bound the caller set on the
+	 * backlog, what it holds, and, while it is over the high mark,
+	 * the consumed receive buffers not reposted (iser_recv.c) */
+	const struct idm_prov_send_limits *limits;
+	uint32_t pend_n;
+	uint64_t pend_bytes;
+	bool rx_stopped;
+	struct iser_msg *rx_held;
 	uint64_t stat_wrs, stat_signalled;      /* WRs posted / signalled */
 	/* target data path, logged at teardown (debug): write commands,
 	 * the largest EDTL, Sends of unsolicited data, RDMA Reads */
@@ -357,6 +366,18 @@ struct iser_role {
 static inline struct iser_pool *iser_tx_pool(struct iser_conn *ic)
 {
 	return ic->ffp_rsrc ? &ic->tx_ffp : &ic->tx_login;
+}
+
+/* The connection's send queue bound (idm_conn_set_send_limits); the
+ * defaults until the core's connection exists. */
+static inline const struct idm_prov_send_limits *
+iser_limits(const struct iser_conn *ic)
+{
+	static const struct idm_prov_send_limits dflt = {
+		IDM_SEND_QUEUE_ENTRIES, IDM_SEND_QUEUE_BYTES
+	};
+
+	return ic->limits ? ic->limits : &dflt;
 }
 
 static inline int iser_nonblock(int fd)

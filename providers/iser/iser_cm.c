@@ -206,6 +206,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
 	ic->st = idm_prov_conn_stats(c);
+	ic->limits = idm_prov_conn_send_limits(c);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
 	idm_prov_conn_set_priv(c, ic);
 	ic->state = ISER_RESOLVING;
@@ -265,6 +266,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
 	ic->st = idm_prov_conn_stats(c);
+	ic->limits = idm_prov_conn_send_limits(c);
 	if (ic->state != ISER_ACCEPTING) {
 		/* terminated from the accept callback: the core frees ic
 		 * with its connection */

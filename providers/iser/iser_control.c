@@ -78,7 +78,13 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 			return -ENOMEM; /* the one-off message */
 	}
 	if (!m) {
-		uint8_t *q = iser_pend_control(ic, (uint32_t)len, inv);
+		uint8_t *q;
+
+		/* backpressure: the backlog is bounded (iser_send.c) */
+		if (!idm_prov_sq_admit(iser_limits(ic), ic->pend_n,
+				       ic->pend_bytes, op, len))
+			return -EAGAIN;
+		q = iser_pend_control(ic, (uint32_t)len, inv);
 
 		if (!q)
 			return -ENOMEM;

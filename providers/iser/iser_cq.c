@@ -70,6 +70,7 @@ static void sq_refill(struct iser_conn *ic)
 		ic->role->sq_room(ic);
 	if (!idm_sq_empty(&ic->pend) && ic->state == ISER_UP)
 		iser_pend_run(ic);
+	iser_rx_resume(ic);
 	iser_unplug(ic);
 }
 

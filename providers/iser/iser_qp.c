@@ -101,6 +101,7 @@ void iser_drain(struct iser_conn *ic)
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
 	struct timespec t0, now;
 	struct iser_op *op;
+	struct iser_msg *held;
 	bool marker;
 
 	if (!ic->qp)
@@ -128,6 +129,12 @@ void iser_drain(struct iser_conn *ic)
 	ic->sq_wait_tail = NULL;
 	ic->binds_waiting = 0;
 	iser_pend_free_all(ic);
+	/* receive buffers held back by backpressure (iser_recv.c) */
+	while ((held = ic->rx_held) != NULL) {
+		ic->rx_held = held->next;
+		iser_pool_put(held);
+	}
+	ic->rx_stopped = false;
 	/* receive completions already polled but not handled yet (the
 	 * handler of batch_pos started this teardown and keeps its own);
 	 * send ones are still on the posted list and retire below */

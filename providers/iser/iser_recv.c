@@ -9,7 +9,10 @@
  *
  * Receive buffers: login-phase ones are posted one per login PDU we
  * expect; the full feature phase ones all at Enable_Datamover and reposted
- * as soon as their PDU was handled.
+ * as soon as their PDU was handled, unless the Send backlog is over its
+ * high mark (iser_send.c): they are held then, so the peer's Sends meet
+ * receiver-not-ready once the posted ones are used up and no new request
+ * arrives, and reposted when the backlog drained (iser_rx_resume).
  */
 
 /* RNR NAK timer we ask senders to wait (IB encoding 12 = 0.64 ms). The
@@ -46,13 +49,42 @@ void iser_rx_done(struct iser_conn *ic, struct iser_msg *m)
 	 * are posted on demand, one per expected login PDU (below),
 	 * so none of them is left on the RQ once larger PDUs may arrive. */
 	if (m->pool == &ic->rx_ffp && ic->state == ISER_UP) {
-		int r = iser_post_recv(ic, m);
+		int r;
+
+		if (ic->rx_stopped) {
+			m->next = ic->rx_held;
+			ic->rx_held = m;
+			return;
+		}
+		r = iser_post_recv(ic, m);
 
 		if (r < 0)
 			iser_conn_fail(ic, r, "cannot repost a receive buffer");
 		return;
 	}
 	iser_pool_put(m);
+}
+
+void iser_rx_resume(struct iser_conn *ic)
+{
+	struct iser_msg *m;
+
+	if (!ic->rx_stopped || ic->state != ISER_UP ||
+	    !idm_prov_sq_resume_input(iser_limits(ic), ic->pend_n,
+				      ic->pend_bytes))
+		return;
+	ic->rx_stopped = false;
+	while ((m = ic->rx_held) != NULL) {
+		int r;
+
+		ic->rx_held = m->next;
+		m->next = NULL;
+		r = iser_post_recv(ic, m);
+		if (r < 0) {
+			iser_conn_fail(ic, r, "cannot repost a receive buffer");
+			return;
+		}
+	}
 }
 
 /* Login buffers are posted one per login PDU we expect next, so that none
@@ -128,6 +160,7 @@ static void hello(struct iser_conn *ic, struct iser_msg *m,
 		 * What the caller sent meanwhile may go now. */
 		ic->hello_wait = false;
 		iser_pend_run(ic);
+		iser_rx_resume(ic);
 		return;
 	}
 	if (h->opcode != ISER_OP_HELLO) {

@@ -8,8 +8,11 @@
 #include "iser_rx_check.h" /* iser_rx_pdu() */
 
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
-/* A received message was handled: repost it or return it. */
+/* A received message was handled: repost it (or hold it while the Send
+ * backlog is over its mark) or return it. */
 void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
+/* The Send backlog may have drained: repost the held receive buffers. */
+void iser_rx_resume(struct iser_conn *ic);
 /* One login buffer for the next login PDU we expect (login phase). */
 int iser_expect_login_pdu(struct iser_conn *ic);
 /* Enable_Datamover: post the full feature phase receive buffers. */

@@ -9,6 +9,14 @@
  * STags are bound only when it really goes out (by the role's cmd_post).
  * This is the slow path: the allocation happens only when the pool ran
  * dry.
+ *
+ * The backlog is bounded (idm_conn_set_send_limits): a peer that sends
+ * requests and never lets our Sends complete (it does not post receives)
+ * would otherwise grow it without limit. Above the high mark the
+ * receive side stops reposting buffers (iser_recv.c), so the peer's own
+ * Sends meet receiver-not-ready and no new request arrives; Send_Control
+ * beyond the limit returns -EAGAIN (iser_control.c), except for SCSI
+ * Commands and responses, which the command window bounds.
  */
 #include "iser_send.h"
 #include "iser_mem.h"
@@ -75,6 +83,30 @@ static struct iser_pend *pend_of(struct idm_sq_link *l)
 	return l ? IDM_PROV_CONTAINER_OF(l, struct iser_pend, link) : NULL;
 }
 
+static void pend_push(struct iser_conn *ic, struct iser_pend *p,
+		      uint32_t bytes)
+{
+	p->qbytes = bytes;
+	ic->pend_n++;
+	ic->pend_bytes += bytes;
+	idm_sq_push(&ic->pend, &p->link);
+	if (!ic->rx_stopped &&
+	    idm_prov_sq_stop_input(iser_limits(ic), ic->pend_n, ic->pend_bytes)) {
+		ic->rx_stopped = true;
+		idm_prov_dbg(ic->ctx, "iser: %s: Send backlog at %u PDUs, %llu "
+			     "bytes: receive buffers not reposted",
+			     idm_conn_peer_name(ic->conn), ic->pend_n,
+			     (unsigned long long)ic->pend_bytes);
+	}
+}
+
+/* p left the backlog (sent, dropped or freed). */
+static void pend_gone(struct iser_conn *ic, struct iser_pend *p)
+{
+	ic->pend_n--;
+	ic->pend_bytes -= p->qbytes;
+}
+
 uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
 {
 	struct iser_pend *p = malloc(sizeof(*p) + len);
@@ -84,7 +116,7 @@ uint8_t *iser_pend_control(struct iser_conn *ic, uint32_t len, uint32_t inv)
 	p->task = NULL;
 	p->len = len;
 	p->inv = inv;
-	idm_sq_push(&ic->pend, &p->link);
+	pend_push(ic, p, len);
 	return p->bytes;
 }
 
@@ -102,7 +134,7 @@ int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	if (ahs_len)
 		memcpy(p->bytes + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
 	iser_task(t)->cmd_pend = p;
-	idm_sq_push(&ic->pend, &p->link);
+	pend_push(ic, p, (uint32_t)(IDM_ISCSI_BHS_LEN + ahs_len));
 	return 0;
 }
 
@@ -126,6 +158,7 @@ void iser_pend_run(struct iser_conn *ic)
 	while ((p = pend_of(ic->pend.head)) && ic->state == ISER_UP &&
 	       !ic->hello_wait && room_for(ic, p)) {
 		idm_sq_pop(&ic->pend);
+		pend_gone(ic, p);
 		if (p->task) {
 			iser_task(p->task)->cmd_pend = NULL;
 			r = ic->role->cmd_post(ic, p->bytes,
@@ -162,6 +195,7 @@ void iser_pend_drop_task(struct iser_conn *ic, struct idm_task *t)
 	for (l = ic->pend.head; l; prev = l, l = l->next) {
 		if (l == &p->link) {
 			idm_sq_remove(&ic->pend, prev, l);
+			pend_gone(ic, p);
 			free(p);
 			break;
 		}
@@ -174,6 +208,7 @@ void iser_pend_free_all(struct iser_conn *ic)
 	struct iser_pend *p;
 
 	while ((p = pend_of(idm_sq_pop(&ic->pend))) != NULL) {
+		pend_gone(ic, p);
 		if (p->task)
 			iser_task(p->task)->cmd_pend = NULL;
 		free(p);

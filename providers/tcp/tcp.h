@@ -80,6 +80,7 @@ struct tcp_txd {
 	uint32_t ttt;
 	uint32_t itt;
 	bool ack, status; /* Put_Data: A bit / S bit on last */
+	uint32_t qbytes;  /* bytes copied into cbuf, counted in tc->q_bytes */
 };
 
 /* One PDU ready to send: its iovecs and how much of it went out. */
@@ -170,6 +171,7 @@ struct tcp_conn {
 	int fd;
 	struct idm_prov_watch w;
 	uint32_t wevents;
+	bool tx_blocked; /* the socket is full: EPOLLOUT wanted */
 	bool closed; /* socket gone: terminated or failed */
 	bool ffp;    /* digests/limits of full feature phase on */
 	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
@@ -206,6 +208,13 @@ struct tcp_conn {
 	bool rx_dry;
 	struct idm_prov_defer rx_defer;
 	/* send */
+	/* Backpressure (tcp_tx.c): the bound the caller set, the txds taken
+	 * from the pool and the control bytes they copied; rx_stopped while
+	 * over the high mark (the socket is not polled for input then) */
+	const struct idm_prov_send_limits *limits;
+	uint32_t q_entries;
+	uint64_t q_bytes;
+	bool rx_stopped;
 	struct idm_sq gen;	     /* txds still producing PDUs */
 	struct idm_pool txd_pool;    /* of struct tcp_txd */
 	struct tcp_txpdu *ring; /* r_cap entries; NULL until the first send */
@@ -226,6 +235,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
 	tc->st = idm_prov_conn_stats(conn);
+	tc->limits = idm_prov_conn_send_limits(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 }
 
@@ -254,6 +264,9 @@ int tcp_listener_port(struct idm_prov_listener *l);
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		socklen_t salen, int timeout_ms);
 void tcp_set_events(struct tcp_conn *tc, uint32_t events);
+/* Poll for what the state asks: input unless rx_stopped, output while
+ * tx_blocked. */
+void tcp_watch_update(struct tcp_conn *tc);
 uint32_t tcp_new_ttt(struct tcp_conn *tc);
 void tcp_enter_ffp(struct tcp_conn *tc);
 /* After a NOP (outside the rx buffer's use): give back idle buffers. */
@@ -287,6 +300,9 @@ void tcp_tx_drop_all(struct tcp_conn *tc);
 /* ops->conn_stats: the send queue's depth, counted when asked */
 void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st);
 void tcp_tx_free_pool(struct tcp_conn *tc);
+/* Send_Control from the caller: -EAGAIN when the send queue is full. */
+int tcp_tx_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
+		 size_t data_len);
 
 /* tcp_rx.c */
 void tcp_rx_run(struct tcp_conn *tc);

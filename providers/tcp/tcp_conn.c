@@ -51,6 +51,13 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 	}
 	if (!tc->closed && (revents & EPOLLOUT))
 		tcp_tx_flush(tc);
+	/* Input is stopped (send queue over its mark, tcp_tx.c) and the
+	 * socket broke: the receive side, which would notice, does not read
+	 * now, and an error or hang-up is reported on every poll. */
+	if (!tc->closed && tc->rx_stopped && (revents & (EPOLLERR | EPOLLHUP)))
+		tcp_conn_fail(tc, -ECONNRESET,
+			      "connection lost while input was stopped "
+			      "(send queue full)");
 }
 
 /* The IDM_TCP_* knobs, once per context (providers/tcp/README.md). */
@@ -135,6 +142,17 @@ void tcp_set_events(struct tcp_conn *tc, uint32_t events)
 		return;
 	if (idm_prov_watch_mod(tc->ctx, &tc->w, events) == 0)
 		tc->wevents = events;
+}
+
+void tcp_watch_update(struct tcp_conn *tc)
+{
+	/* EPOLLRDHUP goes with EPOLLIN: a peer's FIN is level-triggered and
+	 * would wake us on every pass while input is stopped */
+	uint32_t ev = tc->rx_stopped ? 0 : EPOLLIN | EPOLLRDHUP;
+
+	if (tc->tx_blocked)
+		ev |= EPOLLOUT;
+	tcp_set_events(tc, ev);
 }
 
 uint32_t tcp_new_ttt(struct tcp_conn *tc)

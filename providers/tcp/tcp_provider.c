@@ -14,9 +14,13 @@ static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
 			    size_t data_len, struct idm_task *task)
 {
 	struct tcp_conn *tc = tcp_conn(conn);
+	int r;
 
 	if (!tc || tc->closed || tc->connecting)
 		return -ENOTCONN;
+	r = tcp_tx_admit(tc, bhs, ahs_len, data_len);
+	if (r < 0)
+		return r;
 	if (!tc->target) {
 		/* Data-Out carry the ExpStatSN of the caller's latest PDU */
 		tc->exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);

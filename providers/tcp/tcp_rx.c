@@ -306,7 +306,9 @@ void tcp_rx_run(struct tcp_conn *tc)
 	uint8_t crcb[4];
 	int n;
 
-	while (!tc->closed) {
+	/* rx_stopped: the send queue is over its mark (tcp_tx.c); what is
+	 * left in the socket and the stage waits until it drained */
+	while (!tc->closed && !tc->rx_stopped) {
 		switch (tc->rs) {
 		case RX_BHS:
 			n = rx_read(tc, tc->rhdr + tc->rgot,

@@ -7,6 +7,23 @@
  * iovecs point straight into the caller's buffers, is written with one
  * sendmsg; partial writes resume where they stopped. Data PDUs are built
  * lazily as ring slots free up, so a 16 MiB Put_Data costs no memory.
+ *
+ * Backpressure. Each queued unit is a descriptor from the connection's
+ * pool, and a control PDU is copied into it. Reading went on while the
+ * socket was full, so a peer that sends requests (NOP-Out pings) and
+ * never reads the answers made the pool and the copies grow without
+ * limit. The queue is bounded now (idm_conn_set_send_limits, with the
+ * marks of <libidm/provider.h>):
+ *  - above the high mark input stops (no EPOLLIN): the kernel's receive
+ *    buffer fills and the TCP window pushes back on the peer; below the
+ *    low mark it resumes;
+ *  - Send_Control beyond the limit returns -EAGAIN (tcp_tx_admit);
+ *  - what the provider queues itself (Put_Data's Data-In, R2Ts, the
+ *    Data-Out answering them, a DataACK SNACK), and SCSI Commands and
+ *    responses, are counted but never refused, so no task fails midway.
+ *    They all belong to tasks already received or sent, which the command
+ *    window bounds; with input stopped no new one arrives. The half of
+ *    the limit above the high mark is the room for them.
  */
 #include "tcp.h"
 #include "crc32c.h"
@@ -16,12 +33,51 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 static const uint8_t zeros[4];
+
+/* Until tcp_conn_bind: nothing is queued before the core made the conn. */
+static const struct idm_prov_send_limits default_limits = {
+	IDM_SEND_QUEUE_ENTRIES, IDM_SEND_QUEUE_BYTES
+};
+
+static const struct idm_prov_send_limits *limits(const struct tcp_conn *tc)
+{
+	return tc->limits ? tc->limits : &default_limits;
+}
+
+int tcp_tx_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
+		 size_t data_len)
+{
+	uint64_t need = IDM_ISCSI_BHS_LEN + (uint64_t)ahs_len + data_len;
+
+	if (idm_prov_sq_admit(limits(tc), tc->q_entries, tc->q_bytes,
+			      idm_iscsi_bhs_opcode(bhs), need))
+		return 0;
+	return -EAGAIN;
+}
+
+static void rx_stop(struct tcp_conn *tc)
+{
+	tc->rx_stopped = true;
+	tcp_watch_update(tc);
+	idm_prov_dbg(tc->ctx, "tcp: %s: send queue at %u entries, %llu bytes: "
+		     "input stopped", tc->conn ? idm_conn_peer_name(tc->conn) : "?",
+		     tc->q_entries, (unsigned long long)tc->q_bytes);
+}
+
+static void rx_resume(struct tcp_conn *tc)
+{
+	tc->rx_stopped = false;
+	if (tc->closed)
+		return;
+	tcp_watch_update(tc);
+	/* bytes already in the stage are invisible to epoll */
+	idm_prov_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
+}
 
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
 {
@@ -29,6 +85,7 @@ struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
 
 	if (!d)
 		return NULL;
+	tc->q_entries++;
 	/* keep the control buffer for reuse, reset the rest */
 	{
 		uint8_t *cbuf = d->cbuf;
@@ -46,7 +103,13 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 		tcp_task(d->task)->ntxd--;
 		d->task = NULL;
 	}
+	tc->q_entries--;
+	tc->q_bytes -= d->qbytes;
+	d->qbytes = 0;
 	idm_pool_put(&tc->txd_pool, d);
+	if (tc->rx_stopped &&
+	    idm_prov_sq_resume_input(limits(tc), tc->q_entries, tc->q_bytes))
+		rx_resume(tc);
 }
 
 static void tx_defer_fn(struct idm_prov_defer *df)
@@ -70,6 +133,9 @@ void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 		tcp_task(d->task)->ntxd++;
 	idm_sq_push(&tc->gen, &d->link);
 	tcp_tx_kick(tc);
+	if (!tc->rx_stopped &&
+	    idm_prov_sq_stop_input(limits(tc), tc->q_entries, tc->q_bytes))
+		rx_stop(tc);
 }
 
 int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
@@ -110,6 +176,8 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->dlen = (uint32_t)data_len;
 	}
 	idm_iscsi_bhs_set_data_len(d->cbuf, d->dlen);
+	d->qbytes = d->hlen + (ext_data ? 0 : (uint32_t)data_len);
+	tc->q_bytes += d->qbytes;
 	d->kind = TXD_CTRL;
 	d->task = task;
 	tcp_tx_queue(tc, d);
@@ -344,7 +412,8 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			if (!entry_done(tc))
 				return;
 		if (!tc->r_count) {
-			tcp_set_events(tc, EPOLLIN | EPOLLRDHUP);
+			tc->tx_blocked = false;
+			tcp_watch_update(tc);
 			return;
 		}
 		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4;
@@ -377,8 +446,8 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				tcp_set_events(tc,
-					       EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+				tc->tx_blocked = true;
+				tcp_watch_update(tc);
 				return;
 			}
 			tcp_conn_fail(tc, errno == EPIPE ? -ECONNRESET : -errno,

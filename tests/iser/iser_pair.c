@@ -174,6 +174,30 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 		set_err(p, "target: cannot report the command");
 }
 
+/* A ping asks for a NOP-In; with the send queue full (the peer does not
+ * read) -EAGAIN is an answer too, counted. */
+static void t_nop(struct pair *p, const uint8_t *bhs)
+{
+	uint8_t rsp[48] = {0};
+	int r;
+
+	p->t_nops++;
+	if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
+		return;
+	rsp[0] = IDM_ISCSI_OP_NOP_IN;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(bhs));
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_CMDSN, p->statsn++);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_EXP_STATSN, p->cmdsn);
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
+	r = idm_send_control(p->tc, rsp, NULL, 0, NULL, 0, NULL, 0);
+	if (r == -EAGAIN)
+		p->t_nop_eagain++;
+	else if (r < 0)
+		set_err(p, "target: send NOP-In: %s", idm_strerror(r));
+}
+
 static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 {
 	struct pair *p = arg;
@@ -187,6 +211,9 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		break;
 	case IDM_ISCSI_OP_SCSI_CMD:
 		t_cmd(p, pdu);
+		break;
+	case IDM_ISCSI_OP_NOP_OUT:
+		t_nop(p, bhs);
 		break;
 	default:
 		set_err(p, "target: unexpected opcode %#x", idm_pdu_opcode(pdu));

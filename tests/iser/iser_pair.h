@@ -57,6 +57,8 @@ struct pair {
 	bool put_ack;
 	int data_acks;
 	int t_completions;
+	int t_nops;       /* NOP-Outs answered (or refused: t_nop_eagain) */
+	int t_nop_eagain; /* NOP-Ins refused with -EAGAIN: send queue full */
 	/* initiator */
 	idm_conn *ic;
 	bool connected;

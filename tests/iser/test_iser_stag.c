@@ -17,7 +17,11 @@
  *  - a remote invalidation that was not negotiated fails the connection;
  *  - the libidm target sends the SCSI Response with Send with Invalidate
  *    of exactly the advertised STag iff the REQ allowed it;
- *  - iSERHelloRequired=Yes: Hello first, HelloReply with the right versions.
+ *  - iSERHelloRequired=Yes: Hello first, HelloReply with the right versions;
+ *  - backpressure: a peer that pings without reading the answers makes
+ *    the libidm target stop reposting receive buffers once its Send
+ *    backlog is over its mark, so the peer's Sends meet receiver-not-ready
+ *    instead of the backlog growing without limit.
  */
 #include <check.h>
 #include <errno.h>
@@ -775,6 +779,51 @@ START_TEST(target_answers_hello)
 }
 END_TEST
 
+/* More pings than the target's posted receive buffers, send buffers and
+ * half its send queue bound (IDM_SEND_QUEUE_ENTRIES) take together. */
+#define PINGS 8000
+
+START_TEST(target_stops_reposting_when_not_read)
+{
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+	uint8_t nop[IDM_ISCSI_BHS_LEN] = {0};
+	struct fx f;
+	int port, i, st = IBV_WC_SUCCESS;
+
+	fx_init(&f, false);
+	tgt_listen(&f, false, &port);
+	PEER_OK(&f, rp_connect(&f.peer, ip, port, ISER_CM_ZBVA_NOT_SUP, 4));
+	peer_login_req(&f, false);
+	/* Each ping waits for its Send to complete; the peer never takes
+	 * the NOP-Ins out of its receive queue (rp_recv), so once its few
+	 * receives are used the target's Sends stall, its backlog grows
+	 * and it must stop reposting: a ping then meets receiver-not-ready
+	 * until the peer's RNR retries run out. */
+	f.peer.timeout_ms = 5000;
+	nop[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	nop[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(nop + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(nop + IDM_ISCSI_BHS_CMDSN, f.p.cmdsn);
+	for (i = 0; i < PINGS; i++) {
+		idm_iscsi_put32(nop + IDM_ISCSI_BHS_ITT, (uint32_t)i + 1);
+		st = rp_send_pdu(&f.peer, &h, nop, NULL, 0, false, 0);
+		if (st != IBV_WC_SUCCESS)
+			break;
+	}
+	printf("pings: %d sent, the last %s; the target handled %d, "
+	       "%d NOP-Ins refused with -EAGAIN\n", i,
+	       st == IBV_WC_SUCCESS ? "ok"
+	       : st < 0 ? f.peer.err : ibv_wc_status_str((enum ibv_wc_status)st),
+	       f.p.t_nops, f.p.t_nop_eagain);
+	ck_assert_msg(i < PINGS, "all %d pings were taken: the target kept "
+		      "reposting its receive buffers", PINGS);
+	ck_assert_msg(st == IBV_WC_RNR_RETRY_EXC_ERR || st < 0,
+		      "the ping failed with %d, not receiver-not-ready", st);
+	ck_assert_int_lt(f.p.t_nops, PINGS);
+	fx_fini(&f);
+}
+END_TEST
+
 /* STAG_TEST=name runs that test only (with CK_RUN_CASE for its case). */
 static void add(TCase *tc, const TTest *t, const char *name)
 {
@@ -811,6 +860,7 @@ int main(void)
 	ADD(tc, target_send_inv_offered);
 	ADD(tc, target_send_inv_declined);
 	ADD(tc, target_answers_hello);
+	ADD(tc, target_stops_reposting_when_not_read);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""NOP-Out flood that never reads the answers, for nop_flood.sh.
+
+Usage: nop_flood.py PORT TARGET_NAME COUNT SECONDS
+
+Logs in to 127.0.0.1:PORT (one Login Request, operational stage straight
+to full feature phase), then sends COUNT immediate NOP-Outs, each asking
+for a NOP-In (ITT other than 0xffffffff), and never reads a byte again.
+The socket is non-blocking and written in large batches: once the target
+stops reading, the kernel's buffers fill and the sender waits. It stops
+when COUNT went out, after SECONDS, or when nothing was accepted for 3 s
+(the target pushes back), and prints
+
+    sent SENT of COUNT in SECS s (done|budget|stalled|closed)
+
+then keeps the connection open, still unread, until a line on stdin (or
+EOF), so that the target holds its side meanwhile. Exit 1 when the login
+fails.
+"""
+import select
+import socket
+import struct
+import sys
+import time
+
+PORT = int(sys.argv[1])
+TNAME = sys.argv[2]
+COUNT = int(sys.argv[3])
+BUDGET = float(sys.argv[4])
+STALL = 3.0
+BATCH = 20000  # NOP-Outs per buffer: 960,000 bytes
+
+
+def pad(data):
+    return data + b"\0" * ((4 - len(data) % 4) % 4)
+
+
+def login(s):
+    keys = ["InitiatorName=iqn.2026-11.test:nopflood", "SessionType=Normal",
+            "TargetName=" + TNAME, "MaxRecvDataSegmentLength=8192"]
+    data = b"".join(k.encode() + b"\0" for k in keys)
+    isid = b"\x80" + struct.pack(">IB", 7, 0)
+    # Login Request, immediate, T=1, CSG 1 -> NSG 3
+    b = struct.pack(">BBBBI", 0x43, 0x87, 0, 0, len(data))
+    b += isid + struct.pack(">H", 0)
+    b += struct.pack(">IHHII", 1, 0, 0, 1, 0)
+    b += b"\0" * 16
+    s.sendall(b + pad(data))
+    hdr = b""
+    while len(hdr) < 48:
+        c = s.recv(48 - len(hdr))
+        if not c:
+            raise SystemExit("login: the target closed the connection")
+        hdr += c
+    dsl = struct.unpack(">I", b"\0" + hdr[5:8])[0]
+    n = dsl + (4 - dsl % 4) % 4
+    while n:
+        c = s.recv(n)
+        if not c:
+            raise SystemExit("login: the target closed the connection")
+        n -= len(c)
+    if hdr[0] & 0x3f != 0x23 or hdr[36] or hdr[37]:
+        print("login failed: opcode %#x status %d/%d" % (hdr[0], hdr[36], hdr[37]))
+        sys.exit(1)
+    statsn, expcmdsn = struct.unpack(">II", hdr[24:32])
+    return statsn, expcmdsn
+
+
+def nop_batch(statsn, cmdsn):
+    out = bytearray()
+    for i in range(BATCH):
+        # immediate NOP-Out, F bit, LUN 0, ITT i + 1, TTT 0xffffffff
+        out += struct.pack(">BBHI8sIIII16s", 0x40, 0x80, 0, 0, b"\0" * 8,
+                           i + 1, 0xffffffff, cmdsn, statsn + 1, b"")
+    return bytes(out)
+
+
+def main():
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    statsn, cmdsn = login(s)
+    s.setblocking(False)
+    batch = nop_batch(statsn, cmdsn)
+    total = COUNT * 48
+    sent = 0
+    start = last = time.monotonic()
+    view = memoryview(batch)
+    pos = 0
+    why = "done"
+    while sent < total:
+        now = time.monotonic()
+        if now - start >= BUDGET:
+            why = "budget"
+            break
+        if now - last >= STALL:
+            why = "stalled"
+            break
+        _, w, _ = select.select([], [s], [], 0.2)
+        if not w:
+            continue
+        try:
+            n = s.send(view[pos:pos + min(len(batch) - pos, total - sent)])
+        except BlockingIOError:
+            continue
+        except OSError:
+            why = "closed"
+            break
+        sent += n
+        pos = (pos + n) % len(batch)
+        last = time.monotonic()
+    print("sent %d of %d in %.1f s (%s)" % (sent // 48, COUNT,
+                                             time.monotonic() - start, why),
+          flush=True)
+    sys.stdin.readline()
+    s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
