@@ -114,6 +114,9 @@ struct idm_conn {
 	/* idm_conn_get_stats(): what the provider counts, what the core does */
 	struct idm_prov_stats stats;
 	uint64_t control_tx, control_rx;
+	/* idm_conn_move() from a callback: done at the end of the pass */
+	struct idm_prov_defer move_defer;
+	struct idm_ctx *move_dst;
 };
 
 /* One provider listening for one portal, with its private state. */
@@ -157,6 +160,11 @@ struct idm_ctx {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool thread_stop;
+	/* bumped (under the lock) each time a connection moves away: a pass
+	 * that saw it change since its epoll_wait drops that wait's events,
+	 * which may name a moved watch (epoll is level-triggered, so they
+	 * come back from the next wait) */
+	_Atomic unsigned moved_out;
 };
 
 /* One recorded Put_Data / Get_Data (lib/dm_xfer.c). */
@@ -168,5 +176,7 @@ struct idmp_xfer {
 /* lock helpers for the public entry points */
 void idmp_ctx_lock(struct idm_ctx *ctx);
 void idmp_ctx_unlock(struct idm_ctx *ctx);
+/* The context whose progress pass this thread is in (callbacks), or NULL. */
+struct idm_ctx *idmp_pass_ctx(void);
 
 #endif

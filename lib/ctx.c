@@ -170,6 +170,12 @@ int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w, uint32_t e
 static __thread struct epoll_event *pass_events;
 static __thread int pass_n;
 static __thread bool in_pass;
+static __thread struct idm_ctx *pass_ctx;
+
+struct idm_ctx *idmp_pass_ctx(void)
+{
+	return pass_ctx;
+}
 
 void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 {
@@ -257,6 +263,7 @@ static int run_deferred(struct idm_ctx *ctx)
 static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
+	unsigned moved = ctx->moved_out;
 	int n, handled = 0;
 
 	n = epoll_wait(ctx->epfd, evs, IDMP_EVENTS_PER_PASS, timeout_ms);
@@ -264,7 +271,10 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 		return errno == EINTR ? 0 : -errno;
 
 	idmp_ctx_lock(ctx);
+	if (ctx->moved_out != moved)
+		n = 0; /* a watch may have moved away: wait again */
 	in_pass = true;
+	pass_ctx = ctx;
 	pass_events = evs;
 	pass_n = n;
 	for (int i = 0; i < n; i++) {
@@ -279,6 +289,7 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	pass_n = 0;
 	handled += run_deferred(ctx);
 	in_pass = false;
+	pass_ctx = NULL;
 	idmp_ctx_unlock(ctx);
 	return handled;
 }
