@@ -29,7 +29,7 @@ struct two {
 	idm_ctx *ctx2;
 	idm_portal *portal2;
 	_Atomic int accepted[2]; /* by h.portal, by portal2 */
-	bool refuse;             /* count and refuse (raw sockets) */
+	atomic_bool refuse;      /* count and refuse (raw sockets) */
 };
 
 static int two_accept(idm_portal *portal, idm_conn *conn, void *arg)
