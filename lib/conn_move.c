@@ -39,6 +39,22 @@ static void list_move(struct idm_conn *c, struct idm_ctx *src, struct idm_ctx *d
 	dst->conns = c;
 }
 
+/* Lock the context conn is on, even while another thread may move it:
+ * the mover holds both locks, so once we hold the one conn still names,
+ * it stays there until we unlock. For the calls documented as callable
+ * from any thread (idm_conn_get_stats()). */
+struct idm_ctx *idmp_conn_lock(const struct idm_conn *c)
+{
+	for (;;) {
+		struct idm_ctx *ctx = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
+
+		idmp_ctx_lock(ctx);
+		if (__atomic_load_n(&c->ctx, __ATOMIC_RELAXED) == ctx)
+			return ctx;
+		idmp_ctx_unlock(ctx);
+	}
+}
+
 /* Both locks held. */
 static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 {
@@ -59,12 +75,13 @@ static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 		return idmp_provider_unusable(dst, c->ops->name);
 	if (prov->ops->conn_move != c->ops->conn_move)
 		return -EOPNOTSUPP; /* another build of the provider there */
-	c->ctx = dst;
+	/* atomic: idmp_conn_lock() reads it without a lock */
+	__atomic_store_n(&c->ctx, dst, __ATOMIC_RELEASE);
 	c->prov = prov;
 	c->ops = prov->ops;
 	r = c->ops->conn_move(c, src);
 	if (r < 0) {
-		c->ctx = src;
+		__atomic_store_n(&c->ctx, src, __ATOMIC_RELEASE);
 		c->prov = old_prov;
 		c->ops = old_prov->ops;
 		return r;
@@ -121,7 +138,7 @@ IDM_API int idm_conn_move(idm_conn *c, idm_ctx *dst)
 	if (!c || !dst)
 		return -EINVAL;
 	idmp_last_error_clear();
-	src = c->ctx;
+	src = __atomic_load_n(&c->ctx, __ATOMIC_ACQUIRE);
 	if (src == dst)
 		return 0;
 	pass = idmp_pass_ctx();

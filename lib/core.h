@@ -142,6 +142,9 @@ struct idm_ctx {
 	int evfd;             /* wakes epfd for deferred work */
 	struct idm_prov_watch ev_watch;
 	struct idm_prov_defer *defer_head, *defer_tail;
+	/* the last item the pass under way runs (items queued after it wait
+	 * for the next pass); idm_prov_defer_cancel() keeps it valid */
+	struct idm_prov_defer *defer_mark;
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;
@@ -176,6 +179,9 @@ struct idmp_xfer {
 /* lock helpers for the public entry points */
 void idmp_ctx_lock(struct idm_ctx *ctx);
 void idmp_ctx_unlock(struct idm_ctx *ctx);
+/* Lock the context a connection is on, which another thread may be
+ * moving it away from (lib/conn_move.c); returns the context locked. */
+struct idm_ctx *idmp_conn_lock(const struct idm_conn *c);
 /* The context whose progress pass this thread is in (callbacks), or NULL. */
 struct idm_ctx *idmp_pass_ctx(void);
 

@@ -220,6 +220,10 @@ void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
 				*pp = d->next;
 				if (ctx->defer_tail == d)
 					ctx->defer_tail = prev;
+				/* the pass under way stops before what it had
+				 * not seen, even if d was its last item */
+				if (ctx->defer_mark == d)
+					ctx->defer_mark = prev;
 				break;
 			}
 		}
@@ -233,12 +237,12 @@ void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
  * the next pass so a chatty provider cannot starve the fds. */
 static int run_deferred(struct idm_ctx *ctx)
 {
-	struct idm_prov_defer *last = ctx->defer_tail;
 	int n = 0;
 
-	while (ctx->defer_head) {
+	ctx->defer_mark = ctx->defer_tail;
+	while (ctx->defer_head && ctx->defer_mark) {
 		struct idm_prov_defer *d = ctx->defer_head;
-		bool was_last = d == last;
+		bool was_last = d == ctx->defer_mark;
 
 		ctx->defer_head = d->next;
 		if (!ctx->defer_head)
@@ -250,6 +254,7 @@ static int run_deferred(struct idm_ctx *ctx)
 		if (was_last)
 			break;
 	}
+	ctx->defer_mark = NULL;
 	if (ctx->defer_head)
 		ev_kick(ctx);
 	return n;

@@ -610,7 +610,7 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st);
  *    one is pending). From a callback of another context: -EDEADLK.
  * While a move may be under way, the connection's own calls (primitives,
  * tasks) come from the thread running its callbacks or the one moving it,
- * never from a third thread. Buffers: the TCP provider accepts buffers of
+ * never from a third thread (idm_conn_get_stats() excepted). Buffers: the TCP provider accepts buffers of
  * any context on a moved connection (they must outlive their transfers).
  * Returns 0, -ENOTCONN (connecting, failed or terminated), -EOPNOTSUPP
  * (the provider cannot move: iSER, whose queue pair and memory
