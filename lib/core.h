@@ -145,6 +145,13 @@ struct idm_ctx {
 	/* the last item the pass under way runs (items queued after it wait
 	 * for the next pass); idm_prov_defer_cancel() keeps it valid */
 	struct idm_prov_defer *defer_mark;
+	/* Who may need the eventfd written (lib/ctx.c, "Wakeups"): */
+	_Atomic bool defer_pending; /* defer_head != NULL, read without lock */
+	_Atomic int sleepers;       /* threads in (or entering) epoll_wait */
+	_Atomic bool fd_shared;     /* idm_ctx_get_fd() called: a caller may
+	                               poll epfd outside idm_ctx_progress() */
+	bool kicked;                /* evfd written, not yet drained (lock) */
+	_Atomic bool skip_poll;     /* the last pass polled and left work */
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;

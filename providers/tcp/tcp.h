@@ -188,6 +188,10 @@ struct tcp_conn {
 	uint8_t discard[TCP_DISCARD];
 	uint8_t *stage;
 	uint32_t s_beg, s_end;
+	/* the last read returned less than asked: the socket is empty, so
+	 * wait for epoll (level-triggered) instead of a recv that would
+	 * only say EAGAIN; cleared by every readiness event */
+	bool rx_dry;
 	struct idm_prov_defer rx_defer;
 	/* send */
 	struct idm_sq gen;	     /* txds still producing PDUs */

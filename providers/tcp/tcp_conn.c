@@ -30,8 +30,10 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, w);
 
-	if (revents & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+	if (revents & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
+		tc->rx_dry = false;
 		tcp_rx_run(tc);
+	}
 	if (!tc->closed && (revents & EPOLLOUT))
 		tcp_tx_flush(tc);
 }

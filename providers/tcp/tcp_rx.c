@@ -26,10 +26,13 @@ static bool mid_pdu(const struct tcp_conn *tc)
 static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		   bool direct)
 {
+	size_t asked;
 	ssize_t n;
 
 	if (tc->s_beg == tc->s_end) {
 		tc->s_beg = tc->s_end = 0;
+		if (tc->rx_dry)
+			return 0; /* saves the EAGAIN recv of each wakeup */
 		for (;;) {
 			if (direct && need >= TCP_DIRECT_MIN) {
 				struct iovec v[2] = {
@@ -37,8 +40,10 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 					{ .iov_base = tc->stage,
 					  .iov_len = TCP_STAGE_TAIL },
 				};
+				asked = (size_t)need + TCP_STAGE_TAIL;
 				n = readv(tc->fd, v, 2);
 			} else {
+				asked = TCP_STAGE;
 				n = recv(tc->fd, tc->stage, TCP_STAGE, 0);
 				direct = false;
 			}
@@ -65,6 +70,9 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 					      : "");
 			return -1;
 		}
+		/* a short read took all the socket had (TCP hands over what
+		 * is queued, up to the size asked) */
+		tc->rx_dry = (size_t)n < asked;
 		if (direct) {
 			if ((size_t)n <= need)
 				return (int)n;

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,6 +167,148 @@ START_TEST(defer_from_other_threads)
 		ck_assert(!w[i].d.queued);
 	}
 	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A deferral from another thread while the loop sleeps in epoll_wait
+ * with no timeout must wake it (lib/ctx.c "Wakeups"). Half the rounds
+ * wait until the loop announced its sleep, half race its announcement. */
+#define WAKE_ROUNDS 400
+
+static idm_ctx *g_wake_ctx;
+static struct idm_prov_defer wake_d;
+static atomic_int wake_ran, wake_round;
+
+static void wake_item(struct idm_prov_defer *d)
+{
+	(void)d;
+	atomic_fetch_add(&wake_ran, 1);
+}
+
+static void *wake_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKE_ROUNDS; i++) {
+		while (atomic_load(&wake_round) <= i)
+			sched_yield();
+		if (i & 1)
+			while (atomic_load(&g_wake_ctx->sleepers) == 0)
+				sched_yield();
+		idm_prov_defer(g_wake_ctx, &wake_d, wake_item);
+	}
+	return NULL;
+}
+
+START_TEST(defer_wakes_infinite_wait)
+{
+	idm_ctx *ctx = unit_ctx();
+	pthread_t th;
+
+	g_wake_ctx = ctx;
+	atomic_store(&wake_ran, 0);
+	atomic_store(&wake_round, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, wake_thread, NULL), 0);
+	for (int i = 0; i < WAKE_ROUNDS; i++) {
+		atomic_store(&wake_round, i + 1);
+		/* -1: only the other thread's deferral can end this wait (a
+		 * lost wakeup hangs until the test's timeout) */
+		while (atomic_load(&wake_ran) <= i)
+			ck_assert_int_ge(idm_ctx_progress(ctx, -1), 0);
+	}
+	pthread_join(th, NULL);
+	ck_assert_int_eq(atomic_load(&wake_ran), WAKE_ROUNDS);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Queueing with nobody asleep and the fd never handed out costs no
+ * eventfd write; the next progress call still runs the item at once
+ * instead of sleeping. Queueing from inside a pass never writes it. */
+static int self_rounds;
+static struct idm_prov_defer self_d;
+
+static void self_requeue(struct idm_prov_defer *d)
+{
+	(void)d;
+	if (++self_rounds < 3)
+		idm_prov_defer(g_ctx, &self_d, self_requeue);
+}
+
+START_TEST(defer_without_waiter_writes_no_eventfd)
+{
+	idm_ctx *ctx = unit_ctx();
+
+	g_ctx = ctx;
+	n_order = 0;
+	idm_prov_defer(ctx, &d1, run1);
+	ck_assert(!fd_readable(ctx->evfd));
+	ck_assert_int_eq(idm_ctx_progress(ctx, -1), 1); /* does not sleep */
+	ck_assert_int_eq(n_order, 1);
+
+	self_rounds = 0;
+	idm_prov_defer(ctx, &self_d, self_requeue);
+	while (self_rounds < 3) {
+		ck_assert_int_eq(idm_ctx_progress(ctx, -1), 1);
+		ck_assert(!fd_readable(ctx->evfd));
+	}
+	ck_assert_int_eq(idm_ctx_progress(ctx, 0), 0);
+
+	/* once the fd is handed out, a caller may poll it: work queued
+	 * before (written nowhere yet) and after must make it readable */
+	idm_prov_defer(ctx, &d1, run1);
+	ck_assert(fd_readable(idm_ctx_get_fd(ctx)));
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(n_order, 2);
+	ck_assert(!fd_readable(idm_ctx_get_fd(ctx)));
+	idm_prov_defer(ctx, &d1, run1);
+	ck_assert(fd_readable(idm_ctx_get_fd(ctx)));
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(n_order, 3);
+	ck_assert(!fd_readable(idm_ctx_get_fd(ctx)));
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* An item that requeues itself forever must not starve the fds: a pass
+ * may skip its epoll_wait after a pass that polled, never twice. */
+static int spin_runs, pipe_hits;
+static struct idm_prov_defer spin_d;
+
+static void spin_item(struct idm_prov_defer *d)
+{
+	(void)d;
+	spin_runs++;
+	idm_prov_defer(g_ctx, &spin_d, spin_item);
+}
+
+static void pipe_ready(struct idm_prov_watch *w, uint32_t revents)
+{
+	(void)w;
+	(void)revents;
+	pipe_hits++; /* left readable: level-triggered, fires every poll */
+}
+
+START_TEST(requeueing_item_does_not_starve_fds)
+{
+	idm_ctx *ctx = unit_ctx();
+	struct idm_prov_watch w;
+	int p[2];
+
+	g_ctx = ctx;
+	spin_runs = pipe_hits = 0;
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(idm_prov_watch_add(ctx, &w, p[0], EPOLLIN, pipe_ready), 0);
+	idm_prov_defer(ctx, &spin_d, spin_item);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, -1), 1);
+	ck_assert_int_eq(spin_runs, 20);
+	ck_assert_int_ge(pipe_hits, 10);
+	idm_prov_defer_cancel(ctx, &spin_d);
+	idm_prov_watch_del(ctx, &w);
+	close(p[0]);
+	close(p[1]);
 	idm_ctx_destroy(ctx);
 }
 END_TEST
@@ -339,6 +482,9 @@ static Suite *ctx_suite(void)
 	tcase_add_test(tc, create_arguments);
 	tcase_add_test(tc, defer_and_fd);
 	tcase_add_test(tc, defer_from_other_threads);
+	tcase_add_test(tc, defer_wakes_infinite_wait);
+	tcase_add_test(tc, defer_without_waiter_writes_no_eventfd);
+	tcase_add_test(tc, requeueing_item_does_not_starve_fds);
 	tcase_add_test(tc, progress_waits_for_timeout);
 	tcase_add_test(tc, progress_from_callback_refused);
 	tcase_add_test(tc, progress_thread);
