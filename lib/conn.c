@@ -405,6 +405,7 @@ IDM_API void idm_connection_terminate(idm_conn *c)
 	idmp_ctx_lock(c->ctx);
 	idm_prov_defer_cancel(c->ctx, &c->notify_defer);
 	idm_prov_defer_cancel(c->ctx, &c->connect_defer);
+	idm_prov_defer_cancel(c->ctx, &c->move_defer);
 	if (c->state == IDM_CONN_PHASE_CONNECTING || conn_live(c)) {
 		if (c->ops)
 			c->ops->conn_terminate(c);

@@ -37,13 +37,14 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st)
 	const struct idm_prov_stats *p;
 	struct idm_conn_stats s;
 	uint32_t n[2] = {0, 0};
+	struct idm_ctx *ctx;
 	size_t len;
 
 	if (!c || !st || st->size < offsetof(struct idm_conn_stats, xfers_in_flight))
 		return -EINVAL;
 	len = st->size < sizeof(s) ? st->size : sizeof(s);
 	memset(&s, 0, sizeof(s));
-	idmp_ctx_lock(c->ctx);
+	ctx = idmp_conn_lock(c); /* any thread, even during idm_conn_move() */
 	p = &c->stats;
 	if (c->ops && IDM_PROV_OPS_HAS(c->ops, conn_stats) && c->priv)
 		c->ops->conn_stats(c, &c->stats);
@@ -67,7 +68,7 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st)
 	s.rdma_reads = p->rdma_reads;
 	s.send_invalidates = p->send_invalidates;
 	s.recv_queue_empty = p->recv_queue_empty;
-	idmp_ctx_unlock(c->ctx);
+	idmp_ctx_unlock(ctx);
 	s.size = (uint32_t)len;
 	memcpy(st, &s, len);
 	return 0;

@@ -116,6 +116,9 @@ struct idm_conn {
 	uint64_t control_tx, control_rx;
 	/* idm_conn_set_send_limits(), defaults filled in */
 	struct idm_prov_send_limits send_limits;
+	/* idm_conn_move() from a callback: done at the end of the pass */
+	struct idm_prov_defer move_defer;
+	struct idm_ctx *move_dst;
 };
 
 /* One provider listening for one portal, with its private state. */
@@ -141,6 +144,9 @@ struct idm_ctx {
 	int evfd;             /* wakes epfd for deferred work */
 	struct idm_prov_watch ev_watch;
 	struct idm_prov_defer *defer_head, *defer_tail;
+	/* the last item the pass under way runs (items queued after it wait
+	 * for the next pass); idm_prov_defer_cancel() keeps it valid */
+	struct idm_prov_defer *defer_mark;
 	/* Who may need the eventfd written (lib/ctx.c, "Wakeups"): */
 	_Atomic bool defer_pending; /* defer_head != NULL, read without lock */
 	_Atomic int sleepers;       /* threads in (or entering) epoll_wait */
@@ -166,6 +172,11 @@ struct idm_ctx {
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool thread_stop;
+	/* bumped (under the lock) each time a connection moves away: a pass
+	 * that saw it change since its epoll_wait drops that wait's events,
+	 * which may name a moved watch (epoll is level-triggered, so they
+	 * come back from the next wait) */
+	_Atomic unsigned moved_out;
 };
 
 /* One recorded Put_Data / Get_Data (lib/dm_xfer.c). */
@@ -177,5 +188,10 @@ struct idmp_xfer {
 /* lock helpers for the public entry points */
 void idmp_ctx_lock(struct idm_ctx *ctx);
 void idmp_ctx_unlock(struct idm_ctx *ctx);
+/* Lock the context a connection is on, which another thread may be
+ * moving it away from (lib/conn_move.c); returns the context locked. */
+struct idm_ctx *idmp_conn_lock(const struct idm_conn *c);
+/* The context whose progress pass this thread is in (callbacks), or NULL. */
+struct idm_ctx *idmp_pass_ctx(void);
 
 #endif

@@ -234,6 +234,11 @@ int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w, uint32_t e
 static __thread struct epoll_event *pass_events;
 static __thread int pass_n;
 
+struct idm_ctx *idmp_pass_ctx(void)
+{
+	return pass_ctx;
+}
+
 void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 {
 	if (!w || !w->added)
@@ -279,6 +284,10 @@ void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
 				*pp = d->next;
 				if (ctx->defer_tail == d)
 					ctx->defer_tail = prev;
+				/* the pass under way stops before what it had
+				 * not seen, even if d was its last item */
+				if (ctx->defer_mark == d)
+					ctx->defer_mark = prev;
 				break;
 			}
 		}
@@ -293,12 +302,12 @@ void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d)
  * the next pass so a chatty provider cannot starve the fds. */
 static int run_deferred(struct idm_ctx *ctx)
 {
-	struct idm_prov_defer *last = ctx->defer_tail;
 	int n = 0;
 
-	while (ctx->defer_head) {
+	ctx->defer_mark = ctx->defer_tail;
+	while (ctx->defer_head && ctx->defer_mark) {
 		struct idm_prov_defer *d = ctx->defer_head;
-		bool was_last = d == last;
+		bool was_last = d == ctx->defer_mark;
 
 		ctx->defer_head = d->next;
 		if (!ctx->defer_head)
@@ -310,6 +319,7 @@ static int run_deferred(struct idm_ctx *ctx)
 		if (was_last)
 			break;
 	}
+	ctx->defer_mark = NULL;
 	/* What is left (queued by the items above) runs next pass: this
 	 * thread's next epoll_wait sees defer_pending and does not sleep;
 	 * another thread asleep, or a caller's poll(), needs the eventfd. */
@@ -327,6 +337,7 @@ static int run_deferred(struct idm_ctx *ctx)
 static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
+	unsigned moved = ctx->moved_out;
 	bool polled = !(atomic_exchange(&ctx->skip_poll, false) &&
 			atomic_load(&ctx->defer_pending));
 	int n, handled = 0;
@@ -350,6 +361,8 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	}
 
 	idmp_ctx_lock(ctx);
+	if (ctx->moved_out != moved)
+		n = 0; /* a watch may have moved away: wait again */
 	pass_ctx = ctx;
 	pass_events = evs;
 	pass_n = n;

@@ -35,6 +35,11 @@ void idmp_conn_discard(struct idm_conn *c);
 /* Link a new portal into ctx->portals. */
 void idmp_portal_link(struct idm_portal *p);
 
+/* portal_shared.c: listen on sa with SO_REUSEPORT (IDM_PORTAL_REUSEPORT)
+ * through the provider's listen_fd op; -EOPNOTSUPP without it */
+int idmp_listen_reuseport(struct idm_prov_listener *l, const struct sockaddr *sa,
+			  socklen_t salen, int backlog);
+
 /* task.c */
 void idmp_task_pool_destroy(struct idm_conn *conn);
 

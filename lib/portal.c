@@ -50,6 +50,7 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 	struct sockaddr_storage ss;
 	struct idm_portal *p;
 	const char *names;
+	uint32_t flags = 0;
 	int r = 0;
 
 	if (!out)
@@ -58,6 +59,10 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 	if (!ctx || !port || !attr || !attr->accept ||
 	    attr->size < offsetof(struct idm_portal_attr, backlog) + sizeof(int) ||
 	    attr->backlog < 0)
+		return -EINVAL;
+	if (attr->size >= offsetof(struct idm_portal_attr, flags) + sizeof(attr->flags))
+		flags = attr->flags;
+	if (flags & ~IDM_PORTAL_REUSEPORT)
 		return -EINVAL;
 	idmp_last_error_clear();
 	r = idmp_resolve(host, port, &hints, &res, -EADDRNOTAVAIL);
@@ -111,8 +116,14 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 		/* port "0": every provider listens on the port the first got */
 		if (p->port > 0)
 			set_port((struct sockaddr *)&ss, p->port);
-		r = prov->ops->listen(l, (struct sockaddr *)&ss, res->ai_addrlen,
-				      attr->backlog ? attr->backlog : 128);
+		if (flags & IDM_PORTAL_REUSEPORT)
+			r = idmp_listen_reuseport(l, (struct sockaddr *)&ss,
+						  res->ai_addrlen,
+						  attr->backlog ? attr->backlog : 128);
+		else
+			r = prov->ops->listen(l, (struct sockaddr *)&ss,
+					      res->ai_addrlen,
+					      attr->backlog ? attr->backlog : 128);
 		if (r < 0) {
 			idm_prov_warn(ctx, "portal %s:%s: %s cannot listen: %s",
 				  host ? host : "*", port, name, idm_strerror(r));

@@ -279,7 +279,19 @@ struct idm_portal_attr {
 	idm_accept_fn accept;   /* required */
 	void *arg;
 	int backlog;            /* 0: 128 */
+	/* since 1.2 (read only when `size` reaches it): IDM_PORTAL_* */
+	uint32_t flags;
 };
+
+/**
+ * Several contexts may listen on the same address and port, one portal
+ * each (one context per core): the kernel spreads new connections over
+ * them (SO_REUSEPORT; every socket must belong to the same user). Set it
+ * on every portal sharing the port. TCP only: an RDMA CM id cannot share
+ * a port, so a portal naming "iser" fails with -EOPNOTSUPP (serve iSER
+ * from one context).
+ */
+#define IDM_PORTAL_REUSEPORT (1u << 0)
 
 /**
  * Listen on host:port ("0.0.0.0", "::", "127.0.0.1"; port "3260").
@@ -610,6 +622,28 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st);
  */
 IDM_API int idm_conn_set_send_limits(idm_conn *conn, uint32_t max_entries,
 				     uint32_t max_bytes);
+
+/**
+ * Since 1.2: hand conn, in the login phase or full feature phase, to the
+ * context dst (one context per core), with its tasks, transfers in flight
+ * and callbacks: from the move on, its callbacks run in dst's progress
+ * passes, each event once. Called
+ *  - outside any callback (e.g. between progress calls, from any thread):
+ *    takes both contexts' locks in address order, moves, and returns 0;
+ *  - from a callback of conn's context (its progress thread): the move is
+ *    queued and done at the end of that pass, between PDUs; it returns 0
+ *    and callbacks still run on the source until then (-EALREADY while
+ *    one is pending). From a callback of another context: -EDEADLK.
+ * While a move may be under way, the connection's own calls (primitives,
+ * tasks) come from the thread running its callbacks or the one moving it,
+ * never from a third thread (idm_conn_get_stats() excepted). Buffers: the TCP provider accepts buffers of
+ * any context on a moved connection (they must outlive their transfers).
+ * Returns 0, -ENOTCONN (connecting, failed or terminated), -EOPNOTSUPP
+ * (the provider cannot move: iSER, whose queue pair and memory
+ * registrations belong to one context), -EAGAIN (moved meanwhile by its
+ * callbacks), -EINVAL.
+ */
+IDM_API int idm_conn_move(idm_conn *conn, idm_ctx *dst);
 
 /** Deallocate_Connection_Resources: undo the above (e.g. login failed). */
 IDM_API void idm_deallocate_connection_resources(idm_conn *conn);

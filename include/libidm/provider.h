@@ -282,6 +282,16 @@ struct idm_prov_ops {
 	 * st (sendq_entries, sendq_bytes) from the provider's queues, so
 	 * that the send path need not keep them. Optional, since 1.2. */
 	void (*conn_stats)(struct idm_conn *conn, struct idm_prov_stats *st);
+	/* idm_conn_move(): the connection now belongs to
+	 * idm_prov_conn_ctx(conn) (its provider is that context's instance
+	 * of this provider); move every watch and queued deferred item of it
+	 * (the connection's and its tasks') from `src` there: add the new
+	 * ones first, so that a failure leaves everything on src. Both
+	 * contexts' locks are held and no callback of conn runs. Setting it
+	 * also says buffers of any context may be used on the connection
+	 * (the provider keeps no per-context registration). Optional, since
+	 * 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
+	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);
 };
 
 /* The part of the table every provider of this IDM_PROV_ABI has (the

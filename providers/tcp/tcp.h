@@ -285,6 +285,9 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 int tcp_adopt(struct idm_conn *conn, int fd);
 int tcp_listen_fd(struct idm_prov_listener *l, int fd);
 
+/* tcp_move.c: ops->conn_move */
+int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src);
+
 /* tcp_tx.c */
 struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);
 void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d);

@@ -653,6 +653,44 @@ START_TEST(adopt_needs_provider_op)
 }
 END_TEST
 
+/* One context per core needs the provider's help: the fake provider has
+ * neither conn_move nor listen_fd, so a move and a shared port are
+ * refused cleanly, leaving everything where it was. */
+START_TEST(move_needs_provider_op)
+{
+	struct idm_portal_attr pa = {
+		.size = sizeof(pa),
+		.providers = "fake",
+		.accept = refuse,
+		.flags = IDM_PORTAL_REUSEPORT,
+	};
+	idm_ctx *ctx = setup(), *ctx2 = unit_ctx();
+	idm_conn *c = unit_initiator(ctx, true);
+	idm_portal *p = NULL;
+
+	ck_assert_int_eq(idm_conn_move(c, ctx2), -EOPNOTSUPP);
+	ck_assert_msg(strstr(idm_last_error(), "cannot move"),
+		      "idm_last_error: %s", idm_last_error());
+	ck_assert_ptr_eq(ctx->conns, c);
+	ck_assert_ptr_null(ctx2->conns);
+	ck_assert_int_eq(idm_conn_move(c, ctx), 0); /* already there */
+	ck_assert_int_eq(idm_conn_move(NULL, ctx2), -EINVAL);
+	ck_assert_int_eq(idm_conn_move(c, NULL), -EINVAL);
+	idm_connection_terminate(c);
+	ck_assert_int_eq(idm_conn_move(c, ctx2), -ENOTCONN);
+
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p),
+			 -EOPNOTSUPP);
+	ck_assert_ptr_null(p);
+	pa.flags = 1u << 31;
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p), -EINVAL);
+	ck_assert_ptr_null(ctx->portals);
+	idm_conn_destroy(c);
+	idm_ctx_destroy(ctx2);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(older_callbacks_struct)
 {
 	struct idm_conn_cbs old = unit_cbs;
@@ -703,6 +741,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, auto_selection);
 	tcase_add_test(tc, older_callbacks_struct);
 	tcase_add_test(tc, adopt_needs_provider_op);
+	tcase_add_test(tc, move_needs_provider_op);
 	tcase_add_test(tc, conn_stats);
 	suite_add_tcase(s, tc);
 	return s;

@@ -103,8 +103,9 @@ static void cb_connected(idm_conn *conn, int status, void *arg)
 {
 	(void)conn;
 	(void)arg;
-	unit_ev.connected++;
 	unit_ev.connected_status = status;
+	/* a test may poll it from another thread (the progress thread's) */
+	__atomic_add_fetch(&unit_ev.connected, 1, __ATOMIC_RELEASE);
 }
 
 static void cb_control(idm_conn *conn, idm_pdu *pdu, void *arg)

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ops->conn_move: the connection changes context (idm_conn_move()). Its
+ * socket watch and its deferred items (receive resume, send kick, each
+ * task's Get_Data completion) go to the new context's loop; nothing else
+ * is per context (no memory registration: any buffer works anywhere).
+ */
+#include "tcp.h"
+
+#include <errno.h>
+
+static void defer_move(struct idm_ctx *src, struct idm_ctx *dst,
+		       struct idm_prov_defer *d)
+{
+	if (!d->queued)
+		return;
+	idm_prov_defer_cancel(src, d);
+	idm_prov_defer(dst, d, d->fn);
+}
+
+struct move_arg {
+	struct idm_ctx *src, *dst;
+};
+
+static int task_move(struct idm_task *t, void *arg)
+{
+	struct move_arg *m = arg;
+	struct tcp_task *tt = tcp_task(t);
+
+	if (tt->task != t)
+		return 0; /* provider area never set up */
+	for (unsigned i = 0; i < TCP_MAX_GETS; i++)
+		defer_move(m->src, m->dst, &tt->get[i].done_defer);
+	return 0;
+}
+
+int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+	struct idm_ctx *dst = idm_prov_conn_ctx(conn);
+	struct move_arg m = { src, dst };
+	int r;
+
+	if (!tc || tc->connecting || tc->tw.added)
+		return -EBUSY; /* still connecting: its timer is per context */
+	if (tc->w.added) {
+		idm_prov_watch_fn fn = tc->w.fn;
+
+		/* an fd may sit in both epoll sets at once, but the watch's
+		 * epoll data is its own address: drop the old one first */
+		idm_prov_watch_del(src, &tc->w);
+		r = idm_prov_watch_add(dst, &tc->w, tc->fd, tc->wevents, fn);
+		if (r < 0) {
+			if (idm_prov_watch_add(src, &tc->w, tc->fd, tc->wevents,
+					       fn) < 0)
+				idm_prov_err(src, "tcp: connection lost its "
+					     "socket watch moving: %s",
+					     idm_strerror(r));
+			return r;
+		}
+	}
+	tc->ctx = dst;
+	defer_move(src, dst, &tc->rx_defer);
+	defer_move(src, dst, &tc->tx_defer);
+	return idm_prov_conn_foreach_task(conn, task_move, &m);
+}
