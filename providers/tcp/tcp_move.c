@@ -22,16 +22,26 @@ struct move_arg {
 	struct idm_ctx *src, *dst;
 };
 
-static int task_move(struct idm_task *t, void *arg)
+/* A Get_Data's deferred completion lives in its transfer record (the
+ * core's, struct tcp_get in the priv area). */
+static int xfer_move(struct idm_task *t, const struct idm_prov_xfer *x,
+		     void *arg)
 {
 	struct move_arg *m = arg;
+
+	(void)t;
+	if (x->dir == IDM_DATA_OUT)
+		defer_move(m->src, m->dst, &tcp_get_of(x)->done_defer);
+	return 0;
+}
+
+static int task_move(struct idm_task *t, void *arg)
+{
 	struct tcp_task *tt = tcp_task(t);
 
 	if (tt->task != t)
 		return 0; /* provider area never set up */
-	for (unsigned i = 0; i < TCP_MAX_GETS; i++)
-		defer_move(m->src, m->dst, &tt->get[i].done_defer);
-	return 0;
+	return idm_prov_task_foreach_xfer(t, xfer_move, arg);
 }
 
 int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
