@@ -214,24 +214,31 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		return;
 	}
 	/* The shared opcode table (RFC 7143 section 11). Data-Out travels
-	 * in Sends, hence IDM_PROV_OP_DATA; Data-In and R2T pass it and are
-	 * refused below with the iSER reason. */
+	 * in Sends, hence IDM_PROV_OP_DATA. During login a PDU it refuses
+	 * fails the connection; in full feature phase it is well framed all
+	 * the same (checked above), so it goes to the caller, which answers
+	 * with a Reject (RFC 7143 11.17) and goes on. */
 	r = idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
 				  login ? IDM_CONN_PHASE_LOGIN : IDM_CONN_PHASE_FFP,
 				  IDM_PROV_OP_DATA);
-	if (r < 0) {
+	if (r < 0 && login) {
 		iser_rx_done(ic, m);
 		if (r == -EINVAL)
 			iser_conn_fail(ic, -EPROTO, "opcode %#x not valid from the %s",
 				       op, target ? "initiator" : "target");
 		else
 			iser_conn_fail(ic, -EPROTO,
-				       "opcode %#x not allowed in the %s phase",
-				       op, login ? "login" : "full feature");
+				       "opcode %#x not allowed in the login phase",
+				       op);
 		return;
 	}
-	if (op == IDM_ISCSI_OP_DATA_IN || op == IDM_ISCSI_OP_R2T) {
-		/* RDMA Write / Read replace them (RFC 7145 7.3.5, 7.3.6) */
+	if (r < 0) {
+		idm_prov_dbg(ic->ctx, "iser: opcode %#x is not one the %s sends in "
+			     "full feature phase: passed to the caller", op,
+			     target ? "initiator" : "target");
+	} else if (op == IDM_ISCSI_OP_DATA_IN || op == IDM_ISCSI_OP_R2T) {
+		/* RDMA Write / Read replace them (RFC 7145 7.3.5, 7.3.6): a
+		 * transport rule of iSER, not an iSCSI-level error */
 		iser_rx_done(ic, m);
 		iser_conn_fail(ic, -EPROTO, "%s PDU on an iSER connection",
 			       op == IDM_ISCSI_OP_R2T ? "R2T" : "Data-In");

@@ -144,6 +144,8 @@ enum tcp_rx_dest {
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
 	DST_DISCARD, /* its task was freed mid-PDU: read and drop */
+	DST_REPORT,  /* matches no task: read and drop the data, then pass
+		      * the header up with no task (the caller Rejects it) */
 };
 
 #define TCP_DISCARD 4096
