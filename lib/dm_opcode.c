@@ -4,7 +4,10 @@
  * sends each opcode, in which phase, and whether the caller sends it with
  * Send_Control or the datamover generates it (Data-In, Data-Out, R2T).
  * lib/primitives.c checks what the caller sends with it; providers check
- * what they receive with it (idm_prov_opcode_check with IDM_PROV_OP_DATA).
+ * what they receive with it (idm_prov_opcode_check with IDM_PROV_OP_DATA):
+ * during login a refused opcode fails the connection, in full feature
+ * phase the well-framed PDU goes to the caller, whose iSCSI layer answers
+ * it (a target with a Reject, RFC 7143 11.17), see doc/api.md.
  */
 #include "core.h"
 

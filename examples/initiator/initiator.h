@@ -295,6 +295,9 @@ bool ini_cmd_window_open(const struct ini_session *s);
 int ini_cmd_submit(struct ini_cmd *c);
 void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs);
 void ini_cmd_fail_all(struct ini_session *s, int err);
+/* A Reject named the SCSI Command of itt: fail that command alone.
+ * false when itt names no command in flight. */
+bool ini_scsi_rejected(struct ini_session *s, uint32_t itt);
 int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c);
 void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
 		bool use16);

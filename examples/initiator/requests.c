@@ -196,8 +196,15 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 		ctl_finish(s, bhs, -EPROTO);
 		return;
 	}
-	/* A rejected command never gets a response (RFC 7143 section 11.17.1):
-	 * nothing can be recovered at ErrorRecoveryLevel 0. */
+	/* A rejected SCSI Command never gets a response (RFC 7143 section
+	 * 11.17.1): fail it alone, the session goes on. A rejected PDU of
+	 * a command in flight (a Data-Out, say) leaves that command without
+	 * a way to finish at ErrorRecoveryLevel 0: fail the session. */
+	if (idm_iscsi_bhs_opcode(data) == IDM_ISCSI_OP_SCSI_CMD &&
+	    ini_scsi_rejected(s, itt))
+		return;
+	if (itt == IDM_ISCSI_RESERVED_TAG)
+		return; /* the rejected PDU names no task: nothing to fail */
 	ini_session_set_failed(s, -EPROTO, "command rejected, reason 0x%02x",
 			       bhs[2]);
 }

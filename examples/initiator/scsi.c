@@ -230,6 +230,19 @@ void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 		complete(c, 0);
 }
 
+bool ini_scsi_rejected(struct ini_session *s, uint32_t itt)
+{
+	uint32_t idx = ITT_IDX(itt);
+
+	if ((itt & 0x80000000u) || idx >= s->ncmds || !s->cmds[idx].submitted ||
+	    s->cmds[idx].itt != itt || !s->cmds[idx].task)
+		return false;
+	/* RFC 7143 11.17.1: a rejected command gets no response; the
+	 * target never started it, so its task can go at once */
+	complete(&s->cmds[idx], -EPROTO);
+	return true;
+}
+
 void ini_cmd_fail_all(struct ini_session *s, int err)
 {
 	for (uint32_t i = 0; i < s->ncmds; i++) {

@@ -319,9 +319,22 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 		send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 		conn_close(c, "Login Request in full feature phase");
 		return;
+	case IDM_ISCSI_OP_DATA_OUT:
+		/* libidm passes up only a Data-Out whose ITT or TTT matches
+		 * nothing it issued (doc/api.md 7.1): a bad field, RFC 7143
+		 * 11.17.1; the connection goes on */
+		ex_warn("%s: Data-Out for ITT 0x%08x TTT 0x%08x matches no transfer",
+			idm_conn_peer_name(c->ic), idm_iscsi_bhs_itt(bhs),
+			idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT));
+		send_reject(c, bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD);
+		return;
 	default:
+		/* Opcodes 0x20-0x3f are the target's own (RFC 7143 10.2.1.2):
+		 * from an initiator a protocol error; below that, one this
+		 * target does not support (vendor-specific or unassigned). */
 		ex_warn("%s: unexpected opcode 0x%02x", idm_conn_peer_name(c->ic), op);
-		send_reject(c, bhs, IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED);
+		send_reject(c, bhs, op & 0x20 ? IDM_ISCSI_REJECT_PROTOCOL_ERROR
+					      : IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED);
 		return;
 	}
 	t = new_task(c, bhs, kind);

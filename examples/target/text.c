@@ -118,6 +118,17 @@ void text_request(struct ttask *t)
 		session_task_done(t);
 		return;
 	}
+	/* RFC 7143 6.1: every key=value, the last one too, ends with a
+	 * NUL. Text without it breaks the format rule rather than a field:
+	 * Reject with Protocol Error, as Linux LIO does, and go on. */
+	if (c->text_in_len && c->text_in[c->text_in_len - 1] != '\0') {
+		send_reject(c, t->bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
+		free(c->text_in);
+		c->text_in = NULL;
+		c->text_in_len = 0;
+		session_task_done(t);
+		return;
+	}
 	n = ex_text_parse(c->text_in, c->text_in_len, kv, MAX_KEYS);
 	c->text_out = malloc(TGT_TEXT_MAX);
 	if (n < 0 || !c->text_out) {

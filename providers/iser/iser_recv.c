@@ -204,10 +204,20 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 		hello(ic, m, &rx.hello);
 		return;
 	}
-	/* the role's own PDUs: commands and Data-Out (target), SCSI
-	 * Responses (initiator) */
-	if (ic->role->recv(ic, m, &rx.hdr, &rx.pdu, wc))
+	if (rx.unexpected) {
+		/* well framed, but not a PDU the peer's role sends in full
+		 * feature phase: the caller answers with a Reject (RFC 7143
+		 * 11.17, doc/api.md 7.1) and the connection goes on */
+		idm_prov_dbg(ic->ctx, "iser: opcode %#x is not one the %s sends "
+			     "in full feature phase: passed to the caller",
+			     idm_iscsi_bhs_opcode(rx.pdu.bhs),
+			     idm_conn_role(ic->conn) == IDM_ROLE_TARGET
+				     ? "initiator" : "target");
+	} else if (ic->role->recv(ic, m, &rx.hdr, &rx.pdu, wc)) {
+		/* the role's own PDUs: commands and Data-Out (target), SCSI
+		 * Responses (initiator) */
 		return;
+	}
 	idm_prov_control_notify(ic->conn, &rx.pdu);
 	iser_rx_done(ic, m);
 }

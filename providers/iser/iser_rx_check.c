@@ -70,6 +70,12 @@ int iser_rx_check(const uint8_t *msg, uint32_t len, uint32_t size,
 	r = idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
 				  login ? IDM_CONN_PHASE_LOGIN : IDM_CONN_PHASE_FFP,
 				  IDM_PROV_OP_DATA);
+	if (r < 0 && !login) {
+		/* well framed all the same (checked above): the caller's to
+		 * Reject (RFC 7143 11.17); during login it fails instead */
+		rx->unexpected = true;
+		return 0;
+	}
 	if (r < 0) {
 		if (r == -EINVAL)
 			snprintf(why, whylen, "opcode %#x not valid from the %s",

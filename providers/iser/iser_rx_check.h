@@ -17,6 +17,10 @@ struct iser_rx {
 	struct iser_hello hello; /* is_hello */
 	struct iser_hdr hdr;	 /* !is_hello */
 	struct idm_pdu pdu;	 /* !is_hello: bhs, ahs, data; task NULL */
+	/* full feature phase: a well-framed PDU with an opcode the sender's
+	 * role does not send there (unknown, vendor-specific, the other
+	 * role's): not an error, the caller answers with a Reject */
+	bool unexpected;
 };
 
 /* The checks of a Send of `len` bytes delivered into a `size`-byte

@@ -159,6 +159,9 @@ enum tcp_rx_dest {
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
 	DST_DISCARD, /* its task was freed mid-PDU: read into rxbuf, drop */
+	DST_REPORT,  /* matches no task: read into rxbuf and drop the data,
+		      * then pass the header up with no task (the caller
+		      * Rejects it) */
 };
 
 struct tcp_conn {

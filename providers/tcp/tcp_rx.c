@@ -158,15 +158,23 @@ static int on_bhs(struct tcp_conn *tc)
 {
 	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
 	bool tgt = tc->target;
+	int r;
 
-	if (idm_prov_opcode_check(tgt ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
+	r = idm_prov_opcode_check(tgt ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
 				  tc->ffp ? IDM_CONN_PHASE_FFP : IDM_CONN_PHASE_LOGIN,
-				  IDM_PROV_OP_DATA) < 0) {
-		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x %s", op,
-			      tc->ffp ? "in full feature phase"
-				      : "during login");
+				  IDM_PROV_OP_DATA);
+	if (r < 0 && !tc->ffp) {
+		tcp_conn_fail(tc, -EPROTO, "unexpected opcode 0x%02x during login",
+			      op);
 		return -1;
 	}
+	/* In full feature phase such a PDU is still well framed (the
+	 * lengths below are checked all the same): it goes to the caller,
+	 * which answers with a Reject (RFC 7143 11.17) and goes on. */
+	if (r < 0)
+		idm_prov_dbg(tc->ctx, "tcp: opcode 0x%02x is not one the %s sends "
+			     "in full feature phase: passed to the caller", op,
+			     tgt ? "initiator" : "target");
 	if (tcp_pdu_lens(tc->rhdr, tc->hd, tc->dd, rx_limit(tc), &tc->rl) < 0) {
 		if (tc->rl.ahs > TCP_MAX_AHS_LEN)
 			tcp_conn_fail(tc, -EMSGSIZE,
@@ -243,6 +251,11 @@ static int on_pdu(struct tcp_conn *tc)
 {
 	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
 
+	if (tc->rdst == DST_REPORT) {
+		/* a Data-Out that matches no task or R2T: header only */
+		tcp_rx_deliver(tc, NULL);
+		return 0;
+	}
 	if (tc->rdst == DST_DISCARD) {
 		/* its task was freed: only a status still matters */
 		if (op == IDM_ISCSI_OP_DATA_IN &&
@@ -341,7 +354,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 			if (tc->rgot < tc->rl.dsl) {
 				uint32_t want = tc->rl.dsl - tc->rgot;
 				uint8_t *p;
-				if (tc->rdst == DST_DISCARD) {
+				if (tc->rdst == DST_DISCARD ||
+				    tc->rdst == DST_REPORT) {
 					/* rxbuf is free: this PDU does not
 					 * deliver its data */
 					if (rxbuf_fit(tc, TCP_RXBUF_MIN) < 0)

@@ -75,6 +75,18 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 
 /* ---- Data-Out -------------------------------------------------------- */
 
+/* A well-framed Data-Out whose ITT or TTT matches nothing we issued: its
+ * data goes to the sink (the stream stays in sync) and its header to the
+ * caller with no task, who answers with a Reject (RFC 7143 11.17.1,
+ * Invalid PDU field) rather than lose the connection. */
+static void dataout_report(struct tcp_conn *tc, const char *what,
+			   uint32_t itt, uint32_t ttt)
+{
+	idm_prov_dbg(tc->ctx, "tcp: Data-Out with %s (ITT 0x%08x TTT 0x%08x): "
+		     "passed to the caller", what, itt, ttt);
+	tc->rdst = DST_REPORT;
+}
+
 int tcp_tgt_dataout_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
@@ -92,9 +104,8 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		return 0;
 	}
 	if (!t || tcp_task(t)->task != t) {
-		tcp_conn_fail(tc, -EPROTO, "Data-Out for unknown ITT 0x%08x",
-			      itt);
-		return -1;
+		dataout_report(tc, "unknown ITT", itt, ttt);
+		return 0;
 	}
 	tt = tcp_task(t);
 	if (!tt->write) {
@@ -160,10 +171,9 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		tc->rptr = tcp_get_dst(tc->rget, off);
 		return 0;
 	}
-	tcp_conn_fail(tc, -EPROTO,
-		      "Data-Out with unknown TTT 0x%08x (ITT 0x%08x)", ttt,
-		      itt);
-	return -1;
+	tc->rtask = NULL;
+	dataout_report(tc, "unknown TTT", itt, ttt);
+	return 0;
 }
 
 int tcp_tgt_dataout_done(struct tcp_conn *tc)

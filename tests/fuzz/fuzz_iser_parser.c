@@ -190,11 +190,20 @@ static void pdu_checks(const struct iser_rx *rx, const uint8_t *msg, uint32_t le
 		touch(pdu->ahs, pdu->ahs_len);
 	if (pdu->data_len)
 		touch(pdu->data, pdu->data_len);
-	/* never a PDU the sender may not send in this phase */
-	CHECK(idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET, op,
-				    login ? IDM_CONN_PHASE_LOGIN : IDM_CONN_PHASE_FFP,
-				    IDM_PROV_OP_DATA) == 0);
-	CHECK(op != IDM_ISCSI_OP_DATA_IN && op != IDM_ISCSI_OP_R2T);
+	/* never a PDU the sender may not send in this phase, unless it is
+	 * flagged for the caller to Reject (full feature phase only) */
+	if (rx->unexpected) {
+		CHECK(!login);
+		CHECK(idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET,
+					    op, IDM_CONN_PHASE_FFP,
+					    IDM_PROV_OP_DATA) < 0);
+	} else {
+		CHECK(idm_prov_opcode_check(target ? IDM_ROLE_INITIATOR : IDM_ROLE_TARGET,
+					    op, login ? IDM_CONN_PHASE_LOGIN
+						      : IDM_CONN_PHASE_FFP,
+					    IDM_PROV_OP_DATA) == 0);
+		CHECK(op != IDM_ISCSI_OP_DATA_IN && op != IDM_ISCSI_OP_R2T);
+	}
 	/* the header's valid halves survive a round trip; invalid halves
 	 * read as zero (RFC 7145 9.2) */
 	CHECK(rx->hdr.opcode == ISER_OP_CTRL);

@@ -245,6 +245,17 @@ def target():
           tmf(1, 32, 4, ref=30, refcmdsn=3) + scsi_cmd(cdb(0x00), 0, 33, 1) +
           pdu(bhs(0x10, 0x80, itt=34), sel=4) + tmf(5, 35, 4) + pdu(bhs(0x1c, 0x80, itt=36)) +
           login(0, 1, True, FIRST, itt=37))
+    # well-framed protocol errors idm-target Rejects, the session going on
+    # (doc/api.md 7.1): Data-Out for an unknown ITT and an unknown TTT,
+    # unassigned and target opcodes, Text without its final NUL
+    write("target", "reject-and-go-on", b"\0" + c +
+          scsi_cmd(cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0), 1024, 50, 1, w=True, final=False) +
+          data_out(bytes(512), 0x999, offset=0) +
+          data_out(bytes(512), 50, ttt=0x12345, offset=512) +
+          data_out(bytes(1024), 50, offset=0) +
+          pdu(bhs(0x1e, 0x80, data=b"vendor", itt=51), b"vendor") +
+          pdu(bhs(0x21, 0x80, itt=52)) + pdu(bhs(0x25, 0x81, data=b"data", itt=53), b"data") +
+          text_req(b"SendTargets=", 54, 2) + nop_out(55, 3, b"ping") + logout(56, 4))
     write("target", "reinstatement", b"\0" + c + scsi_cmd(cdb(0x00), 0, 40, 1) +
           login(0, 1, True, FIRST, sel=1) + login(1, 3, True, OPER, itt=2, sel=1) +
           scsi_cmd(cdb(0x00), 0, 41, 1, sel=1) + nop_out(42, 2, sel=2) +

@@ -53,6 +53,7 @@ struct pair {
 	uint32_t statsn;
 	int t_terminated, t_reason;
 	bool t_ffp;
+	int t_unmatched; /* PDUs handed up with no task (doc/api.md 7.1) */
 	enum p_status status_mode;
 	bool put_ack;
 	int data_acks;

@@ -824,6 +824,36 @@ START_TEST(target_stops_reposting_when_not_read)
 }
 END_TEST
 
+/* A well-framed PDU with an opcode no initiator sends reaches the caller
+ * with no task in full feature phase, and the connection goes on
+ * (doc/api.md 7.1: the caller answers with a Reject). */
+START_TEST(target_passes_up_unknown_opcode)
+{
+	struct fx f;
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+	uint8_t bhs[IDM_ISCSI_BHS_LEN] = {0};
+	int port;
+
+	fx_init(&f, false);
+	tgt_listen(&f, false, &port);
+	PEER_OK(&f, rp_connect(&f.peer, ip, port, ISER_CM_ZBVA_NOT_SUP, 4));
+	peer_login_req(&f, false);
+	bhs[0] = 0x1e; /* vendor-specific: not this target's */
+	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_bhs_set_data_len(bhs, 5);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x42);
+	ck_assert_int_eq(rp_send_pdu(&f.peer, &h, bhs, "hello", 5, false, 0),
+			 IBV_WC_SUCCESS);
+	settle(&f, 200);
+	ck_assert_int_eq(f.p.t_unmatched, 1);
+	ck_assert_int_eq(f.p.t_terminated, 0);
+	peer_io(&f, false, true);
+	settle(&f, 200);
+	ck_assert_int_eq(f.p.t_terminated, 0);
+	fx_fini(&f);
+}
+END_TEST
+
 /* STAG_TEST=name runs that test only (with CK_RUN_CASE for its case). */
 static void add(TCase *tc, const TTest *t, const char *name)
 {
@@ -861,6 +891,7 @@ int main(void)
 	ADD(tc, target_send_inv_declined);
 	ADD(tc, target_answers_hello);
 	ADD(tc, target_stops_reposting_when_not_read);
+	ADD(tc, target_passes_up_unknown_opcode);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -77,6 +77,8 @@ struct h_side {
 	size_t nop_in_len;         /* ... data bytes of the last one */
 	uint32_t nop_in_sum;       /* ... and their checksum (h_sum32) */
 	uint8_t ahs[64];
+	int rejects;               /* Rejects the target sent (doc/api.md 7.1) */
+	uint8_t reject_reason;     /* ... and the reason of the last one */
 };
 
 /* Target-side state of one SCSI command. */

@@ -270,6 +270,35 @@ static void t_nop(struct h *h, idm_pdu *pdu)
 	(void)idm_send_control(h->t.conn, rsp, NULL, 0, d, d ? dlen : 0, NULL, 0);
 }
 
+/* A well-framed PDU libidm hands up with no task because it matches
+ * nothing (doc/api.md 7.1): answer as an iSCSI target does, with a Reject
+ * carrying its BHS (RFC 7143 11.17). false: not such a PDU. */
+static bool t_reject(struct h *h, idm_pdu *pdu)
+{
+	uint8_t op = idm_pdu_opcode(pdu), rsp[48] = { 0 }, reason;
+
+	if (idm_pdu_task(pdu))
+		return false;
+	if (op == IDM_ISCSI_OP_DATA_OUT)
+		reason = IDM_ISCSI_REJECT_INVALID_PDU_FIELD;
+	else if (op & 0x20 || op == IDM_ISCSI_OP_LOGIN_REQ)
+		reason = IDM_ISCSI_REJECT_PROTOCOL_ERROR; /* the target's own */
+	else if (op <= IDM_ISCSI_OP_LOGOUT_REQ || op == IDM_ISCSI_OP_SNACK_REQ)
+		return false; /* an initiator opcode the harness does not use */
+	else
+		reason = IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED; /* unassigned */
+	rsp[0] = IDM_ISCSI_OP_REJECT;
+	rsp[1] = IDM_ISCSI_FLAG_FINAL;
+	rsp[2] = reason;
+	idm_iscsi_put32(rsp + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
+	t_fill_sn(h, rsp, true);
+	h->t.rejects++;
+	h->t.reject_reason = reason;
+	(void)idm_send_control(h->t.conn, rsp, NULL, 0, idm_pdu_bhs(pdu), 48,
+			       NULL, 0);
+	return true;
+}
+
 static void t_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 {
 	struct h *h = arg;
@@ -288,6 +317,8 @@ static void t_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 		t_nop(h, pdu);
 		break;
 	default:
+		if (t_reject(h, pdu))
+			break;
 		h_unexpected(&h->t, "PDU opcode 0x%02x", idm_pdu_opcode(pdu));
 		if (idm_pdu_task(pdu))
 			idm_deallocate_task_resources(idm_pdu_task(pdu));

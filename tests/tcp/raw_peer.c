@@ -546,9 +546,33 @@ enum h_raw_outcome h_raw_target_outcome(struct h *h, struct h_raw *r,
 	ck_assert_msg(h->t.terminate_count == 0 && h->t.cb_after_terminate == 0,
 		      "%s: inconsistent state", what);
 	ck_assert_msg(h_check_guards(h) == 0, "%s: %s", what, h->err);
-	h_log("%s: connection stayed up (PDU discarded%s), still answers a NOP-Out",
-	      what, h->t.unexpected ? " or handed to the caller" : "");
+	h_log("%s: connection stayed up (PDU %s), still answers a NOP-Out",
+	      what, h->t.rejects ? "handed to the caller, which sent a Reject"
+	      : h->t.unexpected ? "discarded or handed to the caller"
+				: "discarded");
 	return H_RAW_DROPPED;
+}
+
+void h_raw_expect_reject(struct h *h, struct h_raw *r, const uint8_t sent[48],
+			 uint8_t reason, const char *what)
+{
+	uint8_t bhs[48], data[48];
+	uint32_t len = 0;
+	int rc;
+
+	rc = h_raw_recv_pdu(h, r, bhs, data, sizeof(data), &len, 2000);
+	ck_assert_msg(rc == 0, "%s: no Reject (%d); target error: %s", what, rc,
+		      h->t.terminate_count ? h->t.error : "none");
+	ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_REJECT,
+		      "%s: opcode 0x%02x instead of a Reject", what,
+		      idm_iscsi_bhs_opcode(bhs));
+	ck_assert_msg(bhs[2] == reason, "%s: Reject reason 0x%02x, expected 0x%02x",
+		      what, bhs[2], reason);
+	ck_assert_msg(len == 48 && memcmp(data, sent, 48) == 0,
+		      "%s: the Reject does not carry the rejected BHS (%u bytes)",
+		      what, len);
+	ck_assert_int_eq(h->t.rejects, 1);
+	ck_assert_int_eq(h_raw_target_outcome(h, r, true, what), H_RAW_DROPPED);
 }
 
 enum h_raw_outcome h_raw_initiator_outcome(struct h *h, struct h_raw *r,

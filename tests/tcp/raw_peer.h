@@ -89,6 +89,12 @@ enum h_raw_outcome h_raw_target_outcome(struct h *h, struct h_raw *r,
 enum h_raw_outcome h_raw_initiator_outcome(struct h *h, struct h_raw *r,
 				     bool allow_drop, const char *what);
 
+/* After a well-framed bad PDU to the libidm target (doc/api.md 7.1):
+ * the harness target got it with no task and answered with a Reject of
+ * `reason` echoing `sent`, then the connection still answers a NOP-Out. */
+void h_raw_expect_reject(struct h *h, struct h_raw *r, const uint8_t sent[48],
+			 uint8_t reason, const char *what);
+
 /* The side failed exactly once: one connection_terminate_notify, a
  * reason in idm_conn_error(), no callback after it. */
 void h_raw_assert_failed_once(const struct h_side *s, const char *what);

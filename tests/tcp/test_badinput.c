@@ -5,8 +5,11 @@
  * properly, then sends what a broken or hostile peer would. Each case
  * asserts one clean outcome: either exactly one
  * connection_terminate_notify with a non-empty idm_conn_error() and the
- * socket closed, or - where RFC 7143 lets the receiver discard the PDU -
- * a connection that still works. Guard bytes around every buffer catch
+ * socket closed (framing errors), or - where RFC 7143 lets the receiver
+ * discard the PDU - a connection that still works, or - for a well-framed
+ * PDU that matches nothing (doc/api.md 7.1) - the PDU handed to the
+ * caller with no task, a Reject from it echoing the BHS, and a connection
+ * that still works. Guard bytes around every buffer catch
  * writes outside the caller's ranges; ASan catches the rest.
  */
 #include "raw_peer.h"
@@ -41,21 +44,59 @@ static void write_to_r2t(struct h *h, struct h_raw *r, uint32_t len,
 
 /* ---- against the libidm target --------------------------------------- */
 
-START_TEST(unknown_opcode)
+/* Well-framed PDUs the target does not accept reach the caller, which
+ * Rejects them (doc/api.md 7.1, RFC 7143 11.17); the connection goes on. */
+static void rejected_opcode(uint8_t op, const char *data, bool digests,
+			    uint8_t reason, const char *what)
 {
 	struct h h;
 	struct h_raw r;
 	struct h_params p;
 	uint8_t bhs[48] = { 0 };
+	size_t dlen = data ? strlen(data) : 0;
 
 	h_params_default(&p);
+	p.header_digest = p.data_digest = digests;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	bhs[0] = 0x1e; /* no such initiator opcode */
+	bhs[0] = op;
 	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_bhs_set_data_len(bhs, (uint32_t)dlen);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x42);
-	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
-	h_raw_target_outcome(&h, &r, true, "unknown opcode 0x1e");
+	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, dlen, 0), 0);
+	h_raw_expect_reject(&h, &r, bhs, reason, what);
 	h_raw_end(&h, &r);
+}
+
+START_TEST(unknown_opcode)
+{
+	rejected_opcode(0x1e, NULL, false, IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED,
+			"unknown opcode 0x1e");
+}
+END_TEST
+
+START_TEST(unknown_opcode_data_digests)
+{
+	/* its data segment (padded, with a data digest) is consumed too */
+	rejected_opcode(0x0b, "seventeen bytes..", true,
+			IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED,
+			"unassigned opcode 0x0b with 17 data bytes and digests");
+}
+END_TEST
+
+START_TEST(target_opcode_from_initiator)
+{
+	rejected_opcode(IDM_ISCSI_OP_SCSI_RSP, NULL, false,
+			IDM_ISCSI_REJECT_PROTOCOL_ERROR,
+			"SCSI Response (a target opcode) from the initiator");
+}
+END_TEST
+
+START_TEST(datain_from_initiator)
+{
+	/* a datamover opcode of the other role: not placed, handed up */
+	rejected_opcode(IDM_ISCSI_OP_DATA_IN, "data", false,
+			IDM_ISCSI_REJECT_PROTOCOL_ERROR,
+			"Data-In (a target opcode) from the initiator");
 }
 END_TEST
 
@@ -192,25 +233,58 @@ START_TEST(dataout_digest_mismatch)
 }
 END_TEST
 
-START_TEST(dataout_unknown_ttt)
+/* The rest of the WRITE of write_to_r2t(): the right Data-Out, then the
+ * SCSI Response - the Reject before it cost the task nothing. */
+static void finish_write(struct h *h, struct h_raw *r, uint32_t ttt)
+{
+	uint8_t bhs[48];
+	static uint8_t data[8192];
+
+	memset(data, 0x33, sizeof(data));
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, ttt, 0, 0, true);
+	ck_assert_int_eq(h_raw_send_pdu(h, r, bhs, NULL, 0, data, sizeof(data), 0), 0);
+	h_raw_recv_op(h, r, IDM_ISCSI_OP_SCSI_RSP, bhs);
+	ck_assert_msg(bhs[2] == 0 && bhs[3] == 0,
+		      "WRITE after the Reject: response 0x%02x status 0x%02x",
+		      bhs[2], bhs[3]);
+	ck_assert(!h_raw_disk_untouched(h, 0, 8192));
+}
+
+static void dataout_unknown_ttt_case(bool digests)
 {
 	struct h h;
 	struct h_raw r;
 	struct h_params p;
 	uint8_t bhs[48];
+	uint32_t ttt;
 	static uint8_t data[4096];
 
 	params_write(&p);
+	p.header_digest = p.data_digest = digests;
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
+	ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 	memset(data, 0x22, sizeof(data));
-	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT,
-		    idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT) ^ 0x5a5a0000u, 0, 0, false);
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT, ttt ^ 0x5a5a0000u, 0, 0, false);
+	idm_iscsi_bhs_set_data_len(bhs, sizeof(data));
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	h_raw_target_outcome(&h, &r, true, "Data-Out for an unknown TTT");
+	h_raw_expect_reject(&h, &r, bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD,
+			    "Data-Out for an unknown TTT");
 	ck_assert_msg(h_raw_disk_untouched(&h, 0, 8192),
 		      "Data-Out with a wrong TTT was placed");
+	finish_write(&h, &r, ttt);
 	h_raw_end(&h, &r);
+}
+
+START_TEST(dataout_unknown_ttt)
+{
+	dataout_unknown_ttt_case(false);
+}
+END_TEST
+
+START_TEST(dataout_unknown_ttt_digests)
+{
+	dataout_unknown_ttt_case(true);
 }
 END_TEST
 
@@ -220,17 +294,21 @@ START_TEST(dataout_unknown_itt)
 	struct h_raw r;
 	struct h_params p;
 	uint8_t bhs[48];
+	uint32_t ttt;
 	static uint8_t data[512];
 
 	params_write(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
 	write_to_r2t(&h, &r, 8192, bhs);
-	/* right TTT, wrong ITT; then an unsolicited one for no task at all */
-	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT + 1,
-		    idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT), 0, 0, false);
+	ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	/* right TTT, wrong ITT */
+	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, ITT + 1, ttt, 0, 0, false);
+	idm_iscsi_bhs_set_data_len(bhs, sizeof(data));
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	h_raw_target_outcome(&h, &r, true, "Data-Out with the R2T's TTT but another ITT");
+	h_raw_expect_reject(&h, &r, bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD,
+			    "Data-Out with the R2T's TTT but another ITT");
 	ck_assert(h_raw_disk_untouched(&h, 0, 8192));
+	finish_write(&h, &r, ttt);
 	h_raw_end(&h, &r);
 }
 END_TEST
@@ -250,8 +328,10 @@ START_TEST(dataout_unsolicited_unknown_itt)
 	/* unsolicited Data-Out for an ITT no command ever used */
 	h_raw_data_bhs(bhs, IDM_ISCSI_OP_DATA_OUT, 0xabcdef, IDM_ISCSI_RESERVED_TAG, 0, 0,
 		    true);
+	idm_iscsi_bhs_set_data_len(bhs, sizeof(data));
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, data, sizeof(data), 0), 0);
-	h_raw_target_outcome(&h, &r, true, "unsolicited Data-Out for an unknown ITT");
+	h_raw_expect_reject(&h, &r, bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD,
+			    "unsolicited Data-Out for an unknown ITT");
 	ck_assert(h_raw_disk_untouched(&h, 0, 8192));
 	h_raw_end(&h, &r);
 }
@@ -693,6 +773,9 @@ int main(void)
 	t = tcase_create("evil_initiator");
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, unknown_opcode);
+	tcase_add_test(t, unknown_opcode_data_digests);
+	tcase_add_test(t, target_opcode_from_initiator);
+	tcase_add_test(t, datain_from_initiator);
 	tcase_add_test(t, ahs_too_long);
 	tcase_add_test(t, dsl_over_mrdsl);
 	tcase_add_test(t, dsl_huge_header_only);
@@ -700,6 +783,7 @@ int main(void)
 	tcase_add_test(t, data_digest_mismatch);
 	tcase_add_test(t, dataout_digest_mismatch);
 	tcase_add_test(t, dataout_unknown_ttt);
+	tcase_add_test(t, dataout_unknown_ttt_digests);
 	tcase_add_test(t, dataout_unknown_itt);
 	tcase_add_test(t, dataout_unsolicited_unknown_itt);
 	tcase_add_test(t, dataout_outside_r2t);

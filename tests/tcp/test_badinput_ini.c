@@ -123,7 +123,15 @@ START_TEST(target_unknown_opcode)
 	bhs[1] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
-	h_raw_initiator_outcome(&h, &r, true, "unknown target opcode 0x3a");
+	/* well framed in full feature phase: handed to the caller, which
+	 * decides (doc/api.md 7.1); the connection goes on */
+	ck_assert_int_eq(h_raw_initiator_outcome(&h, &r, true,
+						 "unknown target opcode 0x3a"),
+			 H_RAW_DROPPED);
+	ck_assert_msg(h.i.unexpected == 1 && strstr(h.i.why, "opcode 0x3a"),
+		      "opcode 0x3a did not reach control_notify (%d: %s)",
+		      h.i.unexpected, h.i.why);
+	h.i.unexpected = 0; /* expected here */
 	h_raw_end(&h, &r);
 }
 END_TEST

@@ -22,6 +22,7 @@ CASES=(
 	"ffp-unknown-itt|for unknown ITT"
 	"ffp-sense-overflow|SenseLength 200 beyond"
 	"ffp-bad-opcode|unexpected opcode 0x3a"
+	"ffp-reject-cmd|target rejected opcode 0x01 ITT 0x[0-9a-f]+, reason 0x05"
 	"ffp-datain-overflow|connection lost"
 	"ffp-huge-dsl|connection lost"
 	"ffp-close|connection lost"

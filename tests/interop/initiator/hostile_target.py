@@ -114,6 +114,11 @@ class Target:
         elif scenario == "ffp-sense-overflow":
             sense = struct.pack(">H", 200) + b"\x70" + b"\0" * 9
             self.c.sendall(pdu(0x21, 0x80, itt, sense, fields=f, b3=0x02))
+        elif scenario == "ffp-reject-cmd":
+            # RFC 7143 11.17: Reject (command not supported) carrying the
+            # command's header; the initiator fails that command alone
+            self.c.sendall(pdu(0x3f, 0x80, 0xffffffff, bhs, fields=f, b2=0x05))
+            self.statsn += 1
         elif scenario == "ffp-bad-opcode":
             self.c.sendall(pdu(0x3a, 0x80, itt, fields=f))
         elif scenario == "ffp-datain-overflow":

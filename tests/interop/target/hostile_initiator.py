@@ -196,9 +196,48 @@ check(r and r[0] == 0x3f, "SNACK at ERL 0: Reject")
 s.sendall(bhs(0x44, 0x80, itt=19, f20=0x1234, f24=6))
 r = response(s)
 check(r and r[0] == 0x3f, "Text with a stale TTT: Reject")
-# Data-Out for an ITT that does not exist: the connection goes
-s.sendall(bhs(0x05, 0x80, dsl=512, itt=0x999, f20=0xffffffff) + b"\0" * 512)
-check(closed(s), "Data-Out for an unknown ITT: connection closed")
+
+
+# --- well-framed protocol errors: Reject, and the connection goes on -----
+# (RFC 7143 11.17; doc/api.md 7.1). Each Reject must carry the rejected
+# PDU's BHS as its data, and a NOP-Out must still be answered after it.
+def rejected(s, sent, reason, what):
+    r = response(s)
+    check(r is not None and r[0] == 0x3f and r[1] == reason and r[3] == sent[:48],
+          "%s: Reject reason 0x%02x with the BHS echoed (got %r)"
+          % (what, reason, r and r[:3]))
+
+
+def still_up(s, itt, what):
+    s.sendall(bhs(0x40, 0x80, itt=itt, f20=0xffffffff, f24=6))
+    r = response(s)
+    check(r is not None and r[0] == 0x20, what + ": connection still answers a NOP-Out")
+
+
+p = bhs(0x05, 0x80, dsl=512, itt=0x999, f20=0xffffffff)
+s.sendall(p + b"\0" * 512)
+rejected(s, p, 0x09, "Data-Out for an unknown ITT")
+still_up(s, 0x31, "Data-Out for an unknown ITT")
+p = bhs(0x1e, 0x80, dsl=5, itt=0x32)
+s.sendall(p + pad(b"hello"))
+rejected(s, p, 0x05, "unassigned initiator opcode 0x1e with data")
+still_up(s, 0x33, "opcode 0x1e")
+p = bhs(0x21, 0x80, itt=0x34)
+s.sendall(p)
+rejected(s, p, 0x04, "a target opcode (SCSI Response) from the initiator")
+still_up(s, 0x35, "opcode 0x21")
+p = bhs(0x44, 0x80, dsl=12, itt=0x36, f20=0xffffffff, f24=6)
+s.sendall(p + pad(b"SendTargets="))
+rejected(s, p, 0x04, "Text Request without the final NUL")
+still_up(s, 0x37, "Text without NUL")
+p = bhs(0x44, 0x80, dsl=13, itt=0x38, f20=0xffffffff, f24=6)
+s.sendall(p + pad(b"SendTargets=\0"))
+r = response(s)
+check(r is not None and r[0] == 0x24 and b"TargetName=" in r[3],
+      "Text Request with its NUL: answered")
+# a framing error still ends the connection: DataSegmentLength 16 MiB - 1
+s.sendall(bhs(0x40, 0x80, dsl=0xffffff, itt=0x39, f20=0xffffffff, f24=6))
+check(closed(s), "NOP-Out with a 16 MiB data segment: connection closed")
 
 # --- multi-task abort (Implementer's Guide, RFC 7143 4.2.3.3) ------------
 def ffp_solicited():
@@ -234,6 +273,19 @@ s.sendall(bhs(0x05, 0x80, dsl=4096, lun=b"\0\x01" + b"\0" * 6, itt=0x100, f20=tt
 r = response(s)
 check(r and r[0] == 0x22 and r[1] == 0,
       "TMF response (function complete) once the Data-Out arrived, none for the WRITE")
+s.close()
+
+s = ffp_solicited()
+ttt = write_with_r2t(s, 1, 0x180)
+# a Data-Out whose TTT was never issued: Reject, the R2T's stays valid
+p = bhs(0x05, 0x80, dsl=4096, lun=b"\0\x01" + b"\0" * 6, itt=0x180, f20=ttt ^ 0x5a5a0000)
+s.sendall(p + b"\0" * 4096)
+rejected(s, p, 0x09, "Data-Out with a TTT never issued")
+s.sendall(bhs(0x05, 0x80, dsl=4096, lun=b"\0\x01" + b"\0" * 6, itt=0x180, f20=ttt)
+          + b"\0" * 4096)
+r = response(s)
+check(r and r[0] == 0x21 and r[2] == 0,
+      "the WRITE completes with the right TTT after the Reject")
 s.close()
 
 s = ffp_solicited()

@@ -74,7 +74,9 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 	idm_task *t = idm_pdu_task(pdu);
 	uint8_t rsp[48] = { 0 };
 
-	if (idm_pdu_opcode(pdu) == IDM_ISCSI_OP_LOGIN_REQ) {
+	/* a Login Request in full feature phase is junk handed up to us
+	 * (doc/api.md 7.1), like every PDU that matches no task */
+	if (idm_pdu_opcode(pdu) == IDM_ISCSI_OP_LOGIN_REQ && !f->ffp) {
 		ck_assert_int_eq(idm_notice_key_values(c, kv, sizeof(kv) - 1),
 				 0);
 		rsp[0] = IDM_ISCSI_OP_LOGIN_RSP;
@@ -86,7 +88,7 @@ static void t_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		return;
 	}
 	if (idm_pdu_opcode(pdu) != IDM_ISCSI_OP_SCSI_CMD)
-		return; /* NOP-Out, TMF, SNACK...: nothing to do */
+		return; /* NOP-Out, TMF, SNACK, junk...: nothing to do */
 	ck_assert_ptr_nonnull(t);
 	if (f->busy) {
 		idm_deallocate_task_resources(t);
