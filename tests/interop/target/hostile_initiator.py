@@ -8,6 +8,8 @@ import socket
 import struct
 import sys
 
+from raw_pdu import pad, recv_pdu
+
 PORT = int(sys.argv[1])
 TNAME = sys.argv[2]
 failures = []
@@ -27,10 +29,6 @@ def bhs(op, flags=0, dsl=0, lun=b"\0" * 8, itt=1, f20=0, f24=0, f28=0, rest=b"")
     return b
 
 
-def pad(data):
-    return data + b"\0" * ((4 - len(data) % 4) % 4)
-
-
 def login_pdu(keys, flags=0x87, isid=b"\x80\x00\x00\x00\x00\x01", tsih=0, cmdsn=1, itt=1):
     data = b"".join(k.encode() + b"\0" for k in keys)
     b = struct.pack(">BBBBI", 0x43, flags, 0, 0, len(data))
@@ -44,24 +42,6 @@ def conn():
     s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
     s.settimeout(5)
     return s
-
-
-def recv_pdu(s):
-    hdr = b""
-    while len(hdr) < 48:
-        c = s.recv(48 - len(hdr))
-        if not c:
-            return None, None
-        hdr += c
-    dsl = struct.unpack(">I", b"\0" + hdr[5:8])[0]
-    n = dsl + (4 - dsl % 4) % 4
-    data = b""
-    while len(data) < n:
-        c = s.recv(n - len(data))
-        if not c:
-            return None, None
-        data += c
-    return hdr, data[:dsl]
 
 
 def closed(s):

@@ -43,6 +43,8 @@ import struct
 import sys
 import time
 
+from raw_pdu import pad, recv_pdu
+
 PORT = int(sys.argv[1])
 TNAME = sys.argv[2]
 COUNT = int(sys.argv[3])
@@ -52,10 +54,6 @@ MODES = sys.argv[5].split(",")
 WINDOW = int(os.environ.get("STORM_WINDOW", "256"))
 FIRST = int(os.environ.get("STORM_FIRST", "1"))
 CONNECT_TIMEOUT = 20
-
-
-def pad(data):
-    return data + b"\0" * ((4 - len(data) % 4) % 4)
 
 
 def login_pdu(keys, flags, isid, cmdsn=1, itt=1):
@@ -97,19 +95,9 @@ def raise_nofile(need):
 def recv_login_rsp(s):
     """The status of the first Login Response on a blocking socket."""
     s.settimeout(10)
-    hdr = b""
-    while len(hdr) < 48:
-        c = s.recv(48 - len(hdr))
-        if not c:
-            return None
-        hdr += c
-    dsl = struct.unpack(">I", b"\0" + hdr[5:8])[0]
-    n = dsl + (4 - dsl % 4) % 4
-    while n:
-        c = s.recv(n)
-        if not c:
-            return None
-        n -= len(c)
+    hdr, _ = recv_pdu(s)
+    if hdr is None:
+        return None
     s.setblocking(False)
     if hdr[0] & 0x3f != 0x23:
         return None

@@ -24,16 +24,14 @@ import struct
 import sys
 import time
 
+from raw_pdu import pad, recv_pdu
+
 PORT = int(sys.argv[1])
 TNAME = sys.argv[2]
 COUNT = int(sys.argv[3])
 BUDGET = float(sys.argv[4])
 STALL = 3.0
 BATCH = 20000  # NOP-Outs per buffer: 960,000 bytes
-
-
-def pad(data):
-    return data + b"\0" * ((4 - len(data) % 4) % 4)
 
 
 def login(s):
@@ -47,19 +45,9 @@ def login(s):
     b += struct.pack(">IHHII", 1, 0, 0, 1, 0)
     b += b"\0" * 16
     s.sendall(b + pad(data))
-    hdr = b""
-    while len(hdr) < 48:
-        c = s.recv(48 - len(hdr))
-        if not c:
-            raise SystemExit("login: the target closed the connection")
-        hdr += c
-    dsl = struct.unpack(">I", b"\0" + hdr[5:8])[0]
-    n = dsl + (4 - dsl % 4) % 4
-    while n:
-        c = s.recv(n)
-        if not c:
-            raise SystemExit("login: the target closed the connection")
-        n -= len(c)
+    hdr, _ = recv_pdu(s)
+    if hdr is None:
+        raise SystemExit("login: the target closed the connection")
     if hdr[0] & 0x3f != 0x23 or hdr[36] or hdr[37]:
         print("login failed: opcode %#x status %d/%d" % (hdr[0], hdr[36], hdr[37]))
         sys.exit(1)
