@@ -31,22 +31,33 @@ struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 	idm_prov_params_default(&c->params);
 	c->send_limits.max_entries = IDM_SEND_QUEUE_ENTRIES;
 	c->send_limits.max_bytes = IDM_SEND_QUEUE_BYTES;
+	idmp_conn_list_add(ctx, c);
+	return c;
+}
+
+void idmp_conn_list_add(struct idm_ctx *ctx, struct idm_conn *c)
+{
+	c->prev = NULL;
 	c->next = ctx->conns;
 	if (ctx->conns)
 		ctx->conns->prev = c;
 	ctx->conns = c;
-	return c;
+}
+
+void idmp_conn_list_del(struct idm_ctx *ctx, struct idm_conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (ctx->conns == c)
+		ctx->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
 }
 
 static void conn_unlink(struct idm_conn *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else if (c->ctx->conns == c)
-		c->ctx->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->next = c->prev = NULL;
+	idmp_conn_list_del(c->ctx, c);
 }
 
 /* A connection the caller never saw (setup failed): free it quietly. */

@@ -24,21 +24,6 @@ static void defer_move(struct idm_ctx *src, struct idm_ctx *dst,
 	idm_prov_defer(dst, d, d->fn);
 }
 
-static void list_move(struct idm_conn *c, struct idm_ctx *src, struct idm_ctx *dst)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else if (src->conns == c)
-		src->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->prev = NULL;
-	c->next = dst->conns;
-	if (dst->conns)
-		dst->conns->prev = c;
-	dst->conns = c;
-}
-
 /* Lock the context conn is on, even while another thread may move it:
  * the mover holds both locks, so once we hold the one conn still names,
  * it stays there until we unlock. For the calls documented as callable
@@ -86,7 +71,8 @@ static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 		c->ops = old_prov->ops;
 		return r;
 	}
-	list_move(c, src, dst);
+	idmp_conn_list_del(src, c);
+	idmp_conn_list_add(dst, c);
 	defer_move(src, dst, &c->notify_defer);
 	defer_move(src, dst, &c->connect_defer);
 	src->moved_out++;

@@ -28,6 +28,9 @@ struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
 int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 
 /* conn.c */
+/* A context's list of connections: add at the head, remove. */
+void idmp_conn_list_add(struct idm_ctx *ctx, struct idm_conn *c);
+void idmp_conn_list_del(struct idm_ctx *ctx, struct idm_conn *c);
 struct idm_conn *idmp_conn_alloc(struct idm_ctx *ctx, struct idm_prov *prov,
 				 enum idm_role role);
 /* Free a connection the caller never got (its setup failed). */
