@@ -13,10 +13,8 @@
 
 #include <errno.h>
 
-/* Re-queue a deferred item queued on src onto dst (kept as it was if it
- * was not queued): it then runs in dst's pass, once. */
-static void defer_move(struct idm_ctx *src, struct idm_ctx *dst,
-		       struct idm_prov_defer *d)
+void idm_prov_defer_move(struct idm_ctx *src, struct idm_ctx *dst,
+			 struct idm_prov_defer *d)
 {
 	if (!d->queued)
 		return;
@@ -73,8 +71,8 @@ static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 	}
 	idmp_conn_list_del(src, c);
 	idmp_conn_list_add(dst, c);
-	defer_move(src, dst, &c->notify_defer);
-	defer_move(src, dst, &c->connect_defer);
+	idm_prov_defer_move(src, dst, &c->notify_defer);
+	idm_prov_defer_move(src, dst, &c->connect_defer);
 	src->moved_out++;
 	return 0;
 }

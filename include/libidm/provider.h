@@ -122,6 +122,10 @@ IDM_PROV_API void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d,
 				 idm_prov_defer_fn fn);
 /* Safe on an item not queued. */
 IDM_PROV_API void idm_prov_defer_cancel(struct idm_ctx *ctx, struct idm_prov_defer *d);
+/* ops->conn_move: an item queued on src runs on dst instead, once; one not
+ * queued is left as it is. Both contexts' locks are held by the caller. */
+IDM_PROV_API void idm_prov_defer_move(struct idm_ctx *src, struct idm_ctx *dst,
+				      struct idm_prov_defer *d);
 
 /* ------------------------------------------------------------------ */
 /* Logging (through the context's log callback)                       */

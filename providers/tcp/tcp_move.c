@@ -9,15 +9,6 @@
 
 #include <errno.h>
 
-static void defer_move(struct idm_ctx *src, struct idm_ctx *dst,
-		       struct idm_prov_defer *d)
-{
-	if (!d->queued)
-		return;
-	idm_prov_defer_cancel(src, d);
-	idm_prov_defer(dst, d, d->fn);
-}
-
 struct move_arg {
 	struct idm_ctx *src, *dst;
 };
@@ -31,7 +22,7 @@ static int xfer_move(struct idm_task *t, const struct idm_prov_xfer *x,
 
 	(void)t;
 	if (x->dir == IDM_DATA_OUT)
-		defer_move(m->src, m->dst, &tcp_get_of(x)->done_defer);
+		idm_prov_defer_move(m->src, m->dst, &tcp_get_of(x)->done_defer);
 	return 0;
 }
 
@@ -70,7 +61,7 @@ int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
 		}
 	}
 	tc->ctx = dst;
-	defer_move(src, dst, &tc->rx_defer);
-	defer_move(src, dst, &tc->tx_defer);
+	idm_prov_defer_move(src, dst, &tc->rx_defer);
+	idm_prov_defer_move(src, dst, &tc->tx_defer);
 	return idm_prov_conn_foreach_task(conn, task_move, &m);
 }
