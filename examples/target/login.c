@@ -448,6 +448,14 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 	return 0;
 }
 
+/* The session is another loop's: the login ends there (loop.c). */
+static void handoff(struct tconn *c, struct loop *owner, const uint8_t *req, uint8_t flags,
+		    const char *data, size_t len)
+{
+	if (loop_handoff(c, owner, req, flags, data, len) < 0)
+		login_fail(c, req, LS_OUT_OF_RESOURCES, "cannot move the connection");
+}
+
 /* Create (or join, or reinstate) the session and enter full feature phase. */
 static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const char *data, size_t len)
 {
@@ -461,22 +469,15 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	 * ISID) finishes on the loop that owns it, so that a session and
 	 * its connections stay on one loop; a new session stays here, on
 	 * the loop the kernel gave its leading connection. */
-	session_lock();
-	s = ls->tsih ? session_find_tsih(ls->tsih) : session_find(ls->iname, ls->isid);
-	owner = s ? s->loop : NULL;
-	session_unlock();
-	if (owner && owner != g_loop) {
-		rc = loop_handoff(c, owner, req, flags, data, len);
-		if (rc < 0)
-			login_fail(c, req, LS_OUT_OF_RESOURCES, "cannot move the connection");
-		return;
-	}
 	if (ls->tsih) {
 		session_lock();
 		s = session_find_tsih(ls->tsih);
+		owner = s ? s->loop : NULL;
 		session_unlock();
 		if (!s)
 			return login_fail(c, req, LS_SESSION_NOT_EXIST, "session vanished");
+		if (owner != g_loop)
+			return handoff(c, owner, req, flags, data, len);
 		if (s->conn) { /* connection reinstatement (same CID) */
 			struct tconn *old = s->conn;
 			/* ERL 0: the old connection's tasks end with it */
@@ -490,17 +491,6 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	} else {
 		struct session *old;
 
-		session_lock();
-		old = session_find(ls->iname, ls->isid);
-		if (old) /* session reinstatement (RFC 7143 6.3.5) */
-			old->zombie = true;
-		session_unlock();
-		if (old) {
-			if (old->conn)
-				conn_close(old->conn, "session reinstated");
-			else
-				session_destroy(old);
-		}
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no memory");
@@ -512,9 +502,27 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		s->exp_cmdsn = c->login_cmdsn;
 		if (ls->p.first_burst > ls->p.max_burst)
 			ls->p.first_burst = ls->p.max_burst;
+		/* finding the old session, marking it and registering the new
+		 * one are one step: two logins with one ISID on two loops
+		 * cannot both start a session */
 		session_lock();
+		old = session_find(ls->iname, ls->isid);
+		if (old && old->loop != g_loop) {
+			owner = old->loop;
+			session_unlock();
+			free(s);
+			return handoff(c, owner, req, flags, data, len);
+		}
+		if (old) /* session reinstatement (RFC 7143 6.3.5) */
+			old->zombie = true;
 		rc = session_register(s);
 		session_unlock();
+		if (old) {
+			if (old->conn)
+				conn_close(old->conn, "session reinstated");
+			else
+				session_destroy(old);
+		}
 		if (!rc) {
 			free(s);
 			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no free TSIH");
