@@ -22,7 +22,7 @@ struct target g_tgt;
 
 static volatile sig_atomic_t stop, hup, usr1;
 /* --threads > 1: the loops' view of stop, and who prints stats next */
-static int stop_all;
+static int stop_all, loop_failed;
 static int *usr1_turn;
 
 static void on_signal(int sig)
@@ -530,6 +530,8 @@ static void *loop_thread(void *arg)
 
 		if (r < 0 && r != -EINTR) {
 			ex_err("loop %d: idm_ctx_progress: %s", g_loop->index, idm_strerror(r));
+			/* its connections would hang: the whole target stops */
+			__atomic_store_n(&loop_failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
 		stats_turn(g_loop->index);
@@ -546,8 +548,9 @@ static int run_loop(bool single)
 	while (!stop) {
 		int r = idm_ctx_progress(g_loop->ctx, 100);
 
-		if (r < 0 && r != -EINTR) {
-			ex_err("idm_ctx_progress: %s", idm_strerror(r));
+		if ((r < 0 && r != -EINTR) || __atomic_load_n(&loop_failed, __ATOMIC_RELAXED)) {
+			if (r < 0 && r != -EINTR)
+				ex_err("idm_ctx_progress: %s", idm_strerror(r));
 			return 1;
 		}
 		if (hup) {
