@@ -97,7 +97,7 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		return -ERANGE;
 	if (offset > UINT32_MAX - length)
 		return -ERANGE;
-	return 0;
+	return idmp_buf_usable(b, c->ops);
 }
 
 /* Record the transfer (lib/dm_xfer.c), then hand it to the provider. */

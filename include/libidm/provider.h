@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -504,7 +505,8 @@ IDM_PROV_API struct idm_task *idm_prov_task_from_priv(void *priv);
 IDM_PROV_API bool idm_prov_task_active(const struct idm_task *task);
 
 /* A byte range of a buffer: `length` bytes at `addr`, which is byte
- * `buf_off` of `buf`. */
+ * `buf_off` of `buf`. addr is NULL when the range spans segments of a
+ * scatter-gather buffer (idm_prov_buf_iov() then). */
 struct idm_prov_range {
 	struct idm_buf *buf;
 	size_t buf_off;
@@ -531,6 +533,14 @@ IDM_PROV_API void idm_prov_task_add_received(struct idm_task *task, uint32_t byt
 IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_prov *prov);
 IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
 				       void *reg);
+/* Scatter-gather (IDM_CAP_SCATTER_GATHER): the memory of bytes [off,
+ * off+len) of buf as up to max iovecs. Returns how many it filled (0 for
+ * len 0) and sets *covered (may be NULL) to the bytes they hold: less
+ * than len when max ran out, then call again from off + *covered.
+ * -EINVAL when the range is outside the buffer. O(log segments), no
+ * allocation; one iovec for a buffer of one segment. */
+IDM_PROV_API int idm_prov_buf_iov(const struct idm_buf *buf, size_t off, size_t len,
+				  struct iovec *iov, int max, size_t *covered);
 
 /* ------------------------------------------------------------------ */
 /* The shared datamover layer: what every transport needs              */
@@ -566,7 +576,8 @@ struct idm_prov_xfer {
 	uint32_t length;
 	struct idm_buf *buf;
 	size_t buf_off;   /* byte `offset` is byte buf_off of buf */
-	uint8_t *addr;    /* ... at this address */
+	uint8_t *addr;    /* ... at this address; NULL when the range spans
+			   * segments (idm_prov_buf_iov) */
 	struct idm_task *task;
 	/* The provider's own state of this transfer (bytes placed, R2TSN,
 	 * a deferred completion, ...), zeroed when recorded and gone with
