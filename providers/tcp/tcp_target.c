@@ -66,6 +66,7 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 	tcp_rx_deliver(tc, t);
 	if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
 		return 0;
+	idm_prov_stats_copy(tc->st, idm_prov_unsol_imm_left(&tt->unsol));
 	if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
 		tcp_conn_fail(tc, -ENOMEM, "no memory to stage unsolicited data");
 		return -1;
@@ -198,6 +199,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 						x->offset + x->length, &lo, &hi)) {
 					tcp_get_copy_in(x, lo, tt->unsol.stage + lo,
 							hi - lo);
+					idm_prov_stats_copy(tc->st, hi - lo);
 					tcp_get_of(x)->got += hi - lo;
 					idm_prov_task_add_received(t, hi - lo);
 				}

@@ -576,6 +576,7 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 		at += v->iov_len - skip;
 		skip = 0;
 	}
+	idm_prov_stats_copy(tc->st, left); /* rare: its task is being freed */
 	e->iov[0].iov_base = tc->bounce;
 	e->iov[0].iov_len = left;
 	e->iovcnt = 1;
