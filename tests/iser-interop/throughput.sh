@@ -45,7 +45,13 @@ perftest() {
 		-p "$port" >"$TMP/$tool.srv" 2>&1 &
 	spid=$!
 	CLEANUP_CMDS+=("stop_pid $spid")
-	sleep 1
+	# the client does not retry: wait until the server listens (a fixed
+	# second was too short in a loaded guest: "Couldn't connect")
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.2
+	done
 	if ! timeout -k 5 $((SECS + 60)) "$tool" -d "$RDMA_DEV" -x "$GID" -s $BS -D "$SECS" -F \
 		-p "$port" "$IP" >"$TMP/$tool.cli" 2>&1; then
 		sed 's/^/   | /' "$TMP/$tool.cli" "$TMP/$tool.srv" >&2
@@ -117,8 +123,10 @@ copies_bench() {
 }
 
 log "perftest ib_write_bw / ib_read_bw: rxe $RDMA_DEV, GID index $GID, $BS bytes, $SECS s"
-pw=$(perftest write)
-pr=$(perftest read)
+# (a function run in $(...) that fails exits only that subshell, its
+# FAIL line captured as the value: pass it on)
+pw=$(perftest write) || fail "${pw#FAIL: }"
+pr=$(perftest read) || fail "${pr#FAIL: }"
 
 IQN=iqn.2026-11.org.libidm:bw
 start_idm_target "$IQN" ram:256M
@@ -135,9 +143,9 @@ lio_start "$LIO_IQN" 256 "${IDM_LIO_PORT:-3260}"
 # (idm-initiator's default TargetRecvDataSegmentLength on iSER, 8 KiB, is
 # the most LIO's isert can receive in one Send: see lio_target.sh)
 log "idm-initiator -> LIO: reads, then writes"
-lr=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 100)
+lr=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 100) || fail "${lr#FAIL: }"
 lw=$(bench "iser://$IP:${IDM_LIO_PORT:-3260}/$LIO_IQN/0" 0 \
-	--initial-r2t yes --immediate-data no)
+	--initial-r2t yes --immediate-data no) || fail "${lw#FAIL: }"
 
 {
 	echo "iSER throughput in the soft-RoCE guest ($(uname -r), rxe, QEMU TCG)"
