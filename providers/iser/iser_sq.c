@@ -29,6 +29,7 @@
 #include "iser_mem.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,8 @@ struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
 	if (!op)
 		return NULL;
 	ic->op_free = op->next;
-	memset(op, 0, sizeof(*op));
+	/* not the SGE array: a WR reads only its num_sge entries */
+	memset(op, 0, offsetof(struct iser_op, sge));
 	op->kind = kind;
 	ic->ops_used++;
 	return op;
@@ -148,7 +150,7 @@ static void count_wr(struct iser_conn *ic, const struct iser_op *op)
 
 	if (!st)
 		return;
-	for (int i = 0; i < op->wr.num_sge && i < 2; i++)
+	for (int i = 0; i < op->wr.num_sge && i < ISER_WR_SGE; i++)
 		len += op->sge[i].length;
 	switch (op->wr.opcode) {
 	case IBV_WR_SEND_WITH_INV:
@@ -190,7 +192,9 @@ int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
 		return -ENOTCONN;
 	if (wr != &op->wr)
 		op->wr = *wr;
-	for (i = 0; i < op->wr.num_sge && i < 2; i++)
+	if (op->wr.num_sge > ISER_WR_SGE)
+		return -EINVAL;
+	for (i = 0; wr->sg_list != op->sge && i < op->wr.num_sge; i++)
 		op->sge[i] = wr->sg_list[i];
 	op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
 	op->wr.next = NULL;
