@@ -66,9 +66,9 @@
 /* SGEs one RDMA Write/Read of Put/Get_Data carries at most (fewer when
  * the device allows fewer, see ic->wr_sge): a range of a scatter-gather
  * buffer with more pieces is split into several WRs of one chain. The
- * array lives in every op slot (no per-I/O allocation), so it is kept
- * small: 16 SGEs cost 256 bytes per slot, and a range of 16 pieces or
- * fewer still goes out as one WR. */
+ * lists live in ic->sgl, ISER_WR_SGE per op slot, made once on the
+ * connection's first scatter-gather range: no per-I/O allocation, and a
+ * connection that never moves one keeps its op slots small. */
 #define ISER_WR_SGE 16
 #define ISER_MAX_DEVS 4
 #define ISER_CQ_BATCH 32
@@ -191,8 +191,9 @@ struct iser_op {
 	struct ibv_mw *bind_mw; /* BIND: window being bound */
 	struct iser_op *next;  /* free list, wait FIFO or posted FIFO */
 	struct ibv_send_wr wr;
-	/* last: iser_op_get() does not clear it, a WR reads only num_sge */
-	struct ibv_sge sge[ISER_WR_SGE];
+	/* a Send's message and immediate data, a plain buffer's range;
+	 * longer SGE lists are in ic->sgl */
+	struct ibv_sge sge[2];
 };
 
 /* A Send that found no free message buffer (or, for a SCSI Command, too
@@ -301,8 +302,10 @@ struct iser_conn {
 	bool send_inv;     /* target sends SCSI Responses with SendInv */
 	bool use_mw;       /* initiator STags are memory windows */
 	uint32_t ird, ord; /* RDMA Read depth we may issue (ord) */
-	/* SGEs per Put_Data Write / Get_Data Read (<= ISER_WR_SGE) */
+	/* SGEs per Put_Data Write / Get_Data Read (<= ISER_WR_SGE), and
+	 * their lists for ranges of scatter-gather buffers (iser_sq.c) */
 	uint32_t wr_sge, rd_sge;
+	struct ibv_sge *sgl;
 
 	/* messages */
 	struct iser_pool rx_login, tx_login, rx_ffp, tx_ffp;

@@ -173,20 +173,28 @@ static int post_range(struct iser_conn *ic, struct idm_task *t,
 
 	do { /* a zero-length range is one empty WR, as before */
 		struct iser_op *op = iser_op_get(ic, kind);
+		struct ibv_sge *sgl;
 		uint32_t bytes;
 		int r;
 
 		if (!op)
 			return n ? -ENOTCONN : -EAGAIN; /* checked before */
+		/* a plain buffer's range is one SGE, in the op itself */
+		sgl = reg->n_rgn == 1 ? op->sge : iser_op_sgl(ic, op);
+		if (!sgl) {
+			iser_op_put(ic, op);
+			return n ? -ENOTCONN : -ENOMEM;
+		}
 		iser_op_task(op, t);
 		op->dop = d;
-		op->wr.num_sge = (int)iser_buf_sges(reg, di, &buf_off, &left,
-						    op->sge, max, &bytes);
+		op->wr.num_sge = (int)iser_buf_sges(reg, di, &buf_off, &left, sgl,
+						    reg->n_rgn == 1 ? 1 : max,
+						    &bytes);
 		op->len = bytes;
 		op->wr.wr_id = iser_op_wr_id(ic, op);
 		op->wr.opcode = kind == ISER_OP_WRITE ? IBV_WR_RDMA_WRITE
 						      : IBV_WR_RDMA_READ;
-		op->wr.sg_list = op->sge;
+		op->wr.sg_list = sgl;
 		op->wr.wr.rdma.remote_addr = raddr;
 		op->wr.wr.rdma.rkey = rkey;
 		raddr += bytes;

@@ -55,12 +55,14 @@ static size_t disk_view(struct pair *p, const uint32_t *lens, int n,
 }
 
 /* The disk as a WRITE of src (len bytes at view offset off) must leave
- * it: SENT everywhere but those bytes, scattered into the segments. */
-static void disk_image(uint8_t *img, const uint8_t *disk, size_t cap,
+ * it: SENT everywhere but those bytes, scattered into the segments.
+ * Returns the segments the range crosses. */
+static int disk_image(uint8_t *img, const uint8_t *disk, size_t cap,
 		       const struct iovec *iov, int n, size_t off,
 		       const uint8_t *src, uint32_t len)
 {
 	size_t pos = 0, end = off + len;
+	int pieces = 0;
 
 	memset(img, SENT, cap);
 	for (int i = 0; i < n && pos < end; i++) {
@@ -68,11 +70,22 @@ static void disk_image(uint8_t *img, const uint8_t *disk, size_t cap,
 		size_t hi = end - pos < iov[i].iov_len ? end - pos : iov[i].iov_len;
 		uint8_t *seg = (uint8_t *)iov[i].iov_base;
 
-		if (lo < hi)
+		if (lo < hi) {
 			memcpy(img + (seg - disk) + lo, src + (pos + lo - off),
 			       hi - lo);
+			pieces++;
+		}
 		pos += iov[i].iov_len;
 	}
+	return pieces;
+}
+
+static uint64_t rdma_writes(struct pair *p)
+{
+	struct idm_conn_stats st = {.size = sizeof(st)};
+
+	ck_assert_int_eq(idm_conn_get_stats(p->tc, &st), 0);
+	return st.rdma_writes;
 }
 
 static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
@@ -91,13 +104,15 @@ static void sg_round(struct pair *p, idm_buf *view, const struct iovec *iov,
 {
 	uint8_t *disk = p->disk + P_GUARD, *ini = p->mem + P_GUARD;
 	uint8_t *pat = malloc(len), *img = malloc(p->cap);
+	uint64_t writes;
+	int pieces;
 	size_t i;
 
 	ck_assert(pat && img);
 	p_pattern(pat, len, seed);
 	memcpy(ini, pat, len);
 	memset(disk, SENT, p->cap);
-	disk_image(img, disk, p->cap, iov, n, off, pat, len);
+	pieces = disk_image(img, disk, p->cap, iov, n, off, pat, len);
 	p->t_buf = view;
 	p->t_buf_off = off;
 	ck_assert_msg(p_io(p, true, len, 60000) == 0, "WRITE %u at %zu: %s",
@@ -108,8 +123,14 @@ static void sg_round(struct pair *p, idm_buf *view, const struct iovec *iov,
 		      len, off, n, i, i < p->cap ? disk[i] : 0,
 		      i < p->cap ? img[i] : 0);
 	memset(ini, 0, len);
+	writes = rdma_writes(p);
 	ck_assert_msg(p_io(p, false, len, 60000) == 0, "READ %u at %zu: %s",
 		      len, off, p->err);
+	/* one SGE per segment, at most 16 per RDMA Write: a range over
+	 * more segments went out as several Writes */
+	ck_assert_msg(rdma_writes(p) - writes >= (uint64_t)(pieces + 15) / 16,
+		      "READ over %d segments: %llu RDMA Writes", pieces,
+		      (unsigned long long)(rdma_writes(p) - writes));
 	ck_assert_msg(memcmp(ini, pat, len) == 0,
 		      "READ %u at %zu over %d segments: data differs", len, off, n);
 	ck_assert_msg(p_check_guards(p) == 0, "%s", p->err);
