@@ -102,7 +102,7 @@ static const struct idm_prov_ops tcp_ops = {
 	.name = "tcp",
 	.description = "iSCSI over TCP (RFC 7143), CRC32C digests",
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DIGESTS |
-		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK,
+		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK | IDM_CAP_SCATTER_GATHER,
 	.task_priv_size = sizeof(struct tcp_task),
 	.init = tcp_init,
 	.fini = tcp_fini,

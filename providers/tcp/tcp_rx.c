@@ -36,9 +36,16 @@ static uint8_t *rx_stage(struct tcp_conn *tc)
 	return tc->stage;
 }
 
-/* Up to `need` bytes into dst: >0 bytes got, 0 would block, <0 failed. */
-static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
-		   bool direct)
+/* Most destination pieces one direct read fills (segments of a
+ * scatter-gather buffer), plus the stage tail. */
+#define RX_IOV 8
+
+/* Up to `need` bytes into the ndst pieces of dst (their lengths add up
+ * to need): >0 bytes got, 0 would block, <0 failed. Bytes come from the
+ * stage while it holds some (into the first piece only), else from the
+ * socket: a direct read fills the pieces in place. */
+static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
+		    uint32_t need, bool direct)
 {
 	size_t asked;
 	ssize_t n;
@@ -52,13 +59,13 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		direct = !stage || (direct && need >= TCP_DIRECT_MIN);
 		for (;;) {
 			if (direct) {
-				struct iovec v[2] = {
-					{ .iov_base = dst, .iov_len = need },
-					{ .iov_base = stage,
-					  .iov_len = TCP_STAGE_TAIL },
-				};
+				struct iovec v[RX_IOV + 1];
+
+				memcpy(v, dst, (size_t)ndst * sizeof(*v));
+				v[ndst].iov_base = stage;
+				v[ndst].iov_len = TCP_STAGE_TAIL;
 				asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
-				n = readv(tc->fd, v, stage ? 2 : 1);
+				n = readv(tc->fd, v, stage ? ndst + 1 : ndst);
 			} else {
 				asked = TCP_STAGE;
 				n = recv(tc->fd, stage, TCP_STAGE, 0);
@@ -100,11 +107,41 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		tc->s_end = (uint32_t)n;
 	}
 	n = tc->s_end - tc->s_beg;
-	if ((uint32_t)n > need)
-		n = need;
-	memcpy(dst, tc->stage + tc->s_beg, (size_t)n);
+	if ((size_t)n > dst[0].iov_len)
+		n = (ssize_t)dst[0].iov_len;
+	memcpy(dst[0].iov_base, tc->stage + tc->s_beg, (size_t)n);
 	tc->s_beg += (uint32_t)n;
 	return (int)n;
+}
+
+static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
+		   bool direct)
+{
+	struct iovec v = { .iov_base = dst, .iov_len = need };
+
+	return rx_readv(tc, &v, 1, need, direct);
+}
+
+/* Receive up to `want` bytes of the data segment into bytes rboff+rgot...
+ * of the scatter-gather buffer rbuf, straight into its segments. */
+static int rx_read_sg(struct tcp_conn *tc, uint32_t want)
+{
+	struct iovec v[RX_IOV];
+	size_t covered;
+	int nv, n;
+
+	nv = idm_prov_buf_iov(tc->rbuf, tc->rboff + tc->rgot, want, v, RX_IOV,
+			      &covered);
+	if (nv <= 0) {
+		/* the range was checked when it was set: a bug, not input */
+		tcp_conn_fail(tc, -EFAULT, "data segment outside its buffer");
+		return -1;
+	}
+	n = rx_readv(tc, v, nv, (uint32_t)covered, true);
+	if (n > 0 && tc->dd)
+		tc->rcrc = tcp_sg_crc32c(tc->rcrc, tc->rbuf, tc->rboff + tc->rgot,
+					 (size_t)n);
+	return n;
 }
 
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task)
@@ -210,6 +247,7 @@ static int on_header(struct tcp_conn *tc)
 	}
 	tc->rdst = DST_RXBUF;
 	tc->rptr = NULL;
+	tc->rbuf = NULL;
 	tc->rtask = NULL;
 	tc->rr2t = NULL;
 	tc->rget = NULL;
@@ -354,6 +392,15 @@ void tcp_rx_run(struct tcp_conn *tc)
 			if (tc->rgot < tc->rl.dsl) {
 				uint32_t want = tc->rl.dsl - tc->rgot;
 				uint8_t *p;
+				if (tc->rdst == DST_PLACE && !tc->rptr) {
+					n = rx_read_sg(tc, want);
+					if (n <= 0)
+						return;
+					tc->rgot += (uint32_t)n;
+					if (tc->rgot < tc->rl.dsl)
+						break;
+					goto data_done;
+				}
 				if (tc->rdst == DST_DISCARD ||
 				    tc->rdst == DST_REPORT) {
 					/* rxbuf is free: this PDU does not
@@ -376,6 +423,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 				if (tc->rgot < tc->rl.dsl)
 					break;
 			}
+		data_done:
 			tc->rgot = 0;
 			tc->rs = RX_TRAILER;
 			/* fall through */

@@ -131,8 +131,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		if (!tt->unsol.stage &&
 		    (tc->rget = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, off,
 							 len))) {
-			tc->rdst = DST_PLACE;
-			tc->rptr = tcp_get_dst(tc->rget, off);
+			tcp_rx_place_get(tc, tc->rget, off);
 		} else {
 			tc->rdst = DST_STAGE;
 			tc->rptr = idm_prov_unsol_stage(&tt->unsol, off);
@@ -167,8 +166,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		}
 		tc->rr2t = r;
 		tc->rget = r->x;
-		tc->rdst = DST_PLACE;
-		tc->rptr = tcp_get_dst(tc->rget, off);
+		tcp_rx_place_get(tc, tc->rget, off);
 		return 0;
 	}
 	tc->rtask = NULL;
@@ -198,8 +196,8 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 				if (x->dir == IDM_DATA_OUT &&
 				    tcp_overlap(off, off + len, x->offset,
 						x->offset + x->length, &lo, &hi)) {
-					memcpy(tcp_get_dst(x, lo),
-					       tt->unsol.stage + lo, hi - lo);
+					tcp_get_copy_in(x, lo, tt->unsol.stage + lo,
+							hi - lo);
 					tcp_get_of(x)->got += hi - lo;
 					idm_prov_task_add_received(t, hi - lo);
 				}

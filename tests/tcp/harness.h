@@ -96,10 +96,13 @@ struct h_ttask {
 	uint8_t r2t[48];     /* ... and its R2T template */
 };
 
+struct h_sgmap;
+
 /* Initiator-side command slot, reused across commands. */
 struct h_slot {
 	uint8_t *mem;     /* H_GUARD + cap + H_GUARD bytes */
 	idm_buf *buf;
+	struct h_sgmap *sg; /* buf's segments (h_sg_enable), else NULL */
 	uint32_t cap;
 	/* current command */
 	bool busy;
@@ -147,6 +150,7 @@ struct h {
 	uint8_t *disk;              /* slots of slot_cap, with guards */
 	size_t disk_len;
 	idm_buf *disk_buf;
+	struct h_sgmap *disk_sg;    /* disk_buf's segments (h_sg_enable) */
 	uint32_t slot_cap;
 	size_t n_disk_slots;
 	enum h_status_mode status_mode;
@@ -226,6 +230,20 @@ int h_stats_snapshot(struct h *h, struct h_stats *st);
 int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
+
+/* Scatter-gather (harness_sg.c): after h_init, make the disk and every
+ * initiator buffer idm_buf_create_iov() buffers of segments of
+ * sizes[0], sizes[1], ... (cycling), scattered in memory with guarded
+ * gaps; h_run_io then moves data through them and checks it as before.
+ * 0 or <0 with h->err. */
+int h_sg_enable(struct h *h, const uint32_t *sizes, size_t nsizes);
+/* Segments of the disk buffer (0 without h_sg_enable). */
+int h_sg_segments(const struct h *h);
+/* internal: copy slot s's bytes view -> segments (or back), check the
+ * guards and gaps, free the maps */
+void h_sg_sync(struct h *h, size_t s, bool to_segments);
+int h_sg_check_guards(struct h *h);
+void h_sg_free(struct h *h);
 
 /* Start libidm's progress thread: callbacks then run on it, serialised
  * with the test's thread by h->mu; h_run_io, h_progress_until and
