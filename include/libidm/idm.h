@@ -140,7 +140,10 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
 #define IDM_CAP_ZERO_COPY_RX (1ull << 4) /* Data-In/Data-Out placed directly */
 #define IDM_CAP_DATA_ACK (1ull << 5)   /* A bit / Data_ACK_Notify */
 /* moves data to and from buffers of several segments (idm_buf_create_iov);
- * without it such a buffer is refused with -EOPNOTSUPP */
+ * without it such a buffer is refused with -EOPNOTSUPP. iSER: the target
+ * takes any range; an initiator's command range must lie in segments
+ * adjacent in memory (one STag per direction), else idm_send_control
+ * answers -EOPNOTSUPP */
 #define IDM_CAP_SCATTER_GATHER (1ull << 6)
 
 struct idm_provider_info {

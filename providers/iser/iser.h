@@ -63,6 +63,13 @@
  * queue room comes back steadily. Errors always complete. */
 #define ISER_SIGNAL_EVERY 32u
 #define ISER_TASK_DOPS 4   /* concurrent Put/Get_Data per task */
+/* SGEs one RDMA Write/Read of Put/Get_Data carries at most (fewer when
+ * the device allows fewer, see ic->wr_sge): a range of a scatter-gather
+ * buffer with more pieces is split into several WRs of one chain. The
+ * lists live in ic->sgl, ISER_WR_SGE per op slot, made once on the
+ * connection's first scatter-gather range: no per-I/O allocation, and a
+ * connection that never moves one keeps its op slots small. */
+#define ISER_WR_SGE 16
 #define ISER_MAX_DEVS 4
 #define ISER_CQ_BATCH 32
 /* Receiver-not-ready retries: 7 = until the peer posts a receive. RNR
@@ -88,6 +95,7 @@ struct iser_dev {
 	bool bind_idle;
 	uint32_t max_rd_atom;
 	uint32_t max_msg;
+	uint32_t max_sge, max_sge_rd; /* SGEs per send WR / per RDMA Read */
 };
 
 struct iser_prov {
@@ -110,12 +118,25 @@ struct iser_prov {
 	struct idm_prov_watch park_w;
 };
 
-/* idm_prov_buf_reg(buf, prov): the buffer's MR per PD */
+/* A run of a buffer's segments that follow each other in memory: one MR
+ * covers it. A one-segment buffer is one region, as is a scatter-gather
+ * buffer whose segments are adjacent (then an initiator can advertise any
+ * range of it with one STag). Separate regions get MRs of their own:
+ * registering the span between them would pin (or fail on) memory that
+ * is not the caller's buffer. */
+struct iser_rgn {
+	uint8_t *addr;
+	size_t off;   /* buffer offset of its first byte */
+	size_t len;
+};
+
+/* idm_prov_buf_reg(buf, prov): the buffer's regions and their MRs per PD
+ * (mr[d * n_rgn + j]: region j in pd[d]), made on first use per device. */
 struct iser_bufreg {
-	struct {
-		struct ibv_pd *pd;
-		struct ibv_mr *mr;
-	} e[ISER_MAX_DEVS];
+	struct ibv_pd *pd[ISER_MAX_DEVS];
+	struct ibv_mr **mr;
+	uint32_t n_rgn;
+	struct iser_rgn rgn[];
 };
 
 /* ---- messages ---------------------------------------------------------- */
@@ -170,6 +191,8 @@ struct iser_op {
 	struct ibv_mw *bind_mw; /* BIND: window being bound */
 	struct iser_op *next;  /* free list, wait FIFO or posted FIFO */
 	struct ibv_send_wr wr;
+	/* a Send's message and immediate data, a plain buffer's range;
+	 * longer SGE lists are in ic->sgl */
 	struct ibv_sge sge[2];
 };
 
@@ -279,6 +302,10 @@ struct iser_conn {
 	bool send_inv;     /* target sends SCSI Responses with SendInv */
 	bool use_mw;       /* initiator STags are memory windows */
 	uint32_t ird, ord; /* RDMA Read depth we may issue (ord) */
+	/* SGEs per Put_Data Write / Get_Data Read (<= ISER_WR_SGE), and
+	 * their lists for ranges of scatter-gather buffers (iser_sq.c) */
+	uint32_t wr_sge, rd_sge;
+	struct ibv_sge *sgl;
 
 	/* messages */
 	struct iser_pool rx_login, tx_login, rx_ffp, tx_ffp;

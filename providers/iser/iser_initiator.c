@@ -150,13 +150,19 @@ static bool cmd_range(const uint8_t *bhs, struct idm_task *t,
 }
 
 /* Check the command against its buffers and register them (once per
- * buffer, cached) before anything goes out or is queued. */
+ * buffer, cached) before anything goes out or is queued. A range of a
+ * scatter-gather buffer must lie in segments adjacent in memory: the
+ * command advertises one STag per direction, which names one MR, so
+ * anything else is -EOPNOTSUPP (never a silent copy). */
 static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		     struct idm_task *t)
 {
 	static const enum idm_data_dir dirs[] = {IDM_DATA_IN, IDM_DATA_OUT};
 	struct idm_prov_range r;
+	struct ibv_mr *mr;
+	uint8_t *addr;
 	size_t i;
+	int e;
 
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		if (!cmd_range(bhs, t, dirs[i], &r))
@@ -164,8 +170,10 @@ static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		if (r.buf_off > idm_buf_len(r.buf) ||
 		    r.length > idm_buf_len(r.buf) - r.buf_off)
 			return -ERANGE;
-		if (!iser_buf_mr(ic->ip, ic->dev, r.buf))
-			return -ENOMEM;
+		e = iser_buf_range_mr(ic->ip, ic->dev, r.buf, r.buf_off,
+				      r.length, &mr, &addr);
+		if (e < 0)
+			return e;
 	}
 	return 0;
 }
@@ -202,18 +210,25 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	struct idm_prov_range in, out;
 	uint32_t edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	uint32_t out_len = 0, imm = 0, unsol = 0;
-	uint8_t *out_base = NULL, *cmdbhs;
+	uint8_t *in_base = NULL, *out_base = NULL, *cmdbhs;
 	struct ibv_sge sge;
 	struct iser_msg *m;
 	int r;
 
-	if (cmd_range(bhs, t, IDM_DATA_IN, &in))
-		in_mr = iser_buf_mr(ic->ip, ic->dev, in.buf);
+	/* cmd_check() registered both ranges: these are lookups, and the
+	 * address is the range's in its region (a range of a
+	 * scatter-gather buffer has no out.addr) */
+	if (cmd_range(bhs, t, IDM_DATA_IN, &in) &&
+	    iser_buf_range_mr(ic->ip, ic->dev, in.buf, in.buf_off, in.length,
+			      &in_mr, &in_base) < 0)
+		in_mr = NULL;
 	if (cmd_range(bhs, t, IDM_DATA_OUT, &out)) {
-		out_mr = iser_buf_mr(ic->ip, ic->dev, out.buf);
-		out_len = out.length < edtl ? out.length : edtl;
-		out_base = out.addr;
 		struct idm_prov_unsol_plan plan;
+
+		if (iser_buf_range_mr(ic->ip, ic->dev, out.buf, out.buf_off,
+				      out.length, &out_mr, &out_base) < 0)
+			out_mr = NULL;
+		out_len = out.length < edtl ? out.length : edtl;
 
 		idm_prov_unsol_plan(ic->params, idm_prov_send_dsl(c), edtl,
 				    out.length, &plan);
@@ -223,7 +238,7 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	/* binds, the command Send and its Data-Outs leave as one chain */
 	iser_plug(ic);
 	if (in_mr) {
-		uint8_t *a = in.addr;
+		uint8_t *a = in_base;
 
 		r = iser_stag_advertise(ic, t, STAG_READ, in_mr, a, in.length);
 		if (r < 0)

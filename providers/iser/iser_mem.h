@@ -9,9 +9,33 @@
 
 struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs);
 void iser_devs_close(struct iser_prov *ip);
-/* The MR covering buf in dev's PD, registered on first use. */
-struct ibv_mr *iser_buf_mr(struct iser_prov *ip, struct iser_dev *dev,
-			   struct idm_buf *buf);
+/* buf registered in dev's PD (every region, on first use per device,
+ * never per I/O), with the device's index in it for iser_buf_sges();
+ * NULL when registration failed. */
+const struct iser_bufreg *iser_buf_reg(struct iser_prov *ip,
+				       struct iser_dev *dev,
+				       struct idm_buf *buf, int *di);
+/* Ranges below must lie in the buffer (the core checked them). */
+/* The first piece of [off, off+len): its address and its bytes, up to
+ * the end of the region off is in. */
+uint32_t iser_buf_piece(const struct iser_bufreg *r, size_t off,
+			uint32_t len, uint8_t **addr);
+/* How many regions [off, off+len) crosses: the SGEs it needs. */
+uint32_t iser_buf_pieces(const struct iser_bufreg *r, size_t off,
+			 uint32_t len);
+/* SGEs for the next at most max pieces of [*off, *off + *len), one per
+ * region crossed: returns how many, advances *off and *len past them and
+ * sets *bytes to the bytes they cover. */
+uint32_t iser_buf_sges(const struct iser_bufreg *r, int di, size_t *off,
+		       uint32_t *len, struct ibv_sge *sge, uint32_t max,
+		       uint32_t *bytes);
+/* Initiator: the MR and address of [off, off+len) of buf, for one STag:
+ * 0; -EOPNOTSUPP when the range crosses regions (segments not adjacent
+ * in memory: one STag cannot name them), -ENOMEM when registration
+ * failed. */
+int iser_buf_range_mr(struct iser_prov *ip, struct iser_dev *dev,
+		      struct idm_buf *buf, size_t off, uint32_t len,
+		      struct ibv_mr **mr, uint8_t **addr);
 void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf);
 
 int iser_pool_init(struct iser_pool *p, struct ibv_pd *pd, uint32_t n,

@@ -204,7 +204,7 @@ static const struct idm_prov_ops iser_ops = {
 	.name = "iser",
 	.description = "iSER (RFC 7145) over rdma-core verbs and librdmacm",
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_RDMA |
-		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK,
+		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK | IDM_CAP_SCATTER_GATHER,
 	.task_priv_size = sizeof(struct iser_task),
 	.init = iser_init,
 	.fini = iser_fini,

@@ -35,11 +35,23 @@ int iser_qp_create(struct iser_conn *ic)
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = ISER_SQ_DEPTH + 1; /* + the drain marker */
 	qa.cap.max_recv_wr = ISER_RQ_DEPTH;
-	qa.cap.max_send_sge = 2; /* message + caller data (immediate data) */
+	/* message + caller data (immediate data) at least; a Put/Get_Data
+	 * range of a scatter-gather buffer takes up to ISER_WR_SGE */
+	qa.cap.max_send_sge = ic->dev->max_sge < ISER_WR_SGE ? ic->dev->max_sge
+							     : ISER_WR_SGE;
+	if (qa.cap.max_send_sge < 2)
+		qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(ic->id, ic->dev->pd, &qa))
 		return errno ? -errno : -EIO;
 	ic->qp = ic->id->qp;
+	/* the device may have granted more than asked: use what was asked */
+	ic->wr_sge = qa.cap.max_send_sge < ISER_WR_SGE ? qa.cap.max_send_sge
+						       : ISER_WR_SGE;
+	ic->rd_sge = ic->dev->max_sge_rd < ic->wr_sge ? ic->dev->max_sge_rd
+						      : ic->wr_sge;
+	if (ic->rd_sge == 0)
+		ic->rd_sge = 1;
 
 	r = iser_sq_init(ic);
 	if (r == 0)

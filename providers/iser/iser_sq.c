@@ -52,6 +52,19 @@ void iser_sq_fini(struct iser_conn *ic)
 	free(ic->ops);
 	ic->ops = NULL;
 	ic->op_free = NULL;
+	free(ic->sgl);
+	ic->sgl = NULL;
+}
+
+struct ibv_sge *iser_op_sgl(struct iser_conn *ic, struct iser_op *op)
+{
+	if (!ic->sgl) {
+		/* once per connection, on its first scatter-gather range */
+		ic->sgl = calloc((size_t)ISER_OPS * ISER_WR_SGE, sizeof(*ic->sgl));
+		if (!ic->sgl)
+			return NULL;
+	}
+	return &ic->sgl[(size_t)(op - ic->ops) * ISER_WR_SGE];
 }
 
 struct iser_op *iser_op_get(struct iser_conn *ic, enum iser_op_kind kind)
@@ -148,8 +161,8 @@ static void count_wr(struct iser_conn *ic, const struct iser_op *op)
 
 	if (!st)
 		return;
-	for (int i = 0; i < op->wr.num_sge && i < 2; i++)
-		len += op->sge[i].length;
+	for (int i = 0; i < op->wr.num_sge; i++)
+		len += op->wr.sg_list[i].length;
 	switch (op->wr.opcode) {
 	case IBV_WR_SEND_WITH_INV:
 		st->send_invalidates++;
@@ -190,9 +203,16 @@ int iser_post(struct iser_conn *ic, struct ibv_send_wr *wr)
 		return -ENOTCONN;
 	if (wr != &op->wr)
 		op->wr = *wr;
-	for (i = 0; i < op->wr.num_sge && i < 2; i++)
-		op->sge[i] = wr->sg_list[i];
-	op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
+	if (op->wr.num_sge > 2) {
+		/* a list in ic->sgl (iser_op_sgl): it stays there */
+		if (op->wr.num_sge > ISER_WR_SGE || !ic->sgl ||
+		    wr->sg_list != iser_op_sgl(ic, op))
+			return -EINVAL;
+	} else {
+		for (i = 0; wr->sg_list != op->sge && i < op->wr.num_sge; i++)
+			op->sge[i] = wr->sg_list[i];
+		op->wr.sg_list = op->wr.num_sge ? op->sge : NULL;
+	}
 	op->wr.next = NULL;
 	count_wr(ic, op);
 	op->next = NULL;

@@ -18,6 +18,9 @@ void iser_op_release(struct iser_conn *ic, struct iser_op *op);
 void iser_op_task(struct iser_op *op, struct idm_task *t);
 void iser_ops_orphan(struct iser_conn *ic, struct idm_task *t);
 uint64_t iser_op_wr_id(struct iser_conn *ic, struct iser_op *op);
+/* The op's list of ISER_WR_SGE SGEs for a scatter-gather range (the
+ * connection's lists are made on first use); NULL: out of memory. */
+struct ibv_sge *iser_op_sgl(struct iser_conn *ic, struct iser_op *op);
 const char *iser_op_name(enum iser_op_kind k);
 /* Queue the op named by wr->wr_id (wr is copied) and post it, or with the
  * queue plugged, at unplug. 0, or -ENOTCONN when the QP is gone. */

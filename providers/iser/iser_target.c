@@ -157,6 +157,66 @@ static int send_status(struct iser_conn *ic, struct idm_task *t,
 	return iser_tgt_send_rsp(ic, rsp, NULL, 0, NULL, 0, NULL);
 }
 
+/* WRs of kind for [buf_off, buf_off + length) of a registered buffer,
+ * at remote VA raddr on rkey: one per max SGEs (a plain buffer's range is
+ * one SGE, one WR), queued as one chain with the caller's plug. Each op
+ * counts its own bytes, so the record completes once, with its last WR.
+ * Returns the WRs queued or < 0; on failure none of them stays queued. */
+static int post_range(struct iser_conn *ic, struct idm_task *t,
+		      struct iser_dop *d, enum iser_op_kind kind,
+		      const struct iser_bufreg *reg, int di, size_t buf_off,
+		      uint32_t length, uint64_t raddr, uint32_t rkey,
+		      uint32_t max)
+{
+	uint32_t left = length;
+	int n = 0;
+
+	do { /* a zero-length range is one empty WR, as before */
+		struct iser_op *op = iser_op_get(ic, kind);
+		struct ibv_sge *sgl;
+		uint32_t bytes;
+		int r;
+
+		if (!op)
+			return n ? -ENOTCONN : -EAGAIN; /* checked before */
+		/* a plain buffer's range is one SGE, in the op itself */
+		sgl = reg->n_rgn == 1 ? op->sge : iser_op_sgl(ic, op);
+		if (!sgl) {
+			iser_op_put(ic, op);
+			return n ? -ENOTCONN : -ENOMEM;
+		}
+		iser_op_task(op, t);
+		op->dop = d;
+		op->wr.num_sge = (int)iser_buf_sges(reg, di, &buf_off, &left, sgl,
+						    reg->n_rgn == 1 ? 1 : max,
+						    &bytes);
+		op->len = bytes;
+		op->wr.wr_id = iser_op_wr_id(ic, op);
+		op->wr.opcode = kind == ISER_OP_WRITE ? IBV_WR_RDMA_WRITE
+						      : IBV_WR_RDMA_READ;
+		op->wr.sg_list = sgl;
+		op->wr.wr.rdma.remote_addr = raddr;
+		op->wr.wr.rdma.rkey = rkey;
+		raddr += bytes;
+		r = iser_post(ic, &op->wr);
+		if (r < 0) {
+			iser_op_put(ic, op);
+			/* WRs already queued under the plug are on the
+			 * connection's books: only a failed QP refuses */
+			return n ? -ENOTCONN : r;
+		}
+		n++;
+	} while (left);
+	return n;
+}
+
+/* The WRs a range needs at max SGEs per WR (the op slot check). */
+static uint32_t range_wrs(const struct iser_bufreg *reg, size_t off,
+			  uint32_t len, uint32_t max)
+{
+	return (iser_buf_pieces(reg, off, len) + max - 1) / max;
+}
+
 int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
@@ -165,12 +225,10 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	struct iser_task *it = iser_task(t);
 	bool ack = flags & IDM_PUT_ACK;
 	bool status = tmpl[1] & IDM_ISCSI_DATAIN_STATUS;
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-	struct iser_op *op, *aop = NULL;
+	const struct iser_bufreg *reg;
+	struct iser_op *aop = NULL;
 	struct iser_dop *d;
-	struct ibv_mr *mr;
-	int r;
+	int di, r;
 
 	if (!ic || ic->state != ISER_UP)
 		return -ENOTCONN;
@@ -178,36 +236,28 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -EINVAL; /* the initiator advertised no read buffer */
 	if (!it->wsv && (uint64_t)offset + length > it->edtl)
 		return -ERANGE;
-	if (ISER_OPS - ic->ops_used < 3)
-		return -EAGAIN; /* thousands of WRs already waiting */
-	mr = iser_buf_mr(ic->ip, ic->dev, buf);
-	if (!mr)
+	reg = iser_buf_reg(ic->ip, ic->dev, buf, &di);
+	if (!reg)
 		return -ENOMEM;
+	/* the Write(s), a DataACK Read and the SCSI Response's Send */
+	if (ISER_OPS - ic->ops_used < 2 + range_wrs(reg, buf_off, length,
+						     ic->wr_sge))
+		return -EAGAIN; /* thousands of WRs already waiting */
 	d = iser_dop_new(t);
 	if (!d)
 		return -EBUSY;
 	d->sn = it->datasn++;
-	op = iser_op_get(ic, ISER_OP_WRITE);
-	iser_op_task(op, t);
-	op->dop = d;
-	op->len = length;
-	sge.addr = (uintptr_t)idm_buf_addr(buf) + buf_off;
-	sge.length = length;
-	sge.lkey = mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = iser_op_wr_id(ic, op);
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = it->r_va + offset;
-	wr.wr.rdma.rkey = it->r_stag;
-	/* the Write, its DataACK Read and the SCSI Response: one chain,
-	 * only the last WR signalled (iser_sq.c) */
+	/* the Writes, their DataACK Read and the SCSI Response: one
+	 * chain, only the last WR signalled (iser_sq.c) */
 	iser_plug(ic);
-	r = iser_post(ic, &wr);
+	r = post_range(ic, t, d, ISER_OP_WRITE, reg, di, buf_off, length,
+		       it->r_va + offset, it->r_stag, ic->wr_sge);
 	if (r < 0) {
 		iser_unplug(ic);
-		iser_op_put(ic, op);
+		if (r == -ENOTCONN && ic->state == ISER_UP) {
+			iser_conn_fail(ic, r, "cannot queue the Put_Data Writes");
+			return 0;
+		}
 		it->datasn--; /* the core drops the record */
 		return r;
 	}
@@ -244,6 +294,26 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	return 0;
 }
 
+/* Copy the unsolicited bytes [offset, offset+len) that already arrived
+ * into the buffer at buf_off, segment by segment; returns the bytes. */
+static uint32_t take_unsol(struct iser_task *it, const struct iser_bufreg *reg,
+			   size_t buf_off, uint32_t offset,
+			   uint32_t len)
+{
+	uint32_t n = 0;
+
+	while (len) {
+		uint8_t *dst;
+		uint32_t k = iser_buf_piece(reg, buf_off, len, &dst);
+
+		n += idm_prov_unsol_take(&it->unsol, offset, k, dst);
+		buf_off += k;
+		offset += k;
+		len -= k;
+	}
+	return n;
+}
+
 int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
@@ -251,11 +321,10 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	struct iser_conn *ic = iser_conn(idm_task_conn(t));
 	struct iser_task *it = iser_task(t);
 	uint32_t end = offset + length;
+	const struct iser_bufreg *reg;
 	uint32_t u_end, s;
 	struct iser_dop *d;
-	struct ibv_mr *mr;
-	uint8_t *dst;
-	int r;
+	int di, r;
 
 	(void)tmpl;
 	(void)flags;
@@ -263,6 +332,9 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -ENOTCONN;
 	if (end > it->edtl)
 		return -ERANGE;
+	reg = iser_buf_reg(ic->ip, ic->dev, buf, &di);
+	if (!reg)
+		return -ENOMEM;
 	s = offset > it->unsol.end ? offset : it->unsol.end;
 	if (s < end) {
 		if (!it->wsv)
@@ -272,13 +344,10 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 			iser_conn_fail(ic, -EPROTO, "Get_Data with RDMA Read depth 0");
 			return -ENOTCONN;
 		}
-		if (ISER_OPS - ic->ops_used < 1)
+		if (ISER_OPS - ic->ops_used <
+		    range_wrs(reg, buf_off + (s - offset), end - s, ic->rd_sge))
 			return -EAGAIN; /* thousands of WRs already waiting */
 	}
-	mr = iser_buf_mr(ic->ip, ic->dev, buf);
-	if (!mr)
-		return -ENOMEM;
-	dst = (uint8_t *)idm_buf_addr(buf) + buf_off;
 	d = iser_dop_new(t);
 	if (!d)
 		return -EBUSY;
@@ -288,38 +357,29 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	 * Data-Out handler as it comes */
 	u_end = end < it->unsol.end ? end : it->unsol.end;
 	if (offset < u_end) {
-		uint32_t n = idm_prov_unsol_take(&it->unsol, offset,
-						 u_end - offset, dst);
+		uint32_t n = take_unsol(it, reg, buf_off, offset, u_end - offset);
 
 		d->remaining -= n;
 		idm_prov_stats_copy(ic->st, n);
 	}
 
 	if (s < end) {
-		struct iser_op *op = iser_op_get(ic, ISER_OP_READ);
-
-		iser_op_task(op, t);
-		op->dop = d;
-		op->len = end - s;
-		op->sge[0].addr = (uintptr_t)(dst + (s - offset));
-		op->sge[0].length = end - s;
-		op->sge[0].lkey = mr->lkey;
-		memset(&op->wr, 0, sizeof(op->wr));
-		op->wr.wr_id = iser_op_wr_id(ic, op);
-		op->wr.opcode = IBV_WR_RDMA_READ;
-		op->wr.num_sge = 1;
-		op->wr.sg_list = &op->sge[0];
-		op->wr.wr.rdma.remote_addr = it->w_va + (s - it->unsol.end);
-		op->wr.wr.rdma.rkey = it->w_stag;
 		/* at most ORD Reads outstanding (8.2): the send queue
 		 * holds the rest back in order */
-		r = iser_post(ic, &op->wr);
-		if (r < 0) {
-			iser_op_put(ic, op); /* the core drops the record */
-			return r;
+		iser_plug(ic);
+		r = post_range(ic, t, d, ISER_OP_READ, reg, di,
+			       buf_off + (s - offset), end - s,
+			       it->w_va + (s - it->unsol.end), it->w_stag,
+			       ic->rd_sge);
+		iser_unplug(ic);
+		if (r == -ENOTCONN && ic->state == ISER_UP) {
+			iser_conn_fail(ic, r, "cannot queue the Get_Data Reads");
+			return 0;
 		}
+		if (r < 0)
+			return r; /* the core drops the record */
 		d->sn = it->r2tsn++;
-		ic->stat_reads++;
+		ic->stat_reads += (uint32_t)r;
 		ic->stat_read_bytes += end - s;
 	}
 	if (d->remaining == 0)

@@ -139,6 +139,8 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 	idm_task *t = idm_pdu_task(pdu);
 	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	uint8_t tmpl[48] = {0};
+	idm_buf *buf = p->disk_buf;
+	size_t off = P_GUARD;
 	int r;
 
 	if (!t) {
@@ -152,6 +154,10 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 	}
 	memcpy(tmpl + IDM_ISCSI_BHS_LUN, bhs + IDM_ISCSI_BHS_LUN, 8);
 	memcpy(tmpl + IDM_ISCSI_BHS_ITT, bhs + IDM_ISCSI_BHS_ITT, 4);
+	if (p->t_buf) {
+		buf = p->t_buf;
+		off = p->t_buf_off;
+	}
 	if (bhs[IDM_ISCSI_CMD_CDB] == P_CDB_READ) {
 		tmpl[0] = IDM_ISCSI_OP_DATA_IN;
 		if (p->status_mode == P_STATUS_IN_DATAIN) {
@@ -160,11 +166,11 @@ static void t_cmd(struct pair *p, idm_pdu *pdu)
 			idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_EXP_STATSN, p->cmdsn);
 			idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_MAX_CMDSN, p->cmdsn + 64);
 		}
-		r = idm_put_data(t, tmpl, p->disk_buf, P_GUARD, 0, len,
+		r = idm_put_data(t, tmpl, buf, off, 0, len,
 				 p->put_ack ? IDM_PUT_ACK : 0);
 	} else {
 		tmpl[0] = IDM_ISCSI_OP_R2T;
-		r = idm_get_data(t, tmpl, p->disk_buf, P_GUARD, 0, len, 0);
+		r = idm_get_data(t, tmpl, buf, off, 0, len, 0);
 	}
 	if (r < 0)
 		set_err(p, "target: %s_Data(%u): %s",
@@ -598,6 +604,8 @@ int p_io_wait(struct pair *p, int timeout_ms)
 int p_io_start(struct pair *p, bool write, uint32_t len)
 {
 	uint8_t bhs[48] = {0};
+	idm_buf *buf = p->i_buf ? p->i_buf : p->buf;
+	size_t off = p->i_buf ? p->i_buf_off : P_GUARD;
 	int r;
 
 	if (len > p->cap) {
@@ -610,9 +618,9 @@ int p_io_start(struct pair *p, bool write, uint32_t len)
 	p->itt++;
 	r = idm_task_create(p->ic, p->itt, &p->task);
 	if (r == 0)
-		r = idm_task_set_data(p->task, write ? NULL : p->buf, P_GUARD,
-				      write ? 0 : len, write ? p->buf : NULL,
-				      P_GUARD, write ? len : 0);
+		r = idm_task_set_data(p->task, write ? NULL : buf, off,
+				      write ? 0 : len, write ? buf : NULL,
+				      off, write ? len : 0);
 	if (r < 0) {
 		set_err(p, "task: %s", idm_strerror(r));
 		return -1;

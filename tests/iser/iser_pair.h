@@ -92,6 +92,12 @@ struct pair {
 	/* the context is another pair's (same protection domain): p_fini
 	 * leaves it */
 	bool shared_ctx;
+	/* non-NULL: the target moves a command's data to and from t_buf at
+	 * t_buf_off instead of the disk, the initiator its data from i_buf
+	 * at i_buf_off instead of mem (scatter-gather views, test_iser_sg);
+	 * the caller owns and destroys them */
+	idm_buf *t_buf, *i_buf;
+	size_t t_buf_off, i_buf_off;
 };
 
 void p_keys_default(struct p_keys *k);
