@@ -314,9 +314,20 @@ IDM_API const uint8_t *idm_pdu_ahs(const idm_pdu *p, size_t *len)
 
 IDM_API const uint8_t *idm_pdu_data(const idm_pdu *p, size_t *len)
 {
+	const uint8_t *d = p && p->data_len ? p->data : NULL;
+
+	/* data_len without data: the provider notified the PDU before
+	 * reading its data segment (ops->pdu_data), and reads it only for a
+	 * caller that asks */
+	if (p && !d && p->data_len && p->task) {
+		struct idm_conn *c = p->task->conn;
+
+		if (IDM_PROV_OPS_HAS(c->ops, pdu_data))
+			d = c->ops->pdu_data(c, p);
+	}
 	if (len)
-		*len = p && p->data ? p->data_len : 0;
-	return p && p->data_len ? p->data : NULL;
+		*len = d ? p->data_len : 0;
+	return d;
 }
 
 IDM_API idm_task *idm_pdu_task(const idm_pdu *p)

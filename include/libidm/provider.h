@@ -296,6 +296,15 @@ struct idm_prov_ops {
 	 * (the provider keeps no per-context registration). Optional, since
 	 * 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
 	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);
+	/* idm_pdu_data() on a PDU passed to control_notify with data NULL
+	 * but data_len > 0: a data segment the provider did not read yet
+	 * (TCP: a SCSI Command's immediate data, notified before its data
+	 * so that Get_Data from the callback places it in the caller's
+	 * buffer). Read it now (checking its digest), return it, valid until
+	 * the callback returns; NULL if the connection failed. Optional,
+	 * since 1.2; absent: such a PDU shows no data. */
+	const uint8_t *(*pdu_data)(struct idm_conn *conn,
+				   const struct idm_pdu *pdu);
 };
 
 /* The part of the table every provider of this IDM_PROV_ABI has (the

@@ -152,12 +152,16 @@ static inline struct tcp_task *tcp_task(struct idm_task *t)
 
 /* ---- connection ----------------------------------------------------- */
 
-enum tcp_rx_state { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER };
+/* RX_DONE: the data segment and trailer were read and checked out of
+ * turn (tcp_rx_fetch): only the PDU's completion is left. */
+enum tcp_rx_state { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER, RX_DONE };
 
 enum tcp_rx_dest {
 	DST_RXBUF,   /* control PDU data: conn rx buffer */
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
+	DST_EARLY,   /* a SCSI Command's immediate data, not read yet: its
+		      * control_notify comes first (tcp_tgt_cmd_early) */
 	DST_DISCARD, /* its task was freed mid-PDU: read into rxbuf, drop */
 	DST_REPORT,  /* matches no task: read into rxbuf and drop the data,
 		      * then pass the header up with no task (the caller
@@ -316,6 +320,10 @@ void tcp_rx_run(struct tcp_conn *tc);
 void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
+/* Read the rest of the current PDU's data segment (into the rx buffer)
+ * and its trailer now, from inside its control_notify, and check the
+ * digest: the rx buffer, or NULL when the connection failed. */
+uint8_t *tcp_rx_fetch(struct tcp_conn *tc);
 
 /* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
 static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
@@ -351,6 +359,9 @@ int tcp_tgt_snack(struct tcp_conn *tc);
 /* tcp_target.c */
 int tcp_tgt_cmd_header(struct tcp_conn *tc);
 int tcp_tgt_cmd_done(struct tcp_conn *tc);
+void tcp_tgt_cmd_early(struct tcp_conn *tc);
+/* ops->pdu_data: the immediate data of the SCSI Command being notified */
+const uint8_t *tcp_pdu_data(struct idm_conn *conn, const struct idm_pdu *pdu);
 int tcp_tgt_dataout_header(struct tcp_conn *tc);
 int tcp_tgt_dataout_done(struct tcp_conn *tc);
 void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t);

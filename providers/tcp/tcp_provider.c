@@ -122,6 +122,7 @@ static const struct idm_prov_ops tcp_ops = {
 	.listen_fd = tcp_listen_fd,
 	.conn_stats = tcp_tx_stats,
 	.conn_move = tcp_conn_move,
+	.pdu_data = tcp_pdu_data,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

@@ -14,6 +14,7 @@
 #include "crc32c.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -307,6 +308,84 @@ static int on_pdu(struct tcp_conn *tc)
 	}
 }
 
+/* Data segment and trailer read: check the data digest. */
+static int rx_data_digest(struct tcp_conn *tc)
+{
+	uint8_t crcb[4];
+
+	if (!tc->dd || !tc->rl.dsl)
+		return 0;
+	tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl, tc->rl.pad);
+	memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
+	if (tcp_crc32c_get(crcb) == tcp_crc32c_final(tc->rcrc))
+		return 0;
+	tc->st->data_digest_errors++;
+	tcp_conn_fail(tc, -EBADMSG, "data digest mismatch (opcode 0x%02x)",
+		      idm_iscsi_bhs_opcode(tc->rhdr));
+	return -1;
+}
+
+/* tcp_rx_fetch: the peer sent the header, so the rest of the PDU is on
+ * its way; a peer that holds it back longer than this fails. */
+#define TCP_FETCH_WAIT_MS 5000
+
+/* Up to `need` bytes into dst, waiting for them if the socket is empty:
+ * >0 bytes got, <0 failed (the connection with it). */
+static int rx_read_wait(struct tcp_conn *tc, uint8_t *dst, uint32_t need)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = tc->fd, .events = POLLIN };
+		int n = rx_read(tc, dst, need, true), r;
+
+		if (n != 0)
+			return n;
+		do
+			r = poll(&pfd, 1, TCP_FETCH_WAIT_MS);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			tcp_conn_fail(tc, r < 0 ? -errno : -ETIMEDOUT,
+				      "%s", r < 0 ? strerror(errno)
+						  : "peer held back the data "
+						    "segment of a SCSI Command");
+			return -1;
+		}
+		tc->rx_dry = false;
+	}
+}
+
+uint8_t *tcp_rx_fetch(struct tcp_conn *tc)
+{
+	int n;
+
+	if (tc->closed || tc->rs != RX_DATA || rxbuf_fit(tc, tc->rl.dsl) < 0)
+		return NULL;
+	tc->rdst = DST_RXBUF;
+	tc->rptr = tc->rxbuf;
+	while (tc->rgot < tc->rl.dsl) {
+		uint8_t *p = tc->rxbuf + tc->rgot;
+
+		n = rx_read_wait(tc, p, tc->rl.dsl - tc->rgot);
+		if (n < 0)
+			return NULL;
+		if (tc->dd)
+			tc->rcrc = tcp_crc32c(tc->rcrc, p, (size_t)n);
+		tc->rgot += (uint32_t)n;
+	}
+	tc->rgot = 0;
+	tc->rs = RX_TRAILER;
+	while (tc->rgot < tc->rl.trailer) {
+		n = rx_read_wait(tc, tc->rtrl + tc->rgot,
+				 tc->rl.trailer - tc->rgot);
+		if (n < 0)
+			return NULL;
+		tc->rgot += (uint32_t)n;
+	}
+	if (rx_data_digest(tc) < 0)
+		return NULL;
+	tc->rs = RX_DONE;
+	return tc->rxbuf;
+}
+
 void tcp_rx_defer_fn(struct idm_prov_defer *d)
 {
 	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
@@ -316,7 +395,6 @@ void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
 	uint64_t bytes = 0;
-	uint8_t crcb[4];
 	int n;
 
 	/* rx_stopped: the send queue is over its mark (tcp_tx.c); what is
@@ -349,6 +427,14 @@ void tcp_rx_run(struct tcp_conn *tc)
 				return;
 			tc->rgot = 0;
 			tc->rs = RX_DATA;
+			if (tc->rdst == DST_EARLY) {
+				/* control_notify now: a Get_Data from it
+				 * says where the data segment goes */
+				tcp_tgt_cmd_early(tc);
+				if (tc->closed)
+					return;
+				break; /* RX_DATA, or RX_DONE if fetched */
+			}
 			/* fall through */
 		case RX_DATA:
 			if (tc->rgot < tc->rl.dsl) {
@@ -366,7 +452,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 				} else {
 					p = tc->rptr + tc->rgot;
 				}
-				n = rx_read(tc, p, want, tc->rdst == DST_PLACE);
+				n = rx_read(tc, p, want, tc->rdst == DST_PLACE ||
+						    tc->rdst == DST_STAGE);
 				if (n <= 0)
 					return;
 				if (tc->dd)
@@ -389,21 +476,10 @@ void tcp_rx_run(struct tcp_conn *tc)
 				if (tc->rgot < tc->rl.trailer)
 					break;
 			}
-			if (tc->dd && tc->rl.dsl) {
-				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl,
-						      tc->rl.pad);
-				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
-				if (tcp_crc32c_get(crcb) !=
-				    tcp_crc32c_final(tc->rcrc)) {
-					tc->st->data_digest_errors++;
-					tcp_conn_fail(
-						tc, -EBADMSG,
-						"data digest mismatch (opcode "
-						"0x%02x)",
-						idm_iscsi_bhs_opcode(tc->rhdr));
-					return;
-				}
-			}
+			if (rx_data_digest(tc) < 0)
+				return;
+			/* fall through */
+		case RX_DONE:
 			tc->rs = RX_BHS;
 			tc->rgot = 0;
 			idm_prov_stats_pdu(tc->st, 0, tc->rhdr, tc->rl.total);

@@ -53,23 +53,141 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 		tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s", itt, why);
 		return -1;
 	}
-	return 0; /* immediate data, if any, goes to the rx buffer */
+	/* immediate data: the notify comes before it is read */
+	if (tc->rl.dsl)
+		tc->rdst = DST_EARLY;
+	return 0;
+}
+
+/* Staged bytes [off, off+len) just arrived: copy them into the Get_Data
+ * ranges that overlap them (ranges asked for while they were on the way;
+ * the ranges asked for later take them in tcp_get_data). */
+static void take_staged(struct idm_task *t, uint32_t off, uint32_t len)
+{
+	struct tcp_task *tt = tcp_task(t);
+	const struct idm_prov_xfer *x = NULL;
+	uint32_t lo, hi;
+
+	while ((x = idm_prov_task_xfer_next(t, x))) {
+		if (x->dir == IDM_DATA_OUT &&
+		    tcp_overlap(off, off + len, x->offset, x->offset + x->length,
+				&lo, &hi)) {
+			memcpy(tcp_get_dst(x, lo), tt->unsol.stage + lo, hi - lo);
+			tcp_get_of(x)->got += hi - lo;
+			idm_prov_task_add_received(t, hi - lo);
+		}
+	}
+}
+
+/* The SCSI Command's header is in, its immediate data still on the wire:
+ * notify the caller first, so that a Get_Data from the callback gets the
+ * data read straight into its buffer (no copy in user space). Otherwise
+ * the data goes to the staging copy, unless the caller read it with
+ * idm_pdu_data() (tcp_pdu_data), which put it into the rx buffer. */
+void tcp_tgt_cmd_early(struct tcp_conn *tc)
+{
+	struct idm_task *t = tc->rtask;
+	struct tcp_task *tt = tcp_task(t);
+	uint32_t len = tc->rl.dsl;
+	struct idm_pdu p = {
+		.bhs = tc->rhdr,
+		.ahs = tc->rl.ahs ? tc->rhdr + IDM_ISCSI_BHS_LEN : NULL,
+		.ahs_len = tc->rl.ahs,
+		.data = NULL, /* with data_len: ask tcp_pdu_data() */
+		.data_len = len,
+		.task = t,
+	};
+	const struct idm_prov_xfer *x;
+
+	idm_prov_control_notify(tc->conn, &p);
+	if (tc->closed || tc->rs == RX_DONE || tc->rdst != DST_EARLY)
+		return; /* failed, data fetched, or task freed (discard) */
+	if (!idm_prov_task_active(t) || tt->task != t) {
+		tc->rtask = NULL;
+		tc->rdst = DST_DISCARD;
+		return;
+	}
+	x = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 0, len);
+	if (x) {
+		tc->rdst = DST_PLACE;
+		tc->rget = x;
+		tc->rptr = tcp_get_dst(x, 0);
+		return;
+	}
+	/* staged bytes count as received once they are all in */
+	tt->unsol.rcvd = 0;
+	tc->rptr = idm_prov_unsol_stage(&tt->unsol, 0);
+	if (!tc->rptr) {
+		tt->unsol.rcvd = len;
+		tcp_conn_fail(tc, -ENOMEM, "no memory to stage immediate data");
+		return;
+	}
+	tc->rdst = DST_STAGE;
+}
+
+const uint8_t *tcp_pdu_data(struct idm_conn *conn, const struct idm_pdu *pdu)
+{
+	struct tcp_conn *tc = tcp_conn(conn);
+	struct idm_task *t = tc ? tc->rtask : NULL;
+	const struct idm_prov_xfer *x = NULL;
+	struct tcp_task *tt;
+	uint8_t *d;
+
+	if (!t || pdu->bhs != tc->rhdr || pdu->task != t)
+		return NULL; /* not the command being notified */
+	if (tc->rs == RX_DONE && tc->rdst == DST_RXBUF)
+		return tc->rxbuf; /* asked twice */
+	if (tc->rdst != DST_EARLY)
+		return NULL;
+	d = tcp_rx_fetch(tc);
+	if (!d || tc->closed)
+		return NULL;
+	/* the ranges asked for before take their part now, the ones asked
+	 * for later in the callback in tcp_get_data, the rest is staged by
+	 * tcp_tgt_cmd_done */
+	tt = tcp_task(t);
+	tt->unsol.imm = d;
+	while ((x = idm_prov_task_xfer_next(t, x))) {
+		uint32_t n;
+
+		if (x->dir != IDM_DATA_OUT)
+			continue;
+		n = idm_prov_unsol_take(&tt->unsol, x->offset, x->length,
+					x->addr);
+		tcp_get_of(x)->got += n;
+		idm_prov_task_add_received(t, n);
+	}
+	return d;
 }
 
 int tcp_tgt_cmd_done(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
+	uint32_t len = tc->rl.dsl;
 
-	/* Get_Data from the notify takes the immediate data in place */
-	tt->unsol.imm = tt->unsol.imm_len ? tc->rxbuf : NULL;
-	tcp_rx_deliver(tc, t);
-	if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
+	if (!len) {
+		tcp_rx_deliver(tc, t); /* no data: notified only now */
 		return 0;
-	if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
-		tcp_conn_fail(tc, -ENOMEM, "no memory to stage unsolicited data");
-		return -1;
 	}
+	switch (tc->rdst) {
+	case DST_PLACE:
+		tcp_get_of(tc->rget)->got += len;
+		idm_prov_task_add_received(t, len);
+		break;
+	case DST_STAGE:
+		tt->unsol.rcvd = len;
+		take_staged(t, 0, len);
+		break;
+	default: /* DST_RXBUF: the caller read it (tcp_pdu_data) */
+		if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
+			tcp_conn_fail(tc, -ENOMEM,
+				      "no memory to stage immediate data");
+			return -1;
+		}
+		break;
+	}
+	tcp_get_complete_ready(tc, t);
 	return 0;
 }
 
@@ -181,7 +299,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
 	uint32_t off = idm_iscsi_get32(tc->rhdr + IDM_ISCSI_BHS_BUF_OFFSET);
-	uint32_t len = tc->rl.dsl, lo, hi;
+	uint32_t len = tc->rl.dsl;
 	bool fbit = tc->rhdr[1] & IDM_ISCSI_FLAG_FINAL;
 	struct tcp_r2t *r = tc->rr2t;
 
@@ -192,18 +310,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 			tcp_get_of(tc->rget)->got += len;
 			idm_prov_task_add_received(t, len);
 		} else {
-			const struct idm_prov_xfer *x = NULL;
-
-			while ((x = idm_prov_task_xfer_next(t, x))) {
-				if (x->dir == IDM_DATA_OUT &&
-				    tcp_overlap(off, off + len, x->offset,
-						x->offset + x->length, &lo, &hi)) {
-					memcpy(tcp_get_dst(x, lo),
-					       tt->unsol.stage + lo, hi - lo);
-					tcp_get_of(x)->got += hi - lo;
-					idm_prov_task_add_received(t, hi - lo);
-				}
-			}
+			take_staged(t, off, len);
 		}
 		if (idm_prov_unsol_arrived(&tt->unsol, len, fbit, why,
 					   sizeof(why)) < 0) {
