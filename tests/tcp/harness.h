@@ -162,7 +162,11 @@ struct h {
 	bool terminate_on_nop;      /* target: Connection_Terminate from the
 				       control_notify of a NOP-Out */
 	h_cmd_hook cmd_hook;
+	/* called after the harness's Get_Data from a SCSI Command's
+	 * control_notify succeeded (return value ignored) */
+	h_cmd_hook after_get_hook;
 	void *hook_arg;
+	idm_pdu *cmd_pdu;           /* the SCSI Command, during the hooks */
 
 	/* initiator */
 	struct h_side i;

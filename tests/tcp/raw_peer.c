@@ -158,8 +158,23 @@ int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
 	const uint8_t *p = buf;
 	long end = now_ms() + 10000;
 
+	static const size_t cuts[] = { 1, 47, 3, 49, 4093, 2, 517, 8191, 13 };
+
 	while (len) {
-		ssize_t n = send(r->fd, p, len, MSG_NOSIGNAL);
+		size_t want = len;
+		ssize_t n;
+
+		if (r->cut) {
+			size_t c = cuts[r->cut_pos++ % (sizeof(cuts) / sizeof(cuts[0]))];
+
+			if (c < want)
+				want = c;
+			if (r->own_thread)
+				usleep(50);
+			else
+				(void)idm_ctx_progress(h->ctx, 0);
+		}
+		n = send(r->fd, p, want, MSG_NOSIGNAL);
 
 		if (n > 0) {
 			p += n;
@@ -172,7 +187,11 @@ int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
 		}
 		if (now_ms() > end)
 			return -ETIMEDOUT;
-		(void)idm_ctx_progress(h->ctx, 5);
+		if (r->own_thread)
+			(void)poll(&(struct pollfd){ .fd = r->fd, .events = POLLOUT },
+				   1, 5);
+		else
+			(void)idm_ctx_progress(h->ctx, 5);
 	}
 	return 0;
 }

@@ -18,6 +18,13 @@ struct h_raw {
 	bool hd, dd;   /* digests in effect */
 	bool closed;   /* EOF or reset seen */
 	uint32_t cmdsn, statsn;
+	/* h_raw_write sends in pieces of odd sizes, letting libidm read
+	 * each before the next (PDUs cut anywhere) */
+	bool cut;
+	unsigned cut_pos;
+	/* h_raw_write runs on a thread of its own, as a remote peer would:
+	 * it waits for the socket instead of making libidm progress */
+	bool own_thread;
 };
 
 /* Evil initiator: connect to the harness target. */
