@@ -8,7 +8,9 @@
  * stage. A data segment
  * bound for a caller buffer is read into it directly (readv) once what
  * is already staged is used up, so big payloads are copied only by the
- * kernel.
+ * kernel. A SCSI Command's immediate data waits until its control_notify
+ * said where it goes (tcp_tgt_cmd_early), or is read on the spot when the
+ * callback asks for it (tcp_rx_fetch).
  */
 #include "tcp.h"
 #include "crc32c.h"

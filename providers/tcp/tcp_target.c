@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Target side receive: a SCSI Command becomes a task; its immediate data
- * and unsolicited Data-Out go into the Get_Data range covering them (or a
- * staging copy until Get_Data is called); each Data-Out is checked
+ * Target side receive: a SCSI Command becomes a task and is notified
+ * before its immediate data is read; that data and unsolicited Data-Out
+ * go into the Get_Data range covering them (or a staging copy until
+ * Get_Data is called); each Data-Out is checked
  * against its R2T (tag, offset, length, DataSN) and placed straight into
  * the caller's buffer. Get_Data/R2Ts are in tcp_r2t.c, Put_Data in
  * tcp_datain.c.
