@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "idm_uthash.h"
 
@@ -51,9 +52,18 @@ struct idm_prov {
 
 struct idm_buf {
 	struct idm_ctx *ctx;
+	/* the memory when the buffer is one segment (the fast path: no
+	 * segment walk), NULL when it has several */
 	void *addr;
-	size_t len;
+	size_t len;      /* total, of all segments */
 	bool owned;      /* memory allocated by idm_buf_alloc */
+	int nseg;        /* >= 1 */
+	/* the segments: &one for a one-segment buffer, else an array
+	 * allocated with the struct; seg_end[i] is the byte after segment i
+	 * in the concatenation (prefix sums, for a binary search) */
+	struct iovec *seg;
+	size_t *seg_end;
+	struct iovec one;
 	void *reg[IDMP_MAX_PROVIDERS]; /* provider registrations */
 };
 

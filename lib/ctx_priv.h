@@ -44,6 +44,13 @@ int idmp_listen_reuseport(struct idm_prov_listener *l, const struct sockaddr *sa
 			  socklen_t salen, int backlog);
 
 /* task.c */
+/* lib/buf.c: the address of [off, off+len) of b when it lies in one
+ * segment, else NULL (the range must be inside the buffer). */
+uint8_t *idmp_buf_range_addr(const struct idm_buf *b, size_t off, size_t len);
+/* 0, or -EOPNOTSUPP when b has several segments and the provider lacks
+ * IDM_CAP_SCATTER_GATHER. */
+int idmp_buf_usable(const struct idm_buf *b, const struct idm_prov_ops *ops);
+
 void idmp_task_pool_destroy(struct idm_conn *conn);
 
 /* dm_xfer.c: the record of a task's transfers in flight */

@@ -35,7 +35,7 @@ struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,
 	x->x.length = length;
 	x->x.buf = b;
 	x->x.buf_off = buf_off;
-	x->x.addr = (uint8_t *)b->addr + buf_off;
+	x->x.addr = idmp_buf_range_addr(b, buf_off, length);
 	x->x.task = t;
 	memset(x->x.priv, 0, sizeof(x->x.priv));
 	idm_sq_push(&t->xfers, &x->link);

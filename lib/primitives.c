@@ -97,7 +97,7 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		return -ERANGE;
 	if (offset > UINT32_MAX - length)
 		return -ERANGE;
-	return 0;
+	return idmp_buf_usable(b, c->ops);
 }
 
 /* Record the transfer (lib/dm_xfer.c), then hand it to the provider. */
@@ -314,20 +314,9 @@ IDM_API const uint8_t *idm_pdu_ahs(const idm_pdu *p, size_t *len)
 
 IDM_API const uint8_t *idm_pdu_data(const idm_pdu *p, size_t *len)
 {
-	const uint8_t *d = p && p->data_len ? p->data : NULL;
-
-	/* data_len without data: the provider notified the PDU before
-	 * reading its data segment (ops->pdu_data), and reads it only for a
-	 * caller that asks */
-	if (p && !d && p->data_len && p->task) {
-		struct idm_conn *c = p->task->conn;
-
-		if (IDM_PROV_OPS_HAS(c->ops, pdu_data))
-			d = c->ops->pdu_data(c, p);
-	}
 	if (len)
-		*len = d ? p->data_len : 0;
-	return d;
+		*len = p && p->data ? p->data_len : 0;
+	return p && p->data_len ? p->data : NULL;
 }
 
 IDM_API idm_task *idm_pdu_task(const idm_pdu *p)

@@ -7,6 +7,7 @@
  * op or a progress callback), so none takes the lock.
  */
 #include "core.h"
+#include "ctx_priv.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -161,7 +162,7 @@ int idm_prov_task_data(const struct idm_task *t, enum idm_data_dir dir,
 	r->buf = b;
 	r->buf_off = dir == IDM_DATA_IN ? t->in_off : t->out_off;
 	r->length = dir == IDM_DATA_IN ? t->in_len : t->out_len;
-	r->addr = (uint8_t *)b->addr + r->buf_off;
+	r->addr = idmp_buf_range_addr(b, r->buf_off, r->length);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,6 +139,9 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
 #define IDM_CAP_RDMA (1ull << 3)       /* data moves by RDMA, zero copy */
 #define IDM_CAP_ZERO_COPY_RX (1ull << 4) /* Data-In/Data-Out placed directly */
 #define IDM_CAP_DATA_ACK (1ull << 5)   /* A bit / Data_ACK_Notify */
+/* moves data to and from buffers of several segments (idm_buf_create_iov);
+ * without it such a buffer is refused with -EOPNOTSUPP */
+#define IDM_CAP_SCATTER_GATHER (1ull << 6)
 
 struct idm_provider_info {
 	const char *name;        /* "tcp", "iser", ... */
@@ -423,8 +427,33 @@ IDM_API int idm_buf_alloc(idm_ctx *ctx, size_t len, idm_buf **out);
 /** Free the handle (and the memory, for idm_buf_alloc buffers). The buffer
  * must not be in use by a task. */
 IDM_API void idm_buf_destroy(idm_buf *buf);
+/** The memory of a buffer of one segment; NULL for a buffer of several
+ * (idm_buf_create_iov): use idm_buf_segments() there. */
 IDM_API void *idm_buf_addr(const idm_buf *buf);
+/** Total length (of all segments). */
 IDM_API size_t idm_buf_len(const idm_buf *buf);
+
+/** Most segments idm_buf_create_iov() takes. */
+#define IDM_BUF_IOV_MAX 1024
+
+/**
+ * Scatter-gather: wrap caller memory made of iovcnt segments (1 ...
+ * IDM_BUF_IOV_MAX); the buffer's bytes are their concatenation, and every
+ * (buf, buf_off, len) of the API addresses that concatenation. The array
+ * is copied; the memory stays the caller's (not freed by libidm). A
+ * segment of length 0 or address NULL is refused (-EINVAL), as is a total
+ * beyond SIZE_MAX / 2. A provider without IDM_CAP_SCATTER_GATHER refuses
+ * a buffer of several segments with -EOPNOTSUPP (idm_put_data,
+ * idm_get_data, idm_task_set_data); one segment behaves as
+ * idm_buf_create().
+ */
+IDM_API int idm_buf_create_iov(idm_ctx *ctx, const struct iovec *iov, int iovcnt,
+			       idm_buf **out);
+
+/** The buffer's segments: returns their count (1 for idm_buf_create and
+ * idm_buf_alloc buffers) and points *iov at them (read-only, valid until
+ * idm_buf_destroy); -EINVAL for NULL. */
+IDM_API int idm_buf_segments(const idm_buf *buf, const struct iovec **iov);
 
 /* ------------------------------------------------------------------ */
 /* Tasks                                                               */

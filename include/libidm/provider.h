@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -296,15 +297,6 @@ struct idm_prov_ops {
 	 * (the provider keeps no per-context registration). Optional, since
 	 * 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
 	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);
-	/* idm_pdu_data() on a PDU passed to control_notify with data NULL
-	 * but data_len > 0: a data segment the provider did not read yet
-	 * (TCP: a SCSI Command's immediate data, notified before its data
-	 * so that Get_Data from the callback places it in the caller's
-	 * buffer). Read it now (checking its digest), return it, valid until
-	 * the callback returns; NULL if the connection failed. Optional,
-	 * since 1.2; absent: such a PDU shows no data. */
-	const uint8_t *(*pdu_data)(struct idm_conn *conn,
-				   const struct idm_pdu *pdu);
 };
 
 /* The part of the table every provider of this IDM_PROV_ABI has (the
@@ -513,7 +505,8 @@ IDM_PROV_API struct idm_task *idm_prov_task_from_priv(void *priv);
 IDM_PROV_API bool idm_prov_task_active(const struct idm_task *task);
 
 /* A byte range of a buffer: `length` bytes at `addr`, which is byte
- * `buf_off` of `buf`. */
+ * `buf_off` of `buf`. addr is NULL when the range spans segments of a
+ * scatter-gather buffer (idm_prov_buf_iov() then). */
 struct idm_prov_range {
 	struct idm_buf *buf;
 	size_t buf_off;
@@ -540,6 +533,14 @@ IDM_PROV_API void idm_prov_task_add_received(struct idm_task *task, uint32_t byt
 IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_prov *prov);
 IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
 				       void *reg);
+/* Scatter-gather (IDM_CAP_SCATTER_GATHER): the memory of bytes [off,
+ * off+len) of buf as up to max iovecs. Returns how many it filled (0 for
+ * len 0) and sets *covered (may be NULL) to the bytes they hold: less
+ * than len when max ran out, then call again from off + *covered.
+ * -EINVAL when the range is outside the buffer. O(log segments), no
+ * allocation; one iovec for a buffer of one segment. */
+IDM_PROV_API int idm_prov_buf_iov(const struct idm_buf *buf, size_t off, size_t len,
+				  struct iovec *iov, int max, size_t *covered);
 
 /* ------------------------------------------------------------------ */
 /* The shared datamover layer: what every transport needs              */
@@ -575,7 +576,8 @@ struct idm_prov_xfer {
 	uint32_t length;
 	struct idm_buf *buf;
 	size_t buf_off;   /* byte `offset` is byte buf_off of buf */
-	uint8_t *addr;    /* ... at this address */
+	uint8_t *addr;    /* ... at this address; NULL when the range spans
+			   * segments (idm_prov_buf_iov) */
 	struct idm_task *task;
 	/* The provider's own state of this transfer (bytes placed, R2TSN,
 	 * a deferred completion, ...), zeroed when recorded and gone with

@@ -73,6 +73,11 @@ struct tcp_txd {
 	/* data transfers: buffer offsets [start, end), pos = next byte */
 	uint8_t tmpl[IDM_ISCSI_BHS_LEN]; /* Data-In / R2T template, Data-Out LUN */
 	const uint8_t *base;	     /* address of buffer offset 0 */
+	/* base is NULL when the bytes span segments of a scatter-gather
+	 * buffer: byte p (pos, or of `data` for TXD_CTRL) is then byte
+	 * sg_off + p of sg */
+	const struct idm_buf *sg;
+	size_t sg_off;
 	uint32_t start, end, pos;
 	uint32_t wire_off; /* Buffer Offset of base (Data-In) */
 	uint32_t mbl;	   /* burst length (0: one sequence) */
@@ -86,8 +91,13 @@ struct tcp_txd {
 /* One PDU ready to send: its iovecs and how much of it went out. */
 struct tcp_txpdu {
 	struct tcp_txd *txd;
+	/* an iovec with iov_base NULL stands for iov_len bytes at sg_off of
+	 * the scatter-gather buffer sg, expanded into its segments when the
+	 * PDU is written (tcp_tx_flush) */
 	struct iovec iov[4];
 	int iovcnt;
+	const struct idm_buf *sg;
+	size_t sg_off;
 	size_t len, done;
 	bool last; /* last PDU of txd */
 	bool skip; /* cancelled before any byte went out */
@@ -152,9 +162,7 @@ static inline struct tcp_task *tcp_task(struct idm_task *t)
 
 /* ---- connection ----------------------------------------------------- */
 
-/* RX_DONE: the data segment and trailer were read and checked out of
- * turn (tcp_rx_fetch): only the PDU's completion is left. */
-enum tcp_rx_state { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER, RX_DONE };
+enum tcp_rx_state { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER };
 
 enum tcp_rx_dest {
 	DST_RXBUF,   /* control PDU data: conn rx buffer */
@@ -200,6 +208,10 @@ struct tcp_conn {
 	uint32_t rgot; /* bytes of the current state done */
 	enum tcp_rx_dest rdst;
 	uint8_t *rptr; /* where the data segment goes */
+	/* DST_PLACE with rptr NULL: into bytes rboff... of a scatter-gather
+	 * buffer, segment by segment (tcp_rx_place) */
+	const struct idm_buf *rbuf;
+	size_t rboff;
 	uint32_t rcrc;
 	uint8_t rtrl[8];
 	struct idm_task *rtask; /* Data-In / Data-Out: its task */
@@ -303,6 +315,11 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		size_t ahs_len, const void *data, size_t data_len,
 		struct idm_task *task, const uint8_t *ext_data,
 		uint32_t ext_len);
+/* The same with the external data at sg_off of a scatter-gather buffer
+ * (a SCSI Command's immediate data spanning segments). */
+int tcp_tx_ctrl_sg(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		   size_t ahs_len, struct idm_task *task, const struct idm_buf *sg,
+		   size_t sg_off, uint32_t len);
 void tcp_tx_kick(struct tcp_conn *tc);
 void tcp_tx_flush(struct tcp_conn *tc);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
@@ -320,10 +337,6 @@ void tcp_rx_run(struct tcp_conn *tc);
 void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
-/* Read the rest of the current PDU's data segment (into the rx buffer)
- * and its trailer now, from inside its control_notify, and check the
- * digest: the rx buffer, or NULL when the connection failed. */
-uint8_t *tcp_rx_fetch(struct tcp_conn *tc);
 
 /* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
 static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
@@ -334,11 +347,40 @@ static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
 	return *lo < *hi;
 }
 
-/* Where byte `off` of the write data goes in Get_Data range x. */
-static inline uint8_t *tcp_get_dst(const struct idm_prov_xfer *x, uint32_t off)
+/* The data segment being received goes straight into byte boff of buf;
+ * addr: their address when it lies in one segment, else NULL. */
+static inline void tcp_rx_place(struct tcp_conn *tc, const struct idm_buf *buf,
+				size_t boff, uint8_t *addr)
 {
-	return x->addr + (off - x->offset);
+	tc->rdst = DST_PLACE;
+	tc->rptr = addr;
+	tc->rbuf = addr ? NULL : buf;
+	tc->rboff = boff;
 }
+
+/* ... into Get_Data range x, from byte `off` of the write data on. */
+static inline void tcp_rx_place_get(struct tcp_conn *tc, const struct idm_prov_xfer *x,
+				    uint32_t off)
+{
+	size_t d = off - x->offset;
+
+	tcp_rx_place(tc, x->buf, x->buf_off + d, x->addr ? x->addr + d : NULL);
+}
+
+/* Copy n bytes of the write data at `off` into Get_Data range x. */
+void tcp_get_copy_in(const struct idm_prov_xfer *x, uint32_t off, const uint8_t *src,
+		     uint32_t n);
+
+/* tcp_sg.c: payload of a scatter-gather buffer range, segment by segment */
+uint32_t tcp_sg_crc32c(uint32_t crc, const struct idm_buf *b, size_t off, size_t len);
+void tcp_sg_copy_out(uint8_t *dst, const struct idm_buf *b, size_t off, size_t len);
+void tcp_sg_copy_in(const struct idm_buf *b, size_t off, const uint8_t *src, size_t len);
+/* Data-In source: bytes [buf_off, +length) of buf, by address when they
+ * lie in one segment */
+void tcp_txd_set_src(struct tcp_txd *d, const struct idm_buf *buf, size_t buf_off,
+		     uint32_t length);
+/* idm_prov_unsol_take() into Get_Data range x, whatever its segments */
+uint32_t tcp_sg_unsol_take(struct idm_prov_unsol *u, const struct idm_prov_xfer *x);
 
 /* tcp_r2t.c */
 void tcp_get_cancel_all(struct tcp_conn *tc, struct idm_task *t);
@@ -359,9 +401,9 @@ int tcp_tgt_snack(struct tcp_conn *tc);
 /* tcp_target.c */
 int tcp_tgt_cmd_header(struct tcp_conn *tc);
 int tcp_tgt_cmd_done(struct tcp_conn *tc);
+/* DST_EARLY: notify the SCSI Command before its immediate data is read;
+ * what the callback asked for (Get_Data) says where the data goes */
 void tcp_tgt_cmd_early(struct tcp_conn *tc);
-/* ops->pdu_data: the immediate data of the SCSI Command being notified */
-const uint8_t *tcp_pdu_data(struct idm_conn *conn, const struct idm_pdu *pdu);
 int tcp_tgt_dataout_header(struct tcp_conn *tc);
 int tcp_tgt_dataout_done(struct tcp_conn *tc);
 void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t);

@@ -37,7 +37,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	d->kind = TXD_DATAIN;
 	d->task = t;
 	memcpy(d->tmpl, tmpl, IDM_ISCSI_BHS_LEN);
-	d->base = (const uint8_t *)idm_buf_addr(buf) + buf_off;
+	tcp_txd_set_src(d, buf, buf_off, length);
 	d->start = d->pos = 0;
 	d->end = length;
 	d->wire_off = offset;

@@ -47,8 +47,11 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	tt->task = t;
 	memcpy(tt->lun, bhs + IDM_ISCSI_BHS_LUN, 8);
 	tt->unsol_end = plan.unsol_end;
-	r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t,
-			plan.imm ? out : NULL, plan.imm);
+	if (plan.imm && !out) /* the immediate data spans segments */
+		r = tcp_tx_ctrl_sg(tc, hdr, ahs, ahs_len, t, w.buf, w.buf_off, plan.imm);
+	else
+		r = tcp_tx_ctrl(tc, hdr, ahs, ahs_len, NULL, 0, t,
+				plan.imm ? out : NULL, plan.imm);
 	if (r < 0) {
 		tt->task = NULL;
 		return r;
@@ -67,6 +70,8 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->itt = idm_task_itt(t);
 		d->ttt = IDM_ISCSI_RESERVED_TAG;
 		d->base = out;
+		d->sg = out ? NULL : w.buf;
+		d->sg_off = w.buf_off;
 		d->start = d->pos = plan.imm;
 		d->end = plan.unsol_end;
 		tcp_tx_queue(tc, d);
@@ -121,8 +126,10 @@ int tcp_ini_datain_header(struct tcp_conn *tc)
 		return -1;
 	}
 	tc->rtask = t;
-	tc->rdst = DST_PLACE;
-	tc->rptr = len ? rd.addr + off : NULL;
+	if (!len)
+		tcp_rx_place(tc, NULL, 0, NULL);
+	else
+		tcp_rx_place(tc, rd.buf, rd.buf_off + off, rd.addr ? rd.addr + off : NULL);
 	return 0;
 }
 
@@ -201,6 +208,8 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 	d->itt = itt;
 	d->ttt = ttt;
 	d->base = w.addr;
+	d->sg = w.addr ? NULL : w.buf;
+	d->sg_off = w.buf_off;
 	d->start = d->pos = off;
 	d->end = off + len;
 	tcp_tx_queue(tc, d);

@@ -102,7 +102,7 @@ static const struct idm_prov_ops tcp_ops = {
 	.name = "tcp",
 	.description = "iSCSI over TCP (RFC 7143), CRC32C digests",
 	.caps = IDM_CAP_INITIATOR | IDM_CAP_TARGET | IDM_CAP_DIGESTS |
-		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK,
+		IDM_CAP_ZERO_COPY_RX | IDM_CAP_DATA_ACK | IDM_CAP_SCATTER_GATHER,
 	.task_priv_size = sizeof(struct tcp_task),
 	.init = tcp_init,
 	.fini = tcp_fini,
@@ -122,7 +122,6 @@ static const struct idm_prov_ops tcp_ops = {
 	.listen_fd = tcp_listen_fd,
 	.conn_stats = tcp_tx_stats,
 	.conn_move = tcp_conn_move,
-	.pdu_data = tcp_pdu_data,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

@@ -36,8 +36,7 @@ static const struct idm_prov_xfer *next_get(struct idm_task *t,
  * immediate data) holds of x's range into x's buffer. */
 static void get_take_early(struct tcp_task *tt, const struct idm_prov_xfer *x)
 {
-	uint32_t n = idm_prov_unsol_take(&tt->unsol, x->offset, x->length,
-					 x->addr);
+	uint32_t n = tcp_sg_unsol_take(&tt->unsol, x);
 
 	tcp_get_of(x)->got += n;
 	idm_prov_task_add_received(tt->task, n);

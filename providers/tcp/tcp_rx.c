@@ -9,14 +9,13 @@
  * bound for a caller buffer is read into it directly (readv) once what
  * is already staged is used up, so big payloads are copied only by the
  * kernel. A SCSI Command's immediate data waits until its control_notify
- * said where it goes (tcp_tgt_cmd_early), or is read on the spot when the
- * callback asks for it (tcp_rx_fetch).
+ * said where it goes (tcp_tgt_cmd_early); the callback never waits for
+ * it.
  */
 #include "tcp.h"
 #include "crc32c.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -39,9 +38,16 @@ static uint8_t *rx_stage(struct tcp_conn *tc)
 	return tc->stage;
 }
 
-/* Up to `need` bytes into dst: >0 bytes got, 0 would block, <0 failed. */
-static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
-		   bool direct)
+/* Most destination pieces one direct read fills (segments of a
+ * scatter-gather buffer), plus the stage tail. */
+#define RX_IOV 8
+
+/* Up to `need` bytes into the ndst pieces of dst (their lengths add up
+ * to need): >0 bytes got, 0 would block, <0 failed. Bytes come from the
+ * stage while it holds some (into the first piece only), else from the
+ * socket: a direct read fills the pieces in place. */
+static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
+		    uint32_t need, bool direct)
 {
 	size_t asked;
 	ssize_t n;
@@ -55,13 +61,13 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		direct = !stage || (direct && need >= TCP_DIRECT_MIN);
 		for (;;) {
 			if (direct) {
-				struct iovec v[2] = {
-					{ .iov_base = dst, .iov_len = need },
-					{ .iov_base = stage,
-					  .iov_len = TCP_STAGE_TAIL },
-				};
+				struct iovec v[RX_IOV + 1];
+
+				memcpy(v, dst, (size_t)ndst * sizeof(*v));
+				v[ndst].iov_base = stage;
+				v[ndst].iov_len = TCP_STAGE_TAIL;
 				asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
-				n = readv(tc->fd, v, stage ? 2 : 1);
+				n = readv(tc->fd, v, stage ? ndst + 1 : ndst);
 			} else {
 				asked = TCP_STAGE;
 				n = recv(tc->fd, stage, TCP_STAGE, 0);
@@ -103,11 +109,41 @@ static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
 		tc->s_end = (uint32_t)n;
 	}
 	n = tc->s_end - tc->s_beg;
-	if ((uint32_t)n > need)
-		n = need;
-	memcpy(dst, tc->stage + tc->s_beg, (size_t)n);
+	if ((size_t)n > dst[0].iov_len)
+		n = (ssize_t)dst[0].iov_len;
+	memcpy(dst[0].iov_base, tc->stage + tc->s_beg, (size_t)n);
 	tc->s_beg += (uint32_t)n;
 	return (int)n;
+}
+
+static int rx_read(struct tcp_conn *tc, uint8_t *dst, uint32_t need,
+		   bool direct)
+{
+	struct iovec v = { .iov_base = dst, .iov_len = need };
+
+	return rx_readv(tc, &v, 1, need, direct);
+}
+
+/* Receive up to `want` bytes of the data segment into bytes rboff+rgot...
+ * of the scatter-gather buffer rbuf, straight into its segments. */
+static int rx_read_sg(struct tcp_conn *tc, uint32_t want)
+{
+	struct iovec v[RX_IOV];
+	size_t covered;
+	int nv, n;
+
+	nv = idm_prov_buf_iov(tc->rbuf, tc->rboff + tc->rgot, want, v, RX_IOV,
+			      &covered);
+	if (nv <= 0) {
+		/* the range was checked when it was set: a bug, not input */
+		tcp_conn_fail(tc, -EFAULT, "data segment outside its buffer");
+		return -1;
+	}
+	n = rx_readv(tc, v, nv, (uint32_t)covered, true);
+	if (n > 0 && tc->dd)
+		tc->rcrc = tcp_sg_crc32c(tc->rcrc, tc->rbuf, tc->rboff + tc->rgot,
+					 (size_t)n);
+	return n;
 }
 
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task)
@@ -213,6 +249,7 @@ static int on_header(struct tcp_conn *tc)
 	}
 	tc->rdst = DST_RXBUF;
 	tc->rptr = NULL;
+	tc->rbuf = NULL;
 	tc->rtask = NULL;
 	tc->rr2t = NULL;
 	tc->rget = NULL;
@@ -310,84 +347,6 @@ static int on_pdu(struct tcp_conn *tc)
 	}
 }
 
-/* Data segment and trailer read: check the data digest. */
-static int rx_data_digest(struct tcp_conn *tc)
-{
-	uint8_t crcb[4];
-
-	if (!tc->dd || !tc->rl.dsl)
-		return 0;
-	tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl, tc->rl.pad);
-	memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
-	if (tcp_crc32c_get(crcb) == tcp_crc32c_final(tc->rcrc))
-		return 0;
-	tc->st->data_digest_errors++;
-	tcp_conn_fail(tc, -EBADMSG, "data digest mismatch (opcode 0x%02x)",
-		      idm_iscsi_bhs_opcode(tc->rhdr));
-	return -1;
-}
-
-/* tcp_rx_fetch: the peer sent the header, so the rest of the PDU is on
- * its way; a peer that holds it back longer than this fails. */
-#define TCP_FETCH_WAIT_MS 5000
-
-/* Up to `need` bytes into dst, waiting for them if the socket is empty:
- * >0 bytes got, <0 failed (the connection with it). */
-static int rx_read_wait(struct tcp_conn *tc, uint8_t *dst, uint32_t need)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = tc->fd, .events = POLLIN };
-		int n = rx_read(tc, dst, need, true), r;
-
-		if (n != 0)
-			return n;
-		do
-			r = poll(&pfd, 1, TCP_FETCH_WAIT_MS);
-		while (r < 0 && errno == EINTR);
-		if (r <= 0) {
-			tcp_conn_fail(tc, r < 0 ? -errno : -ETIMEDOUT,
-				      "%s", r < 0 ? strerror(errno)
-						  : "peer held back the data "
-						    "segment of a SCSI Command");
-			return -1;
-		}
-		tc->rx_dry = false;
-	}
-}
-
-uint8_t *tcp_rx_fetch(struct tcp_conn *tc)
-{
-	int n;
-
-	if (tc->closed || tc->rs != RX_DATA || rxbuf_fit(tc, tc->rl.dsl) < 0)
-		return NULL;
-	tc->rdst = DST_RXBUF;
-	tc->rptr = tc->rxbuf;
-	while (tc->rgot < tc->rl.dsl) {
-		uint8_t *p = tc->rxbuf + tc->rgot;
-
-		n = rx_read_wait(tc, p, tc->rl.dsl - tc->rgot);
-		if (n < 0)
-			return NULL;
-		if (tc->dd)
-			tc->rcrc = tcp_crc32c(tc->rcrc, p, (size_t)n);
-		tc->rgot += (uint32_t)n;
-	}
-	tc->rgot = 0;
-	tc->rs = RX_TRAILER;
-	while (tc->rgot < tc->rl.trailer) {
-		n = rx_read_wait(tc, tc->rtrl + tc->rgot,
-				 tc->rl.trailer - tc->rgot);
-		if (n < 0)
-			return NULL;
-		tc->rgot += (uint32_t)n;
-	}
-	if (rx_data_digest(tc) < 0)
-		return NULL;
-	tc->rs = RX_DONE;
-	return tc->rxbuf;
-}
-
 void tcp_rx_defer_fn(struct idm_prov_defer *d)
 {
 	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
@@ -397,6 +356,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
 	uint64_t bytes = 0;
+	uint8_t crcb[4];
 	int n;
 
 	/* rx_stopped: the send queue is over its mark (tcp_tx.c); what is
@@ -435,13 +395,22 @@ void tcp_rx_run(struct tcp_conn *tc)
 				tcp_tgt_cmd_early(tc);
 				if (tc->closed)
 					return;
-				break; /* RX_DATA, or RX_DONE if fetched */
+				break; /* RX_DATA, its destination set */
 			}
 			/* fall through */
 		case RX_DATA:
 			if (tc->rgot < tc->rl.dsl) {
 				uint32_t want = tc->rl.dsl - tc->rgot;
 				uint8_t *p;
+				if (tc->rdst == DST_PLACE && !tc->rptr) {
+					n = rx_read_sg(tc, want);
+					if (n <= 0)
+						return;
+					tc->rgot += (uint32_t)n;
+					if (tc->rgot < tc->rl.dsl)
+						break;
+					goto data_done;
+				}
 				if (tc->rdst == DST_DISCARD ||
 				    tc->rdst == DST_REPORT) {
 					/* rxbuf is free: this PDU does not
@@ -465,6 +434,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 				if (tc->rgot < tc->rl.dsl)
 					break;
 			}
+		data_done:
 			tc->rgot = 0;
 			tc->rs = RX_TRAILER;
 			/* fall through */
@@ -478,10 +448,21 @@ void tcp_rx_run(struct tcp_conn *tc)
 				if (tc->rgot < tc->rl.trailer)
 					break;
 			}
-			if (rx_data_digest(tc) < 0)
-				return;
-			/* fall through */
-		case RX_DONE:
+			if (tc->dd && tc->rl.dsl) {
+				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl,
+						      tc->rl.pad);
+				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
+				if (tcp_crc32c_get(crcb) !=
+				    tcp_crc32c_final(tc->rcrc)) {
+					tc->st->data_digest_errors++;
+					tcp_conn_fail(
+						tc, -EBADMSG,
+						"data digest mismatch (opcode "
+						"0x%02x)",
+						idm_iscsi_bhs_opcode(tc->rhdr));
+					return;
+				}
+			}
 			tc->rs = RX_BHS;
 			tc->rgot = 0;
 			idm_prov_stats_pdu(tc->st, 0, tc->rhdr, tc->rl.total);

@@ -73,7 +73,7 @@ static void take_staged(struct idm_task *t, uint32_t off, uint32_t len)
 		if (x->dir == IDM_DATA_OUT &&
 		    tcp_overlap(off, off + len, x->offset, x->offset + x->length,
 				&lo, &hi)) {
-			memcpy(tcp_get_dst(x, lo), tt->unsol.stage + lo, hi - lo);
+			tcp_get_copy_in(x, lo, tt->unsol.stage + lo, hi - lo);
 			tcp_get_of(x)->got += hi - lo;
 			idm_prov_task_add_received(t, hi - lo);
 		}
@@ -83,8 +83,10 @@ static void take_staged(struct idm_task *t, uint32_t off, uint32_t len)
 /* The SCSI Command's header is in, its immediate data still on the wire:
  * notify the caller first, so that a Get_Data from the callback gets the
  * data read straight into its buffer (no copy in user space). Otherwise
- * the data goes to the staging copy, unless the caller read it with
- * idm_pdu_data() (tcp_pdu_data), which put it into the rx buffer. */
+ * the data goes to the staging copy. The callback never waits for the
+ * data: a peer that sends a header and holds back its data would stall
+ * every connection of the context. So the PDU shows no data
+ * (idm_pdu_data() gives NULL, 0); Get_Data is the only way to it. */
 void tcp_tgt_cmd_early(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
@@ -94,15 +96,15 @@ void tcp_tgt_cmd_early(struct tcp_conn *tc)
 		.bhs = tc->rhdr,
 		.ahs = tc->rl.ahs ? tc->rhdr + IDM_ISCSI_BHS_LEN : NULL,
 		.ahs_len = tc->rl.ahs,
-		.data = NULL, /* with data_len: ask tcp_pdu_data() */
-		.data_len = len,
+		.data = NULL, /* not read yet: Get_Data says where it goes */
+		.data_len = 0,
 		.task = t,
 	};
 	const struct idm_prov_xfer *x;
 
 	idm_prov_control_notify(tc->conn, &p);
-	if (tc->closed || tc->rs == RX_DONE || tc->rdst != DST_EARLY)
-		return; /* failed, data fetched, or task freed (discard) */
+	if (tc->closed || tc->rdst != DST_EARLY)
+		return; /* failed, or task freed (discard) */
 	if (!idm_prov_task_active(t) || tt->task != t) {
 		tc->rtask = NULL;
 		tc->rdst = DST_DISCARD;
@@ -110,9 +112,8 @@ void tcp_tgt_cmd_early(struct tcp_conn *tc)
 	}
 	x = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 0, len);
 	if (x) {
-		tc->rdst = DST_PLACE;
 		tc->rget = x;
-		tc->rptr = tcp_get_dst(x, 0);
+		tcp_rx_place_get(tc, x, 0); /* readv over its segments */
 		return;
 	}
 	/* staged bytes count as received once they are all in */
@@ -124,41 +125,6 @@ void tcp_tgt_cmd_early(struct tcp_conn *tc)
 		return;
 	}
 	tc->rdst = DST_STAGE;
-}
-
-const uint8_t *tcp_pdu_data(struct idm_conn *conn, const struct idm_pdu *pdu)
-{
-	struct tcp_conn *tc = tcp_conn(conn);
-	struct idm_task *t = tc ? tc->rtask : NULL;
-	const struct idm_prov_xfer *x = NULL;
-	struct tcp_task *tt;
-	uint8_t *d;
-
-	if (!t || pdu->bhs != tc->rhdr || pdu->task != t)
-		return NULL; /* not the command being notified */
-	if (tc->rs == RX_DONE && tc->rdst == DST_RXBUF)
-		return tc->rxbuf; /* asked twice */
-	if (tc->rdst != DST_EARLY)
-		return NULL;
-	d = tcp_rx_fetch(tc);
-	if (!d || tc->closed)
-		return NULL;
-	/* the ranges asked for before take their part now, the ones asked
-	 * for later in the callback in tcp_get_data, the rest is staged by
-	 * tcp_tgt_cmd_done */
-	tt = tcp_task(t);
-	tt->unsol.imm = d;
-	while ((x = idm_prov_task_xfer_next(t, x))) {
-		uint32_t n;
-
-		if (x->dir != IDM_DATA_OUT)
-			continue;
-		n = idm_prov_unsol_take(&tt->unsol, x->offset, x->length,
-					x->addr);
-		tcp_get_of(x)->got += n;
-		idm_prov_task_add_received(t, n);
-	}
-	return d;
 }
 
 int tcp_tgt_cmd_done(struct tcp_conn *tc)
@@ -180,12 +146,7 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 		tt->unsol.rcvd = len;
 		take_staged(t, 0, len);
 		break;
-	default: /* DST_RXBUF: the caller read it (tcp_pdu_data) */
-		if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
-			tcp_conn_fail(tc, -ENOMEM,
-				      "no memory to stage immediate data");
-			return -1;
-		}
+	default: /* DST_DISCARD and DST_REPORT end in on_pdu */
 		break;
 	}
 	tcp_get_complete_ready(tc, t);
@@ -250,8 +211,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		if (!tt->unsol.stage &&
 		    (tc->rget = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, off,
 							 len))) {
-			tc->rdst = DST_PLACE;
-			tc->rptr = tcp_get_dst(tc->rget, off);
+			tcp_rx_place_get(tc, tc->rget, off);
 		} else {
 			tc->rdst = DST_STAGE;
 			tc->rptr = idm_prov_unsol_stage(&tt->unsol, off);
@@ -286,8 +246,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 		}
 		tc->rr2t = r;
 		tc->rget = r->x;
-		tc->rdst = DST_PLACE;
-		tc->rptr = tcp_get_dst(tc->rget, off);
+		tcp_rx_place_get(tc, tc->rget, off);
 		return 0;
 	}
 	tc->rtask = NULL;

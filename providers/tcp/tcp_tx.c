@@ -39,6 +39,12 @@
 
 static const uint8_t zeros[4];
 
+/* iovecs of one sendmsg: room for every ring entry's 4, and for the
+ * segments of scatter-gather payloads (a write stops at this many and
+ * resumes where it stopped); below Linux's IOV_MAX of 1024 */
+#define TX_IOV 512
+_Static_assert(TX_IOV >= TCP_RING * 4, "a full ring must fit one sendmsg");
+
 /* Until tcp_conn_bind: nothing is queued before the core made the conn. */
 static const struct idm_prov_send_limits default_limits = {
 	IDM_SEND_QUEUE_ENTRIES, IDM_SEND_QUEUE_BYTES
@@ -138,10 +144,12 @@ void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 		rx_stop(tc);
 }
 
-int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
-		size_t ahs_len, const void *data, size_t data_len,
-		struct idm_task *task, const uint8_t *ext_data,
-		uint32_t ext_len)
+/* ext_sg: external data at ext_off of a scatter-gather buffer instead
+ * of at ext_data */
+static int ctrl_queue(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		      size_t ahs_len, const void *data, size_t data_len,
+		      struct idm_task *task, const uint8_t *ext_data,
+		      const struct idm_buf *ext_sg, size_t ext_off, uint32_t ext_len)
 {
 	size_t need = IDM_ISCSI_BHS_LEN + ahs_len + data_len;
 	struct tcp_txd *d;
@@ -166,8 +174,10 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		memcpy(d->cbuf + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
 	d->cbuf[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
 	d->hlen = (uint32_t)(IDM_ISCSI_BHS_LEN + ahs_len);
-	if (ext_data) {
+	if (ext_data || ext_sg) {
 		d->data = ext_data;
+		d->sg = ext_data ? NULL : ext_sg;
+		d->sg_off = ext_off;
 		d->dlen = ext_len;
 	} else {
 		if (data_len)
@@ -176,7 +186,7 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		d->dlen = (uint32_t)data_len;
 	}
 	idm_iscsi_bhs_set_data_len(d->cbuf, d->dlen);
-	d->qbytes = d->hlen + (ext_data ? 0 : (uint32_t)data_len);
+	d->qbytes = d->hlen + (ext_data || ext_sg ? 0 : (uint32_t)data_len);
 	tc->q_bytes += d->qbytes;
 	d->kind = TXD_CTRL;
 	d->task = task;
@@ -184,9 +194,27 @@ int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	return 0;
 }
 
-/* pad + data digest after a payload */
+int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		size_t ahs_len, const void *data, size_t data_len,
+		struct idm_task *task, const uint8_t *ext_data,
+		uint32_t ext_len)
+{
+	return ctrl_queue(tc, bhs, ahs, ahs_len, data, data_len, task, ext_data,
+			  NULL, 0, ext_len);
+}
+
+int tcp_tx_ctrl_sg(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
+		   size_t ahs_len, struct idm_task *task, const struct idm_buf *sg,
+		   size_t sg_off, uint32_t len)
+{
+	return ctrl_queue(tc, bhs, ahs, ahs_len, NULL, 0, task, NULL, sg, sg_off,
+			  len);
+}
+
+/* pad + data digest after a payload; crc: the digest of the payload so
+ * far (when d->dd) */
 static void add_trailer(const struct tcp_txd *d, struct tcp_txpdu *e,
-			const uint8_t *data, uint32_t len)
+			uint32_t crc, uint32_t len)
 {
 	uint32_t pad = idm_iscsi_pad4(len), n = pad;
 
@@ -194,7 +222,6 @@ static void add_trailer(const struct tcp_txd *d, struct tcp_txpdu *e,
 		return;
 	memset(e->trl, 0, pad);
 	if (d->dd) {
-		uint32_t crc = tcp_crc32c(TCP_CRC32C_INIT, data, len);
 		crc = tcp_crc32c(crc, zeros, pad);
 		tcp_crc32c_put(e->trl + pad, tcp_crc32c_final(crc));
 		n += IDM_ISCSI_DIGEST_LEN;
@@ -213,6 +240,32 @@ static void add_iov(struct tcp_txpdu *e, const void *p, size_t n)
 	e->iov[e->iovcnt].iov_base = (void *)p;
 	e->iov[e->iovcnt++].iov_len = n;
 	e->len += n;
+}
+
+/* len payload bytes, byte p on of base (or of d->sg from d->sg_off when
+ * base is NULL), then pad and digest. */
+static void add_payload(const struct tcp_txd *d, struct tcp_txpdu *e,
+			const uint8_t *base, size_t p, uint32_t len)
+{
+	uint32_t crc = TCP_CRC32C_INIT;
+
+	if (!len)
+		return;
+	if (base) {
+		add_iov(e, base + p, len);
+		if (d->dd)
+			crc = tcp_crc32c(crc, base + p, len);
+	} else {
+		/* one placeholder iovec: tcp_tx_flush() expands it */
+		e->sg = d->sg;
+		e->sg_off = d->sg_off + p;
+		e->iov[e->iovcnt].iov_base = NULL;
+		e->iov[e->iovcnt++].iov_len = len;
+		e->len += len;
+		if (d->dd)
+			crc = tcp_sg_crc32c(crc, d->sg, e->sg_off, len);
+	}
+	add_trailer(d, e, crc, len);
 }
 
 /* A generated header in e->hdr (+ its digest). */
@@ -242,6 +295,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 	e->iovcnt = 0;
 	e->len = e->done = 0;
 	e->skip = false;
+	e->sg = NULL;
 	switch (d->kind) {
 	case TXD_CTRL:
 		add_iov(e, d->cbuf, d->hlen);
@@ -251,8 +305,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 							d->cbuf, d->hlen)));
 			add_iov(e, e->hdig, IDM_ISCSI_DIGEST_LEN);
 		}
-		add_iov(e, d->data, d->dlen);
-		add_trailer(d, e, d->data, d->dlen);
+		add_payload(d, e, d->data, 0, d->dlen);
 		break;
 	case TXD_R2T:
 		tcp_pdu_r2t(e->hdr, d->tmpl, d->ttt, d->datasn, d->start,
@@ -268,8 +321,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 			       d->datasn++, d->wire_off + d->pos, final,
 			       last && d->ack, last && d->status);
 		add_hdr(d, e);
-		add_iov(e, d->base + d->pos, len);
-		add_trailer(d, e, d->base + d->pos, len);
+		add_payload(d, e, d->base, d->pos, len);
 		d->pos += len;
 		break;
 	case TXD_DATAOUT:
@@ -278,8 +330,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 		tcp_pdu_dataout(e->hdr, d->tmpl, d->itt, d->ttt, tc->exp_statsn,
 				d->datasn++, d->pos, len, last);
 		add_hdr(d, e);
-		add_iov(e, d->base + d->pos, len);
-		add_trailer(d, e, d->base + d->pos, len);
+		add_payload(d, e, d->base, d->pos, len);
 		d->pos += len;
 		break;
 	}
@@ -389,10 +440,11 @@ static bool entry_done(struct tcp_conn *tc)
 void tcp_tx_flush(struct tcp_conn *tc)
 {
 	/* scratch for one sendmsg: on the stack, not in every connection */
-	struct iovec iov[TCP_RING * 4];
+	struct iovec iov[TX_IOV];
 	uint64_t sent = 0;
 
 	while (!tc->closed) {
+		bool full = false;
 		int cnt = 0;
 		ssize_t n;
 
@@ -416,21 +468,38 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			tcp_watch_update(tc);
 			return;
 		}
-		for (unsigned i = 0; i < tc->r_count && cnt < IOV_MAX - 4;
+		/* a prefix of what is queued: stops where iov is full */
+		for (unsigned i = 0; i < tc->r_count && cnt <= TX_IOV - 4 && !full;
 		     i++) {
 			struct tcp_txpdu *e = ring_at(tc, i);
 			size_t skip = e->done;
 
 			if (e->skip)
 				continue;
-			for (int k = 0; k < e->iovcnt; k++) {
+			for (int k = 0; k < e->iovcnt && !full; k++) {
 				struct iovec v = e->iov[k];
 				if (skip >= v.iov_len) {
 					skip -= v.iov_len;
 					continue;
 				}
-				v.iov_base = (char *)v.iov_base + skip;
 				v.iov_len -= skip;
+				if (!v.iov_base) {
+					/* scatter-gather payload: its segments */
+					size_t covered = 0;
+					int m = idm_prov_buf_iov(e->sg, e->sg_off + skip,
+								 v.iov_len, iov + cnt,
+								 TX_IOV - cnt, &covered);
+					if (m > 0)
+						cnt += m;
+					full = covered < v.iov_len;
+					skip = 0;
+					continue;
+				}
+				if (cnt == TX_IOV) {
+					full = true;
+					break;
+				}
+				v.iov_base = (char *)v.iov_base + skip;
 				skip = 0;
 				iov[cnt++] = v;
 			}
@@ -498,8 +567,12 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 			skip -= v->iov_len;
 			continue;
 		}
-		memcpy(tc->bounce + at, (char *)v->iov_base + skip,
-		       v->iov_len - skip);
+		if (!v->iov_base)
+			tcp_sg_copy_out(tc->bounce + at, e->sg, e->sg_off + skip,
+					v->iov_len - skip);
+		else
+			memcpy(tc->bounce + at, (char *)v->iov_base + skip,
+			       v->iov_len - skip);
 		at += v->iov_len - skip;
 		skip = 0;
 	}

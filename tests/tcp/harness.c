@@ -463,6 +463,7 @@ void h_fini(struct h *h)
 	}
 	if (h->disk_buf)
 		idm_buf_destroy(h->disk_buf);
+	h_sg_free(h);
 	free(h->disk);
 	if (h->ctx)
 		idm_ctx_destroy(h->ctx);

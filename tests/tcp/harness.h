@@ -96,10 +96,13 @@ struct h_ttask {
 	uint8_t r2t[48];     /* ... and its R2T template */
 };
 
+struct h_sgmap;
+
 /* Initiator-side command slot, reused across commands. */
 struct h_slot {
 	uint8_t *mem;     /* H_GUARD + cap + H_GUARD bytes */
 	idm_buf *buf;
+	struct h_sgmap *sg; /* buf's segments (h_sg_enable), else NULL */
 	uint32_t cap;
 	/* current command */
 	bool busy;
@@ -147,6 +150,7 @@ struct h {
 	uint8_t *disk;              /* slots of slot_cap, with guards */
 	size_t disk_len;
 	idm_buf *disk_buf;
+	struct h_sgmap *disk_sg;    /* disk_buf's segments (h_sg_enable) */
 	uint32_t slot_cap;
 	size_t n_disk_slots;
 	enum h_status_mode status_mode;
@@ -165,6 +169,10 @@ struct h {
 	/* called after the harness's Get_Data from a SCSI Command's
 	 * control_notify succeeded (return value ignored) */
 	h_cmd_hook after_get_hook;
+	/* a WRITE's Get_Data is not asked for from its control_notify but by
+	 * h_tgt_get_later() (its data waits in libidm's staging copy) */
+	bool get_later;
+	struct h_ttask *later;
 	void *hook_arg;
 	idm_pdu *cmd_pdu;           /* the SCSI Command, during the hooks */
 
@@ -230,6 +238,24 @@ int h_stats_snapshot(struct h *h, struct h_stats *st);
 int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
+
+/* Scatter-gather (harness_sg.c): after h_init, make the disk and every
+ * initiator buffer idm_buf_create_iov() buffers of segments of
+ * sizes[0], sizes[1], ... (cycling), scattered in memory with guarded
+ * gaps; h_run_io then moves data through them and checks it as before.
+ * 0 or <0 with h->err. */
+int h_sg_enable(struct h *h, const uint32_t *sizes, size_t nsizes);
+/* Segments of the disk buffer (0 without h_sg_enable). */
+int h_sg_segments(const struct h *h);
+/* internal: copy slot s's bytes view -> segments (or back), check the
+ * guards and gaps, free the maps */
+void h_sg_sync(struct h *h, size_t s, bool to_segments);
+int h_sg_check_guards(struct h *h);
+void h_sg_free(struct h *h);
+
+/* The Get_Data of the WRITE held back by h->get_later, now, outside
+ * any callback: 0 or idm_get_data()'s error (-ENOENT: none held). */
+int h_tgt_get_later(struct h *h);
 
 /* Start libidm's progress thread: callbacks then run on it, serialised
  * with the test's thread by h->mu; h_run_io, h_progress_until and

@@ -59,6 +59,8 @@ int h_check_guards(struct h *h)
 {
 	long bad;
 
+	if (h_sg_check_guards(h) < 0)
+		return -1;
 	for (size_t s = 0; h->disk && s < h->n_disk_slots + 1; s++) {
 		/* the guard before slot s (and after the last one) */
 		size_t g = s * ((size_t)h->slot_cap + H_GUARD);
@@ -133,6 +135,7 @@ void h_slot_prepare(struct h *h, size_t s, bool write, uint32_t len)
 		h_pattern(sl->mem + H_GUARD, len, sl->seed);
 	else
 		h_pattern(disk, len, sl->seed);
+	h_sg_sync(h, s, true);
 }
 
 int h_slot_start(struct h *h, size_t s, uint64_t disk_off)
@@ -210,6 +213,7 @@ static int slot_verify(struct h *h, size_t s)
 	const uint8_t *data = sl->write ? h_disk_slot(h, s) : sl->mem + H_GUARD;
 	long bad;
 
+	h_sg_sync(h, s, false);
 	if (sl->response != 0 || sl->scsi_status != 0) {
 		h_set_err(h, "%s of %u: response %u status %u",
 			sl->write ? "write" : "read", sl->len, sl->response,

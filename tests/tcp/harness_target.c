@@ -124,6 +124,11 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 			return;
 		}
 		tt->pending = 1;
+		if (h->get_later) {
+			memcpy(tt->r2t, tmpl, sizeof(tt->r2t));
+			h->later = tt;
+			return;
+		}
 		rc = idm_get_data(task, tmpl, h->disk_buf, off, 0, len, 0);
 		if (rc < 0)
 			goto fail;
@@ -186,6 +191,23 @@ fail:
 	tt->status = rc;
 	tt->status_in_data = false;
 	t_finish(h, tt);
+}
+
+int h_tgt_get_later(struct h *h)
+{
+	struct h_ttask *tt = h->later;
+	int rc;
+
+	if (!tt)
+		return -ENOENT;
+	h->later = NULL;
+	rc = idm_get_data(tt->task, tt->r2t, h->disk_buf, tt->off, 0, tt->len, 0);
+	if (rc < 0) {
+		tt->status = rc;
+		tt->pending = 0;
+		t_finish(h, tt);
+	}
+	return rc;
 }
 
 static void t_login(struct h *h, idm_pdu *pdu)

@@ -169,10 +169,7 @@ int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
 
 			if (c < want)
 				want = c;
-			if (r->own_thread)
-				usleep(50);
-			else
-				(void)idm_ctx_progress(h->ctx, 0);
+			(void)idm_ctx_progress(h->ctx, 0);
 		}
 		n = send(r->fd, p, want, MSG_NOSIGNAL);
 
@@ -187,11 +184,7 @@ int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
 		}
 		if (now_ms() > end)
 			return -ETIMEDOUT;
-		if (r->own_thread)
-			(void)poll(&(struct pollfd){ .fd = r->fd, .events = POLLOUT },
-				   1, 5);
-		else
-			(void)idm_ctx_progress(h->ctx, 5);
+		(void)idm_ctx_progress(h->ctx, 5);
 	}
 	return 0;
 }

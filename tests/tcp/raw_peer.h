@@ -22,9 +22,6 @@ struct h_raw {
 	 * each before the next (PDUs cut anywhere) */
 	bool cut;
 	unsigned cut_pos;
-	/* h_raw_write runs on a thread of its own, as a remote peer would:
-	 * it waits for the socket instead of making libidm progress */
-	bool own_thread;
 };
 
 /* Evil initiator: connect to the harness target. */

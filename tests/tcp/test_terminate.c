@@ -14,6 +14,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define BIG (16u << 20)
 
@@ -183,7 +184,23 @@ struct dealloc_ctx {
 	idm_buf *buf;
 	uint32_t itt;
 	bool write;
+	bool sg; /* the buffer in segments of SG_SEG bytes (idm_buf_create_iov) */
 };
+
+/* odd, so that PDUs end inside segments; BIG / SG_SEG < IDM_BUF_IOV_MAX */
+#define SG_SEG 16411u
+
+static int dealloc_buf(struct h *h, struct dealloc_ctx *d, uint32_t len)
+{
+	struct iovec v[IDM_BUF_IOV_MAX];
+	int n = 0;
+
+	if (!d->sg)
+		return idm_buf_create(h->ctx, d->mem, len, &d->buf);
+	for (uint32_t at = 0; at < len; at += SG_SEG, n++)
+		v[n] = (struct iovec){ d->mem + at, len - at < SG_SEG ? len - at : SG_SEG };
+	return idm_buf_create_iov(h->ctx, v, n, &d->buf);
+}
 
 static bool dealloc_hook(struct h *h, idm_task *task, const uint8_t *bhs)
 {
@@ -198,7 +215,7 @@ static bool dealloc_hook(struct h *h, idm_task *task, const uint8_t *bhs)
 	d->mem = malloc(len);
 	ck_assert_ptr_nonnull(d->mem);
 	memset(d->mem, 0x77, len);
-	ck_assert_int_eq(idm_buf_create(h->ctx, d->mem, len, &d->buf), 0);
+	ck_assert_int_eq(dealloc_buf(h, d, len), 0);
 	idm_task_set_arg(task, NULL); /* any completion for it is a bug */
 	idm_iscsi_put32(tmpl + IDM_ISCSI_BHS_ITT, d->itt);
 	tmpl[0] = d->write ? IDM_ISCSI_OP_R2T : IDM_ISCSI_OP_DATA_IN;
@@ -230,12 +247,12 @@ static void dealloc_and_free(struct dealloc_ctx *d)
  * side reads on. Whatever it gets must be whole PDUs (a PDU begun must be
  * finished without the freed buffer), then the connection must still
  * answer a NOP-Out, or have failed cleanly. */
-START_TEST(target_dealloc_pending_put)
+static void dealloc_pending_put(bool sg)
 {
 	struct h h;
 	struct h_raw r;
 	struct h_params p;
-	struct dealloc_ctx d = { 0 };
+	struct dealloc_ctx d = { .sg = sg };
 	uint8_t bhs[48];
 	uint32_t got = 0, dlen;
 
@@ -267,16 +284,29 @@ START_TEST(target_dealloc_pending_put)
 	      got);
 	h_raw_end(&h, &r);
 }
+
+START_TEST(target_dealloc_pending_put)
+{
+	dealloc_pending_put(false);
+}
+END_TEST
+
+/* The same from a scatter-gather buffer: the half-sent PDU is finished
+ * from a copy of its segments. */
+START_TEST(target_dealloc_pending_put_sg)
+{
+	dealloc_pending_put(true);
+}
 END_TEST
 
 /* Get_Data of 16 MiB: two Data-Out PDUs land, the task is deallocated
  * and its buffer freed, then more Data-Out for it arrives. */
-START_TEST(target_dealloc_pending_get)
+static void dealloc_pending_get(bool sg)
 {
 	struct h h;
 	struct h_raw r;
 	struct h_params p;
-	struct dealloc_ctx d = { 0 };
+	struct dealloc_ctx d = { .sg = sg };
 	uint8_t bhs[48];
 	static uint8_t data[65536];
 	uint32_t ttt;
@@ -310,6 +340,18 @@ START_TEST(target_dealloc_pending_get)
 	ck_assert_msg(h.t.completion_count == 0,
 		      "data_completion_notify for a deallocated task");
 	h_raw_end(&h, &r);
+}
+
+START_TEST(target_dealloc_pending_get)
+{
+	dealloc_pending_get(false);
+}
+END_TEST
+
+/* The same into a scatter-gather buffer (Data-Out read into segments). */
+START_TEST(target_dealloc_pending_get_sg)
+{
+	dealloc_pending_get(true);
 }
 END_TEST
 
@@ -499,7 +541,9 @@ int main(void)
 	tcase_add_test(tc, initiator_terminate_in_flight);
 	tcase_add_test(tc, target_terminate_in_flight);
 	tcase_add_test(tc, target_dealloc_pending_get);
+	tcase_add_test(tc, target_dealloc_pending_get_sg);
 	tcase_add_test(tc, target_dealloc_pending_put);
+	tcase_add_test(tc, target_dealloc_pending_put_sg);
 	tcase_add_test(tc, initiator_dealloc_pending_write);
 	tcase_add_test(tc, initiator_dealloc_pending_read);
 	tcase_add_test(tc, terminate_from_control_notify);
