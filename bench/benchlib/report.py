@@ -57,8 +57,9 @@ def _ratio(a, b):
 
 
 def pairs(cells):
-    """idm-target vs tgtd for each initiator, and idm-initiator vs
-    iscsi-perf against each target, per workload: ratios of medians."""
+    """idm-target vs tgtd for each initiator, idm-initiator vs iscsi-perf
+    against each target, and (--target-threads) idm-target/tN vs
+    idm-target/t1, per workload: ratios of medians."""
     by = {(c["workload"], c["target"], c["initiator"]): c for c in cells}
     workloads = list(dict.fromkeys(c["workload"] for c in cells))
     out = []
@@ -80,6 +81,11 @@ def pairs(cells):
             add("target", w, ("idm-target", ini), ("tgtd", ini))
         for tgt in ("idm-target", "tgtd"):
             add("initiator", w, (tgt, "idm-initiator"), (tgt, "iscsi-perf"))
+        # --target-threads: each count against one thread
+        for t in dict.fromkeys(c["target"] for c in cells):
+            if t.startswith("idm-target/t") and t != "idm-target/t1":
+                for ini in ("idm-initiator", "iscsi-perf"):
+                    add("threads", w, (t, ini), ("idm-target/t1", ini))
     return out
 
 
@@ -201,6 +207,9 @@ def print_table(doc, out):
         for pr in doc["pairs"]:
             if pr["kind"] == "target":
                 name = f"idm-target / tgtd ({pr['a']['initiator']})"
+            elif pr["kind"] == "threads":
+                name = (f"{pr['a']['target']} / {pr['b']['target']} "
+                        f"({pr['a']['initiator']})")
             else:
                 name = f"idm-initiator / iscsi-perf ({pr['a']['target']})"
             if not pr["like_for_like"]:

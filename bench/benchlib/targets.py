@@ -95,15 +95,22 @@ class IdmTarget(Target):
 
     name = "idm-target"
 
-    def __init__(self, binary, workdir, backing, lun_file, lun_size, env):
+    def __init__(self, binary, workdir, backing, lun_file, lun_size, env,
+                 threads=None):
         self.binary = binary
+        # --target-threads: one instance per count, each its own cell
+        self.threads = threads
+        tag = f"-t{threads}" if threads else ""
+        if threads:
+            self.name = f"idm-target/t{threads}"
         self.workdir = workdir
         self.backing = backing
         self.lun_file = lun_file
         self.lun_size = lun_size
         self.env = env
         self.iqn = IQN_BASE + ":idm"
-        self.log = os.path.join(workdir, "idm-target.log")
+        self.log = os.path.join(workdir, f"idm-target{tag}.log")
+        self.port_file = os.path.join(workdir, f"idm-target{tag}.port")
 
     def describe_backing(self):
         if self.backing == "ram":
@@ -111,7 +118,7 @@ class IdmTarget(Target):
         return "file on tmpfs (file:PATH, pread/pwrite)"
 
     def start(self, digests):
-        port_file = os.path.join(self.workdir, "idm-target.port")
+        port_file = self.port_file
         if os.path.exists(port_file):
             os.unlink(port_file)
         spec = (f"ram:{self.lun_size}" if self.backing == "ram"
@@ -124,6 +131,8 @@ class IdmTarget(Target):
                port_file, "--target-name", self.iqn, "--lun", spec,
                "--log-level", "warn", "-k", f"HeaderDigest={dig}",
                "-k", "DataDigest=" + ("CRC32C,None" if digests else "None")]
+        if self.threads:
+            cmd += ["--threads", str(self.threads)]
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                          stderr=log, env=self.env)

@@ -85,7 +85,7 @@ int activation_adopt(int fd)
 		.cbs = &none,
 	};
 	idm_conn *ic;
-	int r = idm_conn_adopt_fd(g_tgt.ctx, fd, IDM_ROLE_TARGET, &ca, &ic);
+	int r = idm_conn_adopt_fd(g_loop->ctx, fd, IDM_ROLE_TARGET, &ca, &ic);
 
 	if (r < 0)
 		return r;

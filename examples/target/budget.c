@@ -6,11 +6,18 @@
  * counts live in an open-addressing table sized for max_logins distinct
  * addresses at most, allocated once, so admitting or refusing a
  * connection allocates nothing.
+ *
+ * With several loops (--threads) the counts, the address table and the
+ * reports are shared under one mutex, taken when a connection is
+ * accepted, logs in or goes, and by the loops' ticks; never per I/O.
+ * The login list is each loop's own (struct loop): it holds the loop's
+ * connections, which only that loop may close.
  */
 #include "budget.h"
 #include "target.h"
 #include "ex_log.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +41,9 @@ struct addr_slot {
 static struct addr_slot *slots;
 static size_t nslots; /* a power of two, > 2 * max_logins */
 static unsigned nconns, nlogins;
-static struct tconn *lhead, *ltail; /* in login, oldest first */
+#define lhead (g_loop->lhead)
+#define ltail (g_loop->ltail)
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The reports: one line per limit and second at most. */
 enum { R_CONNS, R_LOGINS, R_PER_ADDR, R_TIMEOUT, R_N };
@@ -192,11 +201,10 @@ static void peer_addr(const char *peer, char *out, size_t n)
 	snprintf(out, n, "%.*s", len ? (int)len : 1, len ? peer : "?");
 }
 
-int budget_admit(struct tconn *c, const char *peer)
+static int admit_locked(struct tconn *c)
 {
 	struct addr_slot *s;
 
-	peer_addr(peer, c->addr, sizeof(c->addr));
 	if (nconns >= g_budget.max_conns) {
 		report(R_CONNS, c->addr);
 		return -EBUSY;
@@ -227,7 +235,18 @@ int budget_admit(struct tconn *c, const char *peer)
 	return 0;
 }
 
-void budget_login_done(struct tconn *c)
+int budget_admit(struct tconn *c, const char *peer)
+{
+	int r;
+
+	peer_addr(peer, c->addr, sizeof(c->addr));
+	pthread_mutex_lock(&lock);
+	r = admit_locked(c);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static void login_done_locked(struct tconn *c)
 {
 	size_t i;
 
@@ -250,15 +269,28 @@ void budget_login_done(struct tconn *c)
 	c->lprev = c->lnext = NULL;
 }
 
+void budget_login_done(struct tconn *c)
+{
+	if (!c->in_login)
+		return;
+	pthread_mutex_lock(&lock);
+	login_done_locked(c);
+	pthread_mutex_unlock(&lock);
+}
+
 void budget_release(struct tconn *c)
 {
-	budget_login_done(c);
+	if (!c->in_login && !c->counted)
+		return;
+	pthread_mutex_lock(&lock);
+	login_done_locked(c);
 	if (c->counted) {
 		c->counted = false;
 		nconns--;
 		freed_since_trim++;
 		clock_gettime(CLOCK_MONOTONIC, &last_free);
 	}
+	pthread_mutex_unlock(&lock);
 }
 
 struct tconn *budget_next_expired(const struct timespec *now)
@@ -269,9 +301,11 @@ struct tconn *budget_next_expired(const struct timespec *now)
 	    (now->tv_sec == c->login_deadline.tv_sec &&
 	     now->tv_nsec < c->login_deadline.tv_nsec))
 		return NULL;
-	budget_login_done(c);
+	pthread_mutex_lock(&lock);
+	login_done_locked(c);
 	if (c->state == CS_LOGIN)
 		report(R_TIMEOUT, c->addr);
+	pthread_mutex_unlock(&lock);
 	return c;
 }
 
@@ -283,6 +317,14 @@ struct tconn *budget_next_expired(const struct timespec *now)
 
 void budget_tick(const struct timespec *now)
 {
+	static _Thread_local struct timespec last;
+
+	/* a few times a second is enough for reports and trimming, and
+	 * keeps the shared lock out of every loop pass */
+	if (since(&last, now) < 0.1)
+		return;
+	last = *now;
+	pthread_mutex_lock(&lock);
 	for (int r = 0; r < R_N; r++)
 		if (rep[r].n && since(&rep[r].at, now) >= 1.0) {
 			report_line(r, rep[r].n);
@@ -295,4 +337,5 @@ void budget_tick(const struct timespec *now)
 		malloc_trim(0);
 #endif
 	}
+	pthread_mutex_unlock(&lock);
 }

@@ -117,10 +117,11 @@ static void conn_release(struct tconn *c)
 	text_free(c);
 }
 
-static void conn_unlink_free(struct tconn *c)
+/* budget_release() and free a connection already released */
+void conn_forget(struct tconn *c)
 {
 	budget_release(c);
-	for (struct tconn **pp = &g_tgt.conns; *pp; pp = &(*pp)->next)
+	for (struct tconn **pp = &g_loop->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
 			break;
@@ -141,14 +142,14 @@ void conn_reap(void)
 			conn_close_after(c, 0, NULL);
 			c->deadline = now;
 		}
-	for (c = g_tgt.conns; c; c = next) {
+	for (c = g_loop->conns; c; c = next) {
 		next = c->next;
-		if (c->state == CS_CLOSING && timespec_passed(&c->deadline, &now)) {
+		if (c->state == CS_CLOSING && !c->handoff && timespec_passed(&c->deadline, &now)) {
 			idm_connection_terminate(c->ic);
 			c->state = CS_DEAD;
 			conn_release(c);
 			idm_conn_destroy(c->ic);
-			conn_unlink_free(c);
+			conn_forget(c);
 		}
 	}
 	budget_tick(&now);
@@ -156,13 +157,13 @@ void conn_reap(void)
 
 void conn_destroy_all(void)
 {
-	while (g_tgt.conns) {
-		struct tconn *c = g_tgt.conns;
+	while (g_loop->conns) {
+		struct tconn *c = g_loop->conns;
 		idm_connection_terminate(c->ic);
 		c->state = CS_DEAD;
 		conn_release(c);
 		idm_conn_destroy(c->ic);
-		conn_unlink_free(c);
+		conn_forget(c);
 	}
 }
 
@@ -171,6 +172,12 @@ static void on_control(idm_conn *ic, idm_pdu *pdu, void *arg)
 	struct tconn *c = arg;
 
 	(void)ic;
+	if (c->handoff) { /* on its way to another loop: not our turn */
+		idm_task *it = idm_pdu_task(pdu);
+		if (it)
+			idm_deallocate_task_resources(it);
+		return;
+	}
 	switch (c->state) {
 	case CS_LOGIN:
 		login_pdu(c, pdu);
@@ -198,7 +205,9 @@ static void on_terminate(idm_conn *ic, int reason, void *arg)
 	c->state = CS_DEAD;
 	conn_release(c);
 	idm_conn_destroy(ic);
-	conn_unlink_free(c);
+	if (loop_handoff_dying(c))
+		return; /* in this loop's inbox: loop_run_handoffs() frees it */
+	conn_forget(c);
 }
 
 static void on_data_ack(idm_task *task, uint32_t datasn, void *arg)
@@ -239,8 +248,8 @@ int conn_accept(idm_portal *portal, idm_conn *ic, void *arg)
 		free(c);
 		return r;
 	}
-	c->next = g_tgt.conns;
-	g_tgt.conns = c;
+	c->next = g_loop->conns;
+	g_loop->conns = c;
 	ex_info("%s: new %s connection", idm_conn_peer_name(ic), idm_conn_provider(ic));
 	return 0;
 }

@@ -428,15 +428,32 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 		snprintf(ls->tname, sizeof(ls->tname), "%s", tn);
 	}
 	if (ls->tsih) {
-		struct session *s = session_find_tsih(ls->tsih);
-		if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6))
-			return LS_SESSION_NOT_EXIST;
-		if (s->conn && s->conn->cid != ls->cid)
-			return LS_TOO_MANY_CONNS;
-		ls->p = s->p; /* session-wide values stay */
-		ls->discovery = s->discovery;
+		/* the session may be another loop's: read under the lock */
+		struct session *s;
+		int rc = 0;
+
+		session_lock();
+		s = session_find_tsih(ls->tsih);
+		if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6)) {
+			rc = LS_SESSION_NOT_EXIST;
+		} else if (s->conn && s->conn->cid != ls->cid) {
+			rc = LS_TOO_MANY_CONNS;
+		} else {
+			ls->p = s->p; /* session-wide values stay */
+			ls->discovery = s->discovery;
+		}
+		session_unlock();
+		return rc;
 	}
 	return 0;
+}
+
+/* The session is another loop's: the login ends there (loop.c). */
+static void handoff(struct tconn *c, struct loop *owner, const uint8_t *req, uint8_t flags,
+		    const char *data, size_t len)
+{
+	if (loop_handoff(c, owner, req, flags, data, len) < 0)
+		login_fail(c, req, LS_OUT_OF_RESOURCES, "cannot move the connection");
 }
 
 /* Create (or join, or reinstate) the session and enter full feature phase. */
@@ -444,37 +461,40 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 {
 	struct login_state *ls = c->login;
 	struct session *s;
+	struct loop *owner;
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	int rc;
 
+	/* A connection joining a session (its TSIH) or reinstating one (its
+	 * ISID) finishes on the loop that owns it, so that a session and
+	 * its connections stay on one loop; a new session stays here, on
+	 * the loop the kernel gave its leading connection. */
 	if (ls->tsih) {
+		session_lock();
 		s = session_find_tsih(ls->tsih);
+		owner = s ? s->loop : NULL;
+		session_unlock();
 		if (!s)
 			return login_fail(c, req, LS_SESSION_NOT_EXIST, "session vanished");
+		if (owner != g_loop)
+			return handoff(c, owner, req, flags, data, len);
 		if (s->conn) { /* connection reinstatement (same CID) */
 			struct tconn *old = s->conn;
 			/* ERL 0: the old connection's tasks end with it */
 			session_drop_conn(s, old);
 			old->sess = NULL;
+			session_lock();
 			s->conn = NULL;
+			session_unlock();
 			conn_close(old, "connection reinstated");
 		}
 	} else {
-		struct session *old = session_find(ls->iname, ls->isid);
-		if (old) { /* session reinstatement (RFC 7143 6.3.5) */
-			old->zombie = true;
-			if (old->conn)
-				conn_close(old->conn, "session reinstated");
-			else
-				session_destroy(old);
-		}
+		struct session *old;
+
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no memory");
 		memcpy(s->isid, ls->isid, 6);
-		if (++g_tgt.next_tsih == 0)
-			g_tgt.next_tsih = 1;
-		s->tsih = g_tgt.next_tsih;
 		s->discovery = ls->discovery;
 		snprintf(s->iname, sizeof(s->iname), "%s", ls->iname);
 		snprintf(s->iport, sizeof(s->iport), "%s,i,0x%02x%02x%02x%02x%02x%02x", ls->iname,
@@ -482,12 +502,38 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		s->exp_cmdsn = c->login_cmdsn;
 		if (ls->p.first_burst > ls->p.max_burst)
 			ls->p.first_burst = ls->p.max_burst;
-		s->next = g_tgt.sessions;
-		g_tgt.sessions = s;
+		/* finding the old session, marking it and registering the new
+		 * one are one step: two logins with one ISID on two loops
+		 * cannot both start a session */
+		session_lock();
+		old = session_find(ls->iname, ls->isid);
+		if (old && old->loop != g_loop) {
+			owner = old->loop;
+			session_unlock();
+			free(s);
+			return handoff(c, owner, req, flags, data, len);
+		}
+		if (old) /* session reinstatement (RFC 7143 6.3.5) */
+			old->zombie = true;
+		rc = session_register(s);
+		session_unlock();
+		if (old) {
+			if (old->conn)
+				conn_close(old->conn, "session reinstated");
+			else
+				session_destroy(old);
+		}
+		if (!rc) {
+			free(s);
+			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no free TSIH");
+		}
 		ls->tsih = s->tsih;
 	}
+	session_lock();
 	s->p = ls->p;
-	if (build_kv(&s->p) != 0) {
+	rc = build_kv(&s->p);
+	session_unlock();
+	if (rc != 0) {
 		ex_err("key buffer too small");
 		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
 	}
@@ -505,9 +551,11 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
 		return login_fail(c, req, LS_TARGET_ERROR, "bad negotiated values");
 	}
+	session_lock();
 	s->conn = c;
-	c->sess = s;
 	c->cid = ls->cid;
+	session_unlock();
+	c->sess = s;
 
 	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
@@ -533,6 +581,12 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 		s->p.rdma ? " iSER" : "", s->p.tagged_solicited ? " TaggedBufferForSolicitedDataOnly" : "",
 		s->p.iser_hello ? " iSERHelloRequired" : "");
 	login_free(c);
+}
+
+void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+		  const char *data, size_t len)
+{
+	go_ffp(c, req, flags, data, len);
 }
 
 /* A complete login request (its text in kv[n]): negotiate and answer. */

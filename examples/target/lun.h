@@ -45,8 +45,13 @@ struct lun {
 	                      protected whatever MODE SELECT says */
 	bool ro_forced;    /* ro because the file only allows reading */
 	bool d_sense;      /* control mode page D_SENSE: descriptor sense */
+	/* Reservations: loops (--threads) share a LUN. reserved_by is read
+	 * and written with atomics; pr under scsi_pr.c's lock, mirrored in
+	 * pr_held (atomic) so that a command on a LUN without persistent
+	 * reservations checks them without the lock. */
 	const void *reserved_by; /* SPC-2 RESERVE holder (I_T nexus) or NULL */
 	struct pr_state pr;      /* SPC-4 persistent reservations */
+	int pr_held;             /* pr.nregs || pr.reserved */
 };
 
 /**

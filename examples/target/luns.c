@@ -82,7 +82,7 @@ static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int n
 				goto fail;
 			}
 			l->ro_forced = forced_ro;
-			if (attach && (r = lun_attach_ctx(l, g_tgt.ctx)) < 0) {
+			if (attach && (r = lun_attach_ctx(l, g_loop->ctx)) < 0) {
 				ex_err("LUN %d: idm_buf_create: %s", id, idm_strerror(r));
 				lun_close(l);
 				goto fail;
@@ -166,7 +166,7 @@ int luns_reload(char *const *specs, int n, uint32_t bs)
 
 static bool lun_in_use(const struct lun *l)
 {
-	for (struct tconn *c = g_tgt.conns; c; c = c->next)
+	for (struct tconn *c = g_loop->conns; c; c = c->next)
 		for (struct ttask *t = c->tasks; t; t = t->cnext)
 			if (t->state != TS_QUEUED && t->sc.lun == l) /* started */
 				return true;

@@ -12,6 +12,7 @@
 #include "notify.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,9 @@
 struct target g_tgt;
 
 static volatile sig_atomic_t stop, hup, usr1;
+/* --threads > 1: the loops' view of stop, and who prints stats next */
+static int stop_all, loop_failed;
+static int *usr1_turn;
 
 static void on_signal(int sig)
 {
@@ -97,10 +101,12 @@ static void usage(FILE *f, const char *prog)
 }
 
 #define MAX_PORTALS 8
+#define MAX_LISTENERS (MAX_PORTALS * 64) /* every portal on every loop */
 
 enum {
 	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
+	OPT_THREADS,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +124,7 @@ static const struct option long_opts[] = {
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
 	{ "max-logins-per-address", required_argument, NULL, OPT_MAX_LOGINS_PER_ADDR },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -137,6 +144,7 @@ static struct {
 	uint32_t bs;
 	int level;
 	int log_target;
+	unsigned threads;
 } opt;
 
 /* "option --name" or "FILE:LINE" for messages */
@@ -301,6 +309,8 @@ static int set_option(int o, char *arg, const char *where)
 		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins);
 	case OPT_MAX_LOGINS_PER_ADDR:
 		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins_per_addr);
+	case OPT_THREADS:
+		return set_uint(w, o, arg, 1, 64, &opt.threads);
 	case OPT_LOG_LEVEL:
 		if ((v = ex_log_parse_level(arg)) < 0) {
 			ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
@@ -474,7 +484,7 @@ static int open_activated(int n, idm_portal **portal, int *nportal, bool *single
 			*single = true;
 			continue;
 		}
-		r = idm_portal_create_fd(g_tgt.ctx, fd, &pa, &portal[*nportal]);
+		r = idm_portal_create_fd(g_loop->ctx, fd, &pa, &portal[*nportal]);
 		if (r < 0) {
 			ex_err("socket activation: listening socket %d: %s%s%s", fd,
 			       idm_strerror(r), *idm_last_error() ? ": " : "",
@@ -488,17 +498,97 @@ static int open_activated(int n, idm_portal **portal, int *nportal, bool *single
 	return 0;
 }
 
+/* One pass of housekeeping after a progress call; the same on every
+ * loop. */
+static void loop_tick(void)
+{
+	loop_run_handoffs();
+	conn_reap();
+	session_timers();
+	luns_reap();
+}
+
+/* SIGUSR1 with several loops: each prints its own connections, loop 0
+ * first, and passes the turn on, so that the dumps come in loop order
+ * and never interleave. */
+static void stats_turn(int i)
+{
+	if (!__atomic_load_n(&usr1_turn[i], __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&usr1_turn[i], 0, __ATOMIC_RELAXED);
+	stats_print_all();
+	if (i + 1 < g_nloops)
+		__atomic_store_n(&usr1_turn[i + 1], 1, __ATOMIC_RELEASE);
+}
+
+/* Loops 1 .. N-1: their own thread, stopped by loop 0. */
+static void *loop_thread(void *arg)
+{
+	g_loop = arg;
+	while (!__atomic_load_n(&stop_all, __ATOMIC_RELAXED)) {
+		int r = idm_ctx_progress(g_loop->ctx, 100);
+
+		if (r < 0 && r != -EINTR) {
+			ex_err("loop %d: idm_ctx_progress: %s", g_loop->index, idm_strerror(r));
+			/* its connections would hang: the whole target stops */
+			__atomic_store_n(&loop_failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		stats_turn(g_loop->index);
+		loop_tick();
+	}
+	return NULL;
+}
+
+/* Loop 0, on the main thread, where the signals arrive. 0 when stopped by
+ * a signal (or the activated connection ended), 1 on failure. */
+static int run_loop(bool single)
+{
+	g_loop = &g_loops[0];
+	while (!stop) {
+		int r = idm_ctx_progress(g_loop->ctx, 100);
+
+		if ((r < 0 && r != -EINTR) || __atomic_load_n(&loop_failed, __ATOMIC_RELAXED)) {
+			if (r < 0 && r != -EINTR)
+				ex_err("idm_ctx_progress: %s", idm_strerror(r));
+			return 1;
+		}
+		if (hup) {
+			hup = 0;
+			if (g_nloops == 1)
+				reload();
+			else /* the LUN table is read by every loop unlocked */
+				ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
+					"restart to change them");
+		}
+		if (usr1) {
+			usr1 = 0;
+			__atomic_store_n(&usr1_turn[0], 1, __ATOMIC_RELAXED);
+		}
+		stats_turn(0);
+		loop_tick();
+		if (single && !g_loop->conns) {
+			ex_info("the activated connection ended");
+			break;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	idm_portal *portal[MAX_PORTALS] = { 0 };
+	static idm_portal *portal[MAX_LISTENERS];
 	const struct idm_provider_info *prov;
 	size_t nprov;
 	int o, r, rc = 2, nact, nportal = 0;
 	bool single = false; /* serving one activated connection only */
+	pthread_t threads[64 + 1];
+	int nthreads = 0; /* loops 1 .. nthreads run */
 
 	g_tgt.name = "iqn.2026-11.org.libidm:target";
 	opt.providers = "tcp";
 	opt.bs = 512;
+	opt.threads = 1;
 	opt.level = ex_log_env_level(argv[0], IDM_LOG_INFO);
 	opt.log_target = EX_LOG_AUTO;
 	/* errors of the command line and config file always show */
@@ -553,21 +643,49 @@ int main(int argc, char **argv)
 		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
 		goto out;
 	}
+	if (opt.threads > 1 && strcmp(opt.providers, "tcp")) {
+		/* an RDMA CM id cannot share its port (IDM_PORTAL_REUSEPORT),
+		 * nor an iSER connection move to another context */
+		ex_err("--threads %u: serves tcp only (iSER: one loop)", opt.threads);
+		goto out;
+	}
+	if (opt.threads > 1 && nact) {
+		/* one listener the kernel balances over the loops would need
+		 * REUSEPORT sockets the manager did not open; refuse rather
+		 * than run N loops of which one accepts everything */
+		ex_err("--threads %u: not with socket activation (LISTEN_FDS); "
+		       "use one thread, or portals of its own", opt.threads);
+		goto out;
+	}
 	if (luns_open_all(opt.luns, opt.nluns, opt.bs) < 0)
 		goto out;
 
 	rc = 1;
-	struct idm_ctx_attr ca = {
-		.size = sizeof(ca),
-		.log_fn = ex_log_idm_sink,
-		.log_level = opt.level,
-	};
-	r = idm_ctx_create(&ca, &g_tgt.ctx);
-	if (r < 0) {
-		ex_err("idm_ctx_create: %s", idm_strerror(r));
+	g_nloops = (int)opt.threads;
+	g_loops = calloc((size_t)g_nloops, sizeof(*g_loops));
+	usr1_turn = calloc((size_t)g_nloops, sizeof(*usr1_turn));
+	if (!g_loops || !usr1_turn) {
+		ex_err("no memory for %d loops", g_nloops);
 		goto out;
 	}
-	if (idm_get_providers(g_tgt.ctx, &prov, &nprov) == 0)
+	for (int i = 0; i < g_nloops; i++) {
+		struct idm_ctx_attr ca = {
+			.size = sizeof(ca),
+			.log_fn = ex_log_idm_sink,
+			.log_level = opt.level,
+		};
+
+		g_loops[i].index = i;
+		r = idm_ctx_create(&ca, &g_loops[i].ctx);
+		if (r < 0) {
+			ex_err("idm_ctx_create: %s", idm_strerror(r));
+			goto out;
+		}
+	}
+	/* setup runs as loop 0: the LUNs' buffers are its context's (TCP
+	 * takes them on every loop's connections) */
+	g_loop = &g_loops[0];
+	if (idm_get_providers(g_loop->ctx, &prov, &nprov) == 0)
 		for (size_t i = 0; i < nprov; i++) {
 			g_tgt.caps |= prov[i].caps;
 			ex_info("provider %s: %s", prov[i].name, prov[i].path);
@@ -575,7 +693,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < g_tgt.nluns; i++) {
 		struct lun *l = g_tgt.luns[i];
 
-		r = lun_attach_ctx(l, g_tgt.ctx);
+		r = lun_attach_ctx(l, g_loop->ctx);
 		if (r < 0) {
 			ex_err("LUN %d: idm_buf_create: %s", l->id, idm_strerror(r));
 			goto out;
@@ -585,35 +703,48 @@ int main(int argc, char **argv)
 			l->ro ? ", write protected" : "");
 	}
 
-	/* descriptors besides connections: LUN files, the context's, the
+	/* descriptors besides connections: LUN files, the contexts', the
 	 * listening sockets, logging */
-	if (budget_init(32 + g_tgt.nluns + 2 * (nact > 0 ? nact : opt.nportals)) < 0)
+	if (budget_init(32 + g_tgt.nluns + 8 * g_nloops +
+			2 * g_nloops * (nact > 0 ? nact : opt.nportals)) < 0)
 		goto out;
 	if (nact > 0 && open_activated(nact, portal, &nportal, &single) < 0)
 		goto out;
 	for (int i = 0; nact == 0 && i < opt.nportals; i++) {
 		char host[256], port[16];
-		struct idm_portal_attr pa = {
-			.size = sizeof(pa),
-			.providers = opt.providers,
-			.accept = conn_accept,
-		};
+		int first = nportal;
+
 		if (split_portal(opt.portals[i], host, sizeof(host), port, sizeof(port)) < 0) {
 			ex_err("bad portal '%s'", opt.portals[i]);
 			rc = 2;
 			goto out;
 		}
-		r = idm_portal_create(g_tgt.ctx, host, port, &pa, &portal[nportal]);
-		if (r < 0) {
-			const char *why = idm_last_error();
+		/* every loop listens on it; port 0: the first picks, the
+		 * others share what it got */
+		for (int l = 0; l < g_nloops; l++) {
+			struct idm_portal_attr pa = {
+				.size = sizeof(pa),
+				.providers = opt.providers,
+				.accept = conn_accept,
+				.flags = g_nloops > 1 ? IDM_PORTAL_REUSEPORT : 0,
+			};
 
-			ex_err("cannot listen on %s (%s): %s%s%s", opt.portals[i], opt.providers,
-			       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
-			goto out;
+			if (l > 0)
+				snprintf(port, sizeof(port), "%d", idm_portal_port(portal[first]));
+			r = idm_portal_create(g_loops[l].ctx, host, port, &pa, &portal[nportal]);
+			if (r < 0) {
+				const char *why = idm_last_error();
+
+				ex_err("cannot listen on %s (%s): %s%s%s", opt.portals[i],
+				       opt.providers, idm_strerror(r), why && *why ? ": " : "",
+				       why ? why : "");
+				goto out;
+			}
+			nportal++;
 		}
-		ex_info("listening on %s:%d (%s), target %s", host,
-			idm_portal_port(portal[nportal]), opt.providers, g_tgt.name);
-		nportal++;
+		ex_info("listening on %s:%d (%s), target %s%s", host,
+			idm_portal_port(portal[first]), opt.providers, g_tgt.name,
+			g_nloops > 1 ? ", on every loop" : "");
 	}
 	if (opt.port_file && nportal) {
 		FILE *f = fopen(opt.port_file, "w");
@@ -625,52 +756,68 @@ int main(int argc, char **argv)
 
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
+		sigset_t block, old;
 
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 		sigaction(SIGUSR1, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		/* the signals go to loop 0 (this thread): the others start
+		 * with them blocked and learn of them from loop 0 */
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigaddset(&block, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &block, &old);
+		for (int i = 1; i < g_nloops; i++) {
+			r = pthread_create(&threads[i], NULL, loop_thread, &g_loops[i]);
+			if (r) {
+				ex_err("cannot start loop %d: %s", i, strerror(r));
+				__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+				pthread_sigmask(SIG_SETMASK, &old, NULL);
+				goto out;
+			}
+			nthreads = i;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	signal(SIGPIPE, SIG_IGN);
 	notify_send("READY=1");
-	while (!stop) {
-		r = idm_ctx_progress(g_tgt.ctx, 100);
-		if (r < 0 && r != -EINTR) {
-			ex_err("idm_ctx_progress: %s", idm_strerror(r));
-			goto out;
-		}
-		if (hup) {
-			hup = 0;
-			reload();
-		}
-		if (usr1) {
-			usr1 = 0;
-			stats_print_all();
-		}
-		conn_reap();
-		session_timers();
-		luns_reap();
-		if (single && !g_tgt.conns) {
-			ex_info("the activated connection ended");
-			break;
-		}
+	rc = run_loop(single);
+	if (rc == 0) {
+		notify_send("STOPPING=1");
+		ex_info("shutting down");
 	}
-	notify_send("STOPPING=1");
-	ex_info("shutting down");
-	rc = 0;
 out:
+	__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+	for (int i = 1; i <= nthreads; i++)
+		pthread_join(threads[i], NULL);
 	for (int i = 0; i < nportal; i++)
 		idm_portal_destroy(portal[i]);
-	if (g_tgt.ctx) {
-		conn_destroy_all();
-		pool_destroy();
+	/* every loop stopped: this thread ends their connections, then the
+	 * pools (a moved connection's buffers may be another pool's) */
+	for (int i = 0; g_loops && i < g_nloops; i++) {
+		g_loop = &g_loops[i];
+		if (g_loop->ctx) {
+			loop_handoff_flush();
+			conn_destroy_all();
+		}
+	}
+	for (int i = 0; g_loops && i < g_nloops; i++) {
+		g_loop = &g_loops[i];
+		if (g_loop->ctx)
+			pool_destroy();
 	}
 	budget_fini();
 	/* RAM LUN buffers go before the context they were created in */
 	luns_close_all();
-	if (g_tgt.ctx)
-		idm_ctx_destroy(g_tgt.ctx);
+	for (int i = 0; g_loops && i < g_nloops; i++)
+		if (g_loops[i].ctx)
+			idm_ctx_destroy(g_loops[i].ctx);
+	free(g_loops);
+	free(usr1_turn);
 	config_free();
 	return rc;
 }

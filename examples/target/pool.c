@@ -10,14 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CLS_MIN 12 /* 4 KiB */
-#define CLS_MAX 25 /* 32 MiB: TGT_MAX_IO plus room for drained data */
-#define NCLS (CLS_MAX - CLS_MIN + 1)
+#define CLS_MIN POOL_CLS_MIN
+#define CLS_MAX POOL_CLS_MAX
+#define NCLS POOL_NCLS
 
-static struct pbuf *free_bufs[NCLS];
-static struct pbuf *all_bufs;   /* every buffer, for pool_destroy */
-static struct ttask *free_tasks;
-static struct ttask *all_tasks_chunks;
+/* One pool per loop (struct loop), so that no lock guards it: a buffer
+ * comes from the running loop's context. A connection moved to another
+ * loop gives its buffers back to that loop's lists (TCP takes buffers of
+ * any context on a moved connection); each is destroyed with the pool
+ * that made it, after every loop stopped. */
+#define free_bufs (g_loop->free_bufs)
+#define all_bufs (g_loop->all_bufs)
+#define free_tasks (g_loop->free_tasks)
+#define all_tasks_chunks (g_loop->all_tasks_chunks)
 
 struct pbuf *pbuf_get(size_t len)
 {
@@ -36,7 +41,7 @@ struct pbuf *pbuf_get(size_t len)
 	b = calloc(1, sizeof(*b)); /* first use of this buffer only */
 	if (!b)
 		return NULL;
-	if (idm_buf_alloc(g_tgt.ctx, (size_t)1 << cls, &b->ib) < 0) {
+	if (idm_buf_alloc(g_loop->ctx, (size_t)1 << cls, &b->ib) < 0) {
 		free(b);
 		return NULL;
 	}

@@ -74,13 +74,17 @@ int scsi_prepare(struct scsi_cmd *sc)
 	}
 	/* SPC-2 reservation held by another I_T nexus: only commands that
 	 * cannot disturb it go through (SPC-2 5.5.1, as Linux LIO does) */
-	if (sc->lun && sc->lun->reserved_by && sc->lun->reserved_by != sc->nexus &&
+	const void *holder = sc->lun ? __atomic_load_n(&sc->lun->reserved_by, __ATOMIC_ACQUIRE)
+				     : NULL;
+
+	if (holder && holder != sc->nexus &&
 	    op != 0x12 && op != 0xa0 && op != 0x03 && op != 0x17 && op != 0x57) {
 		sc->status = SAM_RESERVATION_CONFLICT;
 		return -1;
 	}
 	/* SPC-2 RESERVE is refused while persistent reservations exist */
-	if (sc->lun && (op == 0x16 || op == 0x56) && (sc->lun->pr.nregs || sc->lun->pr.reserved)) {
+	if (sc->lun && (op == 0x16 || op == 0x56) &&
+	    __atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE)) {
 		sc->status = SAM_RESERVATION_CONFLICT;
 		return -1;
 	}

@@ -12,6 +12,7 @@
  */
 #include "scsi.h"
 
+#include <pthread.h>
 #include <string.h>
 
 enum {
@@ -59,14 +60,14 @@ static bool is_holder(const struct lun *l, const char *iport, const struct pr_re
 }
 
 /* SPC-4 table 55: may this command run against the reservation? */
-bool pr_allowed(const struct scsi_cmd *sc)
+static bool allowed_locked(const struct scsi_cmd *sc)
 {
 	const struct lun *l = sc->lun;
 	const uint8_t op = sc->cdb[0];
 	const struct pr_reg *reg;
 	bool write;
 
-	if (!l || !l->pr.reserved || !sc->iport)
+	if (!l->pr.reserved)
 		return true;
 	switch (op) {
 	case 0x12: case 0xa0: case 0x03: case 0x00: case 0x25: case 0x5e: case 0x5f:
@@ -93,6 +94,23 @@ bool pr_allowed(const struct scsi_cmd *sc)
 	if (!write && (l->pr.type == PR_WE || l->pr.type == PR_WERO || l->pr.type == PR_WEAR))
 		return true;
 	return false;
+}
+
+/* Loops share the LUNs: the reservation state changes under this lock
+ * (PERSISTENT RESERVE commands only); a command on a LUN that has no
+ * registration reads one atomic flag and takes no lock. */
+static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool pr_allowed(const struct scsi_cmd *sc)
+{
+	bool ok;
+
+	if (!sc->lun || !sc->iport || !__atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE))
+		return true;
+	pthread_mutex_lock(&pr_lock);
+	ok = allowed_locked(sc);
+	pthread_mutex_unlock(&pr_lock);
+	return ok;
 }
 
 int pr_prepare(struct scsi_cmd *sc)
@@ -285,8 +303,12 @@ static void prout(struct scsi_cmd *sc)
 
 void pr_exec(struct scsi_cmd *sc)
 {
+	pthread_mutex_lock(&pr_lock);
 	if (sc->cdb[0] == 0x5e)
 		prin(sc);
 	else
 		prout(sc);
+	__atomic_store_n(&sc->lun->pr_held, sc->lun->pr.nregs > 0 || sc->lun->pr.reserved,
+			 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&pr_lock);
 }

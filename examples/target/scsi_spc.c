@@ -237,12 +237,17 @@ void spc_exec(struct scsi_cmd *sc)
 		sc->lun->prevent = (sc->cdb[4] & 0x03) != 0;
 		break;
 	case 0x16: case 0x56:
-		sc->lun->reserved_by = sc->nexus; /* conflicts were refused earlier */
+		/* conflicts were refused earlier */
+		__atomic_store_n(&sc->lun->reserved_by, sc->nexus, __ATOMIC_RELEASE);
 		break;
 	case 0x17: case 0x57:
 		/* from another nexus a RELEASE is a no-op (SPC-2 7.17) */
-		if (sc->lun->reserved_by == sc->nexus)
-			sc->lun->reserved_by = NULL;
+		{
+			const void *mine = sc->nexus;
+
+			__atomic_compare_exchange_n(&sc->lun->reserved_by, &mine, NULL, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		}
 		break;
 	}
 }

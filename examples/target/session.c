@@ -4,48 +4,111 @@
  * (RFC 7143 section 4.2.2.1: commands run in CmdSN order, immediate ones
  * at once, anything outside [ExpCmdSN, MaxCmdSN] silently dropped), and
  * the small requests: NOP-Out, Logout, Reject.
+ *
+ * The registry: every session of every loop, for the logins (a TSIH or an
+ * ISID to find, a TSIH to allocate). One mutex guards it and the fields
+ * another loop's login reads (conn, its cid, p, zombie); it is taken at
+ * login and session end only. Everything else of a session is used on
+ * its owner loop (s->loop) only.
  */
 #include "target.h"
 #include "ex_log.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct session *registry;
+static uint16_t next_tsih;
+
+void session_lock(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+void session_unlock(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* session_lock() held */
 struct session *session_find(const char *iname, const uint8_t *isid)
 {
-	for (struct session *s = g_tgt.sessions; s; s = s->next)
+	for (struct session *s = registry; s; s = s->rnext)
 		if (!s->zombie && !memcmp(s->isid, isid, 6) && !strcmp(s->iname, iname))
 			return s;
 	return NULL;
 }
 
+/* session_lock() held */
 struct session *session_find_tsih(uint16_t tsih)
 {
-	for (struct session *s = g_tgt.sessions; s; s = s->next)
+	for (struct session *s = registry; s; s = s->rnext)
 		if (!s->zombie && s->tsih == tsih)
 			return s;
 	return NULL;
 }
 
+static bool tsih_in_use(uint16_t tsih)
+{
+	for (struct session *s = registry; s; s = s->rnext)
+		if (s->tsih == tsih)
+			return true;
+	return false;
+}
+
+/* session_lock() held: give s a TSIH no session uses, make the running
+ * loop its owner. Returns the TSIH, 0 when all 65535 are taken. */
+uint16_t session_register(struct session *s)
+{
+	for (unsigned n = 0; n < 65535; n++) {
+		if (++next_tsih == 0)
+			next_tsih = 1;
+		if (!tsih_in_use(next_tsih)) {
+			s->tsih = next_tsih;
+			s->loop = g_loop;
+			s->rnext = registry;
+			registry = s;
+			s->next = g_loop->sessions;
+			g_loop->sessions = s;
+			return s->tsih;
+		}
+	}
+	return 0;
+}
+
 void session_destroy(struct session *s)
 {
-	for (struct session **pp = &g_tgt.sessions; *pp; pp = &(*pp)->next)
+	for (struct session **pp = &g_loop->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
 			break;
 		}
+	session_lock();
+	for (struct session **pp = &registry; *pp; pp = &(*pp)->rnext)
+		if (*pp == s) {
+			*pp = s->rnext;
+			break;
+		}
+	if (s->conn)
+		s->conn->sess = NULL;
+	s->conn = NULL;
+	session_unlock();
 	while (s->queue) {
 		struct ttask *t = s->queue;
 		s->queue = t->next;
 		pbuf_put(t->buf);
 		ttask_put(t);
 	}
-	if (s->conn)
-		s->conn->sess = NULL;
 	/* losing the I_T nexus releases its reservations (SPC-2 5.5.1) */
 	for (int i = 0; i < g_tgt.nluns; i++)
-		if (g_tgt.luns[i]->reserved_by == s)
-			g_tgt.luns[i]->reserved_by = NULL;
+	{
+		const void *mine = s;
+
+		__atomic_compare_exchange_n(&g_tgt.luns[i]->reserved_by, &mine, NULL, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
 	ex_info("session tsih %u of %s ended", s->tsih, s->iname);
 	free(s);
 }
@@ -79,7 +142,9 @@ void session_detach(struct tconn *c)
 	struct session *s = c->sess;
 
 	c->sess = NULL;
+	session_lock();
 	s->conn = NULL;
+	session_unlock();
 	if (s->tmf.active && s->tmf.c == c)
 		s->tmf.active = false;
 	session_destroy(s);
@@ -349,6 +414,6 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 
 void session_timers(void)
 {
-	for (struct session *s = g_tgt.sessions; s; s = s->next)
+	for (struct session *s = g_loop->sessions; s; s = s->next)
 		tmf_check(s);
 }

@@ -4,8 +4,13 @@
  * libidm. libidm moves PDUs and data; everything iSCSI-session-specific
  * (login, CmdSN, SCSI, task management) lives here.
  *
- * Threading: one thread. Every callback runs from idm_ctx_progress() in
- * main(), so no locking is needed anywhere in the target.
+ * Threading (--threads N, loop.c): N event loops, each a thread with its
+ * own idm_ctx, portals, buffer pool, connections and sessions (struct
+ * loop, reached through the thread-local g_loop). A connection's and a
+ * session's callbacks all run on the loop that owns them, so the I/O path
+ * takes no lock. What the loops share: the configuration and LUNs
+ * (read-only once they run), the session registry (login time only,
+ * session.c), the login budgets (budget.c) and reservations (scsi_pr.c).
  */
 #ifndef IDM_TARGET_H
 #define IDM_TARGET_H
@@ -30,16 +35,14 @@ struct pbuf;
 struct tconn;
 struct session;
 
+struct loop;
+
 /* Process-wide configuration and state. */
 struct target {
-	idm_ctx *ctx;
 	const char *name;      /* iSCSI target name */
 	const char *alias;
 	struct lun *luns[TGT_MAX_LUNS];
 	int nluns;
-	struct session *sessions;
-	struct tconn *conns;   /* every connection, for the reaper */
-	uint16_t next_tsih;
 	uint64_t caps;         /* union of the providers' IDM_CAP_* */
 	const char *chap_user;   /* --chap USER:SECRET: CHAP required */
 	const char *chap_secret;
@@ -48,6 +51,33 @@ struct target {
 };
 
 extern struct target g_tgt;
+
+/* pool.c's free lists, one set per loop */
+#define POOL_CLS_MIN 12 /* 4 KiB */
+#define POOL_CLS_MAX 25 /* 32 MiB: TGT_MAX_IO plus room for drained data */
+#define POOL_NCLS (POOL_CLS_MAX - POOL_CLS_MIN + 1)
+
+struct handoff;
+
+/* One event loop: a thread, its context and everything that lives on it. */
+struct loop {
+	int index;                 /* 0 .. nloops - 1, in stats and logs */
+	idm_ctx *ctx;
+	struct session *sessions;  /* the sessions this loop owns */
+	struct tconn *conns;       /* every connection, for the reaper */
+	struct tconn *lhead, *ltail; /* in login, oldest first (budget.c) */
+	/* pool.c */
+	struct pbuf *free_bufs[POOL_NCLS];
+	struct pbuf *all_bufs;
+	struct ttask *free_tasks;
+	struct ttask *all_tasks_chunks;
+	/* connections handed to this loop by another (login.c, loop.c) */
+	struct handoff *inbox;     /* under inbox_lock */
+	int inbox_pending;         /* atomic: inbox is not empty */
+	struct handoff *outbox;    /* this loop's, moved after its pass */
+};
+
+extern _Thread_local struct loop *g_loop;
 
 /* Negotiated operational parameters (RFC 7143 section 13). */
 struct params {
@@ -117,6 +147,8 @@ struct session {
 	struct params p;
 	struct pending_tmf tmf;
 	bool zombie;               /* reinstated: waiting for its conn to go */
+	struct loop *loop;         /* owner: every use of the session is there */
+	struct session *rnext;     /* in the registry (session.c) */
 };
 
 enum conn_state { CS_LOGIN, CS_FFP, CS_CLOSING, CS_DEAD };
@@ -146,6 +178,7 @@ struct tconn {
 	uint32_t text_in_len;
 	char *text_out;
 	uint32_t text_out_len, text_out_off, text_ttt;
+	struct handoff *handoff;   /* on its way to another loop */
 };
 
 /* conn.c */
@@ -155,6 +188,7 @@ void conn_close(struct tconn *c, const char *why);
 void conn_close_graceful(struct tconn *c, const char *why);
 void conn_destroy_all(void);
 void conn_reap(void);
+void conn_forget(struct tconn *c);
 /* stats.c: SIGUSR1 */
 void stats_print_all(void);
 void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance);
@@ -171,9 +205,26 @@ void session_drop_conn(struct session *s, struct tconn *c);
 void session_destroy(struct session *s);
 struct session *session_find(const char *iname, const uint8_t *isid);
 struct session *session_find_tsih(uint16_t tsih);
+uint16_t session_register(struct session *s);
+void session_lock(void);
+void session_unlock(void);
 void session_task_done(struct ttask *t);
 void session_timers(void);
 void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason);
+
+/* loop.c: a connection finishing its login on the loop that owns its
+ * session (the ISID's or TSIH's) */
+int loop_handoff(struct tconn *c, struct loop *to, const uint8_t *req,
+		 uint8_t flags, const char *data, size_t len);
+bool loop_handoff_dying(struct tconn *c);
+void loop_run_handoffs(void);
+void loop_handoff_flush(void);
+/* loop.c: all the loops (main.c makes them) */
+extern struct loop *g_loops;
+extern int g_nloops;
+/* login.c: go on with the login where loop_handoff() left it */
+void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+		  const char *data, size_t len);
 
 /* text.c */
 void text_request(struct ttask *t);

@@ -74,7 +74,7 @@ bool tmf_affects(const struct session *s, const struct ttask *t)
  * flight stay until it arrives (or the deadline), the rest end now. */
 static void abort_covered(struct session *owner)
 {
-	for (struct tconn *c = g_tgt.conns; c; c = c->next) {
+	for (struct tconn *c = g_loop->conns; c; c = c->next) {
 		struct ttask *t, *next;
 		if (!c->sess || c->state != CS_FFP)
 			continue;
@@ -112,7 +112,7 @@ void tmf_check(struct session *s)
 	if (!late && idm_iscsi_sn_lt(s->exp_cmdsn, m->cmdsn))
 		return;
 	/* (a) solicited Data-Out of aborted tasks has been answered */
-	for (struct tconn *c = g_tgt.conns; c; c = c->next) {
+	for (struct tconn *c = g_loop->conns; c; c = c->next) {
 		struct ttask *t, *next;
 		for (t = c->tasks; t; t = next) {
 			next = t->cnext;
@@ -131,13 +131,13 @@ void tmf_check(struct session *s)
 	m->active = false;
 	tmf_respond(m->c, m->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 	if ((m->bhs[1] & 0x7f) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
-		for (struct tconn *c = g_tgt.conns; c; c = c->next)
+		for (struct tconn *c = g_loop->conns; c; c = c->next)
 			conn_close_graceful(c, "target cold reset");
 }
 
 void tmf_check_all(void)
 {
-	for (struct session *s = g_tgt.sessions; s; s = s->next)
+	for (struct session *s = g_loop->sessions; s; s = s->next)
 		tmf_check(s);
 }
 
@@ -204,7 +204,8 @@ void tmf_request(struct ttask *req)
 				if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == req->lun_id) {
 					/* resets clear PREVENT and reservations (SPC-4, SPC-2) */
 					g_tgt.luns[i]->prevent = false;
-					g_tgt.luns[i]->reserved_by = NULL;
+					__atomic_store_n(&g_tgt.luns[i]->reserved_by, NULL,
+							 __ATOMIC_RELEASE);
 				}
 		abort_covered(s);
 		tmf_check(s);

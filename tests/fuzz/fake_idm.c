@@ -390,6 +390,14 @@ int idm_conn_set_cmd_window(idm_conn *c, uint32_t commands)
 	return c->ffp ? -ENOTCONN : 0;
 }
 
+/* one loop here: the target never hands a connection to another */
+int idm_conn_move(idm_conn *c, idm_ctx *dst)
+{
+	(void)c;
+	(void)dst;
+	return -EOPNOTSUPP;
+}
+
 int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
 {
 	/* the real parser (lib/params.c): what the target negotiated must be

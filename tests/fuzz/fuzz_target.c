@@ -33,6 +33,8 @@
 #define MAX_DATA 65536u
 
 struct target g_tgt;
+/* the target's one event loop (examples/target/loop.c) */
+static struct loop loop0;
 
 static const char *overrides[] = {
 	"ImmediateData=No", "InitialR2T=Yes", "MaxBurstLength=4096",
@@ -53,6 +55,7 @@ static void setup(uint8_t cfg)
 		logs = true;
 	}
 	memset(&g_tgt, 0, sizeof(g_tgt));
+	g_loop = &loop0;
 	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
 	if (cfg & 2) {
 		g_tgt.chap_user = "user";
@@ -79,8 +82,8 @@ static void setup(uint8_t cfg)
 static void teardown(void)
 {
 	conn_destroy_all();
-	while (g_tgt.sessions)
-		session_destroy(g_tgt.sessions);
+	while (g_loop->sessions)
+		session_destroy(g_loop->sessions);
 	pool_destroy();
 	fake_reset();
 	for (int i = 0; i < g_tgt.nluns; i++)

@@ -37,6 +37,8 @@
 #define MAX_ROUNDS 4000 /* progress calls per input: a bound, never reached */
 
 struct target g_tgt;
+/* the target's one event loop (examples/target/loop.c) */
+static struct loop loop0;
 static idm_portal *portal;
 
 static void init_once(void)
@@ -56,6 +58,7 @@ static void init_once(void)
 	size_t nprov;
 	int r;
 
+	g_loop = &loop0;
 	ex_log_init("fuzz_tcp_target", l ? atoi(l) : -1);
 	/* A socketpair has no dead-peer timers to set: spare the provider
 	 * four failing setsockopt()s per connection (providers/tcp/README.md) */
@@ -71,18 +74,18 @@ static void init_once(void)
 	    lun_open("ram:64K,ro", 1, 4096, &g_tgt.luns[1]) < 0)
 		abort();
 	g_tgt.nluns = 2;
-	r = idm_ctx_create(&ca, &g_tgt.ctx);
+	r = idm_ctx_create(&ca, &g_loop->ctx);
 	if (r < 0) {
 		fprintf(stderr, "idm_ctx_create: %s\n", idm_strerror(r));
 		abort();
 	}
-	if (idm_get_providers(g_tgt.ctx, &prov, &nprov) == 0)
+	if (idm_get_providers(g_loop->ctx, &prov, &nprov) == 0)
 		for (size_t i = 0; i < nprov; i++)
 			g_tgt.caps |= prov[i].caps;
 	for (int i = 0; i < g_tgt.nluns; i++)
-		if (lun_attach_ctx(g_tgt.luns[i], g_tgt.ctx) < 0)
+		if (lun_attach_ctx(g_tgt.luns[i], g_loop->ctx) < 0)
 			abort();
-	r = idm_portal_create(g_tgt.ctx, "127.0.0.1", "0", &pa, &portal);
+	r = idm_portal_create(g_loop->ctx, "127.0.0.1", "0", &pa, &portal);
 	if (r < 0) {
 		fprintf(stderr, "no tcp portal on 127.0.0.1 (IDM_PROVIDER_PATH=%s): %s\n",
 			getenv("IDM_PROVIDER_PATH") ? getenv("IDM_PROVIDER_PATH") : "",
@@ -140,24 +143,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			busy = true;
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
 			eof = true;
-		idm_ctx_progress(g_tgt.ctx, busy ? 0 : 1);
+		idm_ctx_progress(g_loop->ctx, busy ? 0 : 1);
 		conn_reap();
 		session_timers();
-		if (g_tgt.conns)
+		if (g_loop->conns)
 			seen = true;
 		/* done: the target let go of the connection, or closed it after
 		 * the whole stream went in */
-		if (shut && ((seen && !g_tgt.conns) || eof))
+		if (shut && ((seen && !g_loop->conns) || eof))
 			break;
 	}
 	close(fd);
 	/* the provider sees the close; the target releases the connection */
-	for (int round = 0; round < 100 && g_tgt.conns; round++) {
-		idm_ctx_progress(g_tgt.ctx, 1);
+	for (int round = 0; round < 100 && g_loop->conns; round++) {
+		idm_ctx_progress(g_loop->ctx, 1);
 		conn_reap();
 	}
 	conn_destroy_all();
-	while (g_tgt.sessions)
-		session_destroy(g_tgt.sessions);
+	while (g_loop->sessions)
+		session_destroy(g_loop->sessions);
 	return 0;
 }
