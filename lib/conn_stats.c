@@ -68,6 +68,8 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st)
 	s.rdma_reads = p->rdma_reads;
 	s.send_invalidates = p->send_invalidates;
 	s.recv_queue_empty = p->recv_queue_empty;
+	s.payload_copies = p->payload_copies;
+	s.payload_copy_bytes = p->payload_copy_bytes;
 	idmp_ctx_unlock(ctx);
 	s.size = (uint32_t)len;
 	memcpy(st, &s, len);

@@ -19,7 +19,8 @@ static const struct field {
 	U64(bytes_rx), U64(data_in_pdus), U64(data_out_pdus), U64(r2t_pdus),
 	U64(control_tx), U64(control_rx), U64(header_digest_errors),
 	U64(data_digest_errors), U64(rdma_writes), U64(rdma_reads),
-	U64(send_invalidates), U64(recv_queue_empty),
+	U64(send_invalidates), U64(recv_queue_empty), U64(payload_copies),
+	U64(payload_copy_bytes),
 };
 
 static uint64_t value(const struct idm_conn_stats *s, const struct field *f)

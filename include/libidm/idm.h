@@ -616,6 +616,14 @@ struct idm_conn_stats {
 	 * retries themselves are counted per port by the device, not per
 	 * queue pair). 0 on TCP. */
 	uint64_t rdma_writes, rdma_reads, send_invalidates, recv_queue_empty;
+	/* SCSI payload (Data-In/Data-Out data, immediate data) this side
+	 * copied in user space: how many copies and their bytes. Solicited
+	 * data moves without one (TCP: received straight into the Get_Data
+	 * buffer and sent from the Put_Data buffer, but for the few bytes
+	 * read along with a header; iSER: RDMA). A target copies immediate
+	 * and unsolicited data: iSER once (it comes in a Send), TCP when it
+	 * was read before a Get_Data asked for it. */
+	uint64_t payload_copies, payload_copy_bytes;
 };
 
 /**

@@ -413,8 +413,24 @@ struct idm_prov_stats {
 	uint64_t rdma_writes, rdma_reads, send_invalidates, recv_queue_empty;
 	uint32_t sendq_entries;  /* gauges: what is queued, not yet sent */
 	uint64_t sendq_bytes;
+	/* Since 1.2 (grows at its end: the core owns the block, a provider
+	 * built before fills less of it): payload bytes the provider copied
+	 * in user space, and how many copies (idm_prov_stats_copy). */
+	uint64_t payload_copies, payload_copy_bytes;
 };
 IDM_PROV_API struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *conn);
+
+/* Count one user-space copy of `bytes` bytes of SCSI payload (data of a
+ * Data-In/Data-Out or immediate data; not headers, not control PDU
+ * text): every memcpy of payload is counted, so zero copies can be
+ * checked rather than assumed. A copy of 0 bytes is none. */
+static inline void idm_prov_stats_copy(struct idm_prov_stats *st, uint64_t bytes)
+{
+	if (bytes) {
+		st->payload_copies++;
+		st->payload_copy_bytes += bytes;
+	}
+}
 
 /* Count one PDU of `bytes` bytes on the wire, sent (tx) or received. */
 static inline void idm_prov_stats_pdu(struct idm_prov_stats *st, int tx,
@@ -683,6 +699,12 @@ IDM_PROV_API uint32_t idm_prov_unsol_take(struct idm_prov_unsol *u, uint32_t off
 /* The command's notify returned: immediate data no Get_Data took is
  * staged (u->imm is cleared). -ENOMEM if it cannot be. */
 IDM_PROV_API int idm_prov_unsol_cmd_done(struct idm_prov_unsol *u);
+/* The bytes idm_prov_unsol_cmd_done() is about to copy to the stage (0:
+ * none), for idm_prov_stats_copy(). */
+static inline uint32_t idm_prov_unsol_imm_left(const struct idm_prov_unsol *u)
+{
+	return u->imm && u->imm_taken < u->imm_len ? u->imm_len : 0;
+}
 IDM_PROV_API void idm_prov_unsol_free(struct idm_prov_unsol *u);
 
 #ifdef __cplusplus

@@ -287,9 +287,13 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	/* unsolicited part: copy what arrived; the rest is placed by the
 	 * Data-Out handler as it comes */
 	u_end = end < it->unsol.end ? end : it->unsol.end;
-	if (offset < u_end)
-		d->remaining -= idm_prov_unsol_take(&it->unsol, offset,
-						    u_end - offset, dst);
+	if (offset < u_end) {
+		uint32_t n = idm_prov_unsol_take(&it->unsol, offset,
+						 u_end - offset, dst);
+
+		d->remaining -= n;
+		idm_prov_stats_copy(ic->st, n);
+	}
 
 	if (s < end) {
 		struct iser_op *op = iser_op_get(ic, ISER_OP_READ);

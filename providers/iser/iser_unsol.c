@@ -20,6 +20,7 @@ void iser_tgt_cmd_done(struct iser_conn *ic, struct idm_task *t)
 {
 	/* Get_Data did not take the immediate data during control_notify:
 	 * keep a copy until it does. */
+	idm_prov_stats_copy(ic->st, idm_prov_unsol_imm_left(&iser_task(t)->unsol));
 	if (idm_prov_unsol_cmd_done(&iser_task(t)->unsol) < 0)
 		iser_conn_fail(ic, -ENOMEM, "no memory to stage immediate data");
 }
@@ -67,6 +68,7 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 		if (a >= b)
 			continue;
 		memcpy(x->addr + (a - x->offset), data + (a - off), b - a);
+		idm_prov_stats_copy(ic->st, b - a);
 		covered += b - a;
 		d->remaining = b - a > d->remaining ? 0 : d->remaining - (b - a);
 		if (d->remaining == 0)
@@ -82,6 +84,7 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 			r = -ENOMEM;
 		} else {
 			memcpy(st, data, dlen);
+			idm_prov_stats_copy(ic->st, dlen);
 		}
 	}
 	if (r == 0)

@@ -34,12 +34,14 @@ static const struct idm_prov_xfer *next_get(struct idm_task *t,
 
 /* Copy what the staging buffer (or, during the command's notify, the
  * immediate data) holds of x's range into x's buffer. */
-static void get_take_early(struct tcp_task *tt, const struct idm_prov_xfer *x)
+static void get_take_early(struct tcp_conn *tc, struct tcp_task *tt,
+			   const struct idm_prov_xfer *x)
 {
 	uint32_t n = tcp_sg_unsol_take(&tt->unsol, x);
 
 	tcp_get_of(x)->got += n;
 	idm_prov_task_add_received(tt->task, n);
+	idm_prov_stats_copy(tc->st, n);
 }
 
 /* ---- Get_Data completion ------------------------------------------- */
@@ -186,7 +188,7 @@ int tcp_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	g = tcp_get_of(nx);
 	g->sn = 0xffffffffu;
 	memcpy(g->tmpl, tmpl, IDM_ISCSI_BHS_LEN);
-	get_take_early(tt, nx);
+	get_take_early(tc, tt, nx);
 	g->next = min32(tcp_r2t_start(offset, tt->unsol.end), end);
 	r = tcp_issue_r2ts(tc, t);
 	if (r < 0) {

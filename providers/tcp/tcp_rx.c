@@ -112,6 +112,8 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 	if ((size_t)n > dst[0].iov_len)
 		n = (ssize_t)dst[0].iov_len;
 	memcpy(dst[0].iov_base, tc->stage + tc->s_beg, (size_t)n);
+	if (tc->rs == RX_DATA && tc->rtask) /* payload, not a header */
+		idm_prov_stats_copy(tc->st, (uint64_t)n);
 	tc->s_beg += (uint32_t)n;
 	return (int)n;
 }

@@ -63,7 +63,8 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 /* Staged bytes [off, off+len) just arrived: copy them into the Get_Data
  * ranges that overlap them (ranges asked for while they were on the way;
  * the ranges asked for later take them in tcp_get_data). */
-static void take_staged(struct idm_task *t, uint32_t off, uint32_t len)
+static void take_staged(struct tcp_conn *tc, struct idm_task *t, uint32_t off,
+			uint32_t len)
 {
 	struct tcp_task *tt = tcp_task(t);
 	const struct idm_prov_xfer *x = NULL;
@@ -74,6 +75,7 @@ static void take_staged(struct idm_task *t, uint32_t off, uint32_t len)
 		    tcp_overlap(off, off + len, x->offset, x->offset + x->length,
 				&lo, &hi)) {
 			tcp_get_copy_in(x, lo, tt->unsol.stage + lo, hi - lo);
+			idm_prov_stats_copy(tc->st, hi - lo);
 			tcp_get_of(x)->got += hi - lo;
 			idm_prov_task_add_received(t, hi - lo);
 		}
@@ -144,7 +146,7 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 		break;
 	case DST_STAGE:
 		tt->unsol.rcvd = len;
-		take_staged(t, 0, len);
+		take_staged(tc, t, 0, len);
 		break;
 	default: /* DST_DISCARD and DST_REPORT end in on_pdu */
 		break;
@@ -270,7 +272,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 			tcp_get_of(tc->rget)->got += len;
 			idm_prov_task_add_received(t, len);
 		} else {
-			take_staged(t, off, len);
+			take_staged(tc, t, off, len);
 		}
 		if (idm_prov_unsol_arrived(&tt->unsol, len, fbit, why,
 					   sizeof(why)) < 0) {

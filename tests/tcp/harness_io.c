@@ -391,6 +391,15 @@ int h_check_stats(struct h *h, const struct h_stats *before)
 		MIRROR(r2t_pdus, r2t_pdus)
 	}
 #undef MIRROR
+	/* iSER: Data-In comes by RDMA Write and immediate data is gathered
+	 * from the caller's buffer, so the initiator copies no payload */
+	if (!tcp && now.i.payload_copies != before->i.payload_copies) {
+		h_set_err(h, "stats: the iSER initiator copied payload %" PRIu64
+			  " times (%" PRIu64 " bytes)",
+			  now.i.payload_copies - before->i.payload_copies,
+			  now.i.payload_copy_bytes - before->i.payload_copy_bytes);
+		return -1;
+	}
 	if (now.i.header_digest_errors + now.i.data_digest_errors +
 	    now.t.header_digest_errors + now.t.data_digest_errors) {
 		h_set_err(h, "stats: digest errors counted on a clean run");

@@ -6,13 +6,15 @@
  *  - the SCSI Command's control_notify comes before its immediate data is
  *    read, and a Get_Data from it gets the immediate data and the
  *    unsolicited Data-Out in its buffer, also when that buffer is made
- *    of scattered segments (readv over them, digest across them);
+ *    of scattered segments (readv over them, digest across them), with
+ *    no payload copied but the few bytes read along with a header;
  *  - idm_pdu_data() on the command in that callback, before or after its
  *    Get_Data, is NULL, 0 and returns at once: the callback never waits
  *    for data the peer has not sent (the raw peer runs on the test's own
  *    thread, so a callback that waited would never see it);
  *  - a Get_Data asked for after the callback, once the whole command is
- *    in, still gets the immediate data (from the staging copy);
+ *    in, still gets the immediate data (from the staging copy, every
+ *    byte counted as copied);
  *  - a Get_Data that does not cover the immediate data (a split range)
  *    gets it through the staging copy;
  *  - a wrong data digest on immediate data fails the connection, with
@@ -168,7 +170,8 @@ static void run_case(const struct imm_case *c, bool dig, enum mode mode, bool sg
 	struct h_raw r;
 	struct h_params p;
 	uint8_t bhs[48], *src;
-	uint32_t imm, unsol, dlen;
+	uint32_t imm, unsol, dlen, npdu;
+	struct idm_conn_stats st = { .size = sizeof(st) };
 	int rc;
 
 	h_params_default(&p);
@@ -183,6 +186,7 @@ static void run_case(const struct imm_case *c, bool dig, enum mode mode, bool sg
 	imm = imm < c->mrdsl ? imm : c->mrdsl;
 	unsol = c->ir2t ? imm : (c->len < c->fbl ? c->len : c->fbl);
 	ck_assert_msg(unsol == c->len, "a case is all unsolicited");
+	npdu = 1 + (unsol - imm + c->mrdsl - 1) / c->mrdsl;
 	h_raw_evil_initiator(&h, &r, &p, c->len);
 	h_disk_slot_clear(&h, 0);
 	if (sg) {
@@ -221,6 +225,16 @@ static void run_case(const struct imm_case *c, bool dig, enum mode mode, bool sg
 	ck_assert_msg(h_check_guards(&h) == 0, "%s", h.err);
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	ck_assert_int_eq(h.t.unexpected, 0);
+	ck_assert_int_eq(idm_conn_get_stats(h.t.conn, &st), 0);
+	/* copies of payload (idm_prov_stats_copy): with a Get_Data from the
+	 * notify only the few bytes that came in one read with a header
+	 * (out of the 4 KiB rx stage); without one, all of it (stage) */
+	if (mode == LATER)
+		ck_assert_uint_ge(st.payload_copy_bytes, c->len);
+	else if (mode != SPLIT)
+		ck_assert_msg(st.payload_copy_bytes < 4096ull * npdu,
+			      "%llu payload bytes copied for %u in %u PDUs",
+			      (unsigned long long)st.payload_copy_bytes, c->len, npdu);
 	if (mode == GET_ONLY)
 		ck_assert_msg(seen.data_seen_empty,
 			      "the immediate data was read before the notify");

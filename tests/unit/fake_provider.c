@@ -280,6 +280,11 @@ static void fake_conn_stats(struct idm_conn *conn, struct idm_prov_stats *st)
 	fake_stats.conn_stats++;
 	st->sendq_entries = 7;
 	st->sendq_bytes = 4242;
+	/* two copies of 512 bytes and one of none, whatever came before */
+	st->payload_copies = st->payload_copy_bytes = 0;
+	idm_prov_stats_copy(st, 512);
+	idm_prov_stats_copy(st, 0);
+	idm_prov_stats_copy(st, 512);
 }
 #endif
 

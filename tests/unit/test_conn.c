@@ -373,6 +373,8 @@ START_TEST(conn_stats)
 	ck_assert_uint_eq(st.sendq_entries, 7); /* the fake's conn_stats op */
 	ck_assert_uint_eq(st.sendq_bytes, 4242);
 	ck_assert_uint_eq(st.pdus_tx, 0);       /* the fake counts nothing */
+	ck_assert_uint_eq(st.payload_copies, 2); /* a copy of 0 bytes is none */
+	ck_assert_uint_eq(st.payload_copy_bytes, 1024);
 	ck_assert_int_eq(unit_fake_stats()->conn_stats, 1);
 
 	/* a caller built against a struct that ended after sendq_bytes */

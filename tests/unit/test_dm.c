@@ -462,8 +462,10 @@ START_TEST(unsol_staging_and_take)
 	ck_assert_uint_eq(idm_prov_unsol_take(&u, 0, 600, dst), 600);
 	ck_assert_mem_eq(dst, imm, 600);
 	ck_assert_ptr_null(u.stage);
-	/* the rest is staged when the notify returns */
+	/* the rest is staged when the notify returns: all of it copied */
+	ck_assert_uint_eq(idm_prov_unsol_imm_left(&u), 1000);
 	ck_assert_int_eq(idm_prov_unsol_cmd_done(&u), 0);
+	ck_assert_uint_eq(idm_prov_unsol_imm_left(&u), 0);
 	ck_assert_ptr_null(u.imm);
 	ck_assert_ptr_nonnull(u.stage);
 	ck_assert_uint_eq(u.st_lo, 0);
@@ -496,6 +498,7 @@ START_TEST(unsol_all_taken_stages_nothing)
 	ck_assert_int_eq(idm_prov_unsol_cmd(&u, &k, true, 512, 512, true, &w), 0);
 	u.imm = imm;
 	ck_assert_uint_eq(idm_prov_unsol_take(&u, 0, 512, dst), 512);
+	ck_assert_uint_eq(idm_prov_unsol_imm_left(&u), 0); /* nothing to copy */
 	ck_assert_int_eq(idm_prov_unsol_cmd_done(&u), 0);
 	ck_assert_ptr_null(u.stage); /* the fast path: no copy kept */
 	idm_prov_unsol_free(&u);
