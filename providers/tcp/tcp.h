@@ -168,6 +168,8 @@ enum tcp_rx_dest {
 	DST_RXBUF,   /* control PDU data: conn rx buffer */
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
+	DST_EARLY,   /* a SCSI Command's immediate data, not read yet: its
+		      * control_notify comes first (tcp_tgt_cmd_early) */
 	DST_DISCARD, /* its task was freed mid-PDU: read into rxbuf, drop */
 	DST_REPORT,  /* matches no task: read into rxbuf and drop the data,
 		      * then pass the header up with no task (the caller
@@ -399,6 +401,9 @@ int tcp_tgt_snack(struct tcp_conn *tc);
 /* tcp_target.c */
 int tcp_tgt_cmd_header(struct tcp_conn *tc);
 int tcp_tgt_cmd_done(struct tcp_conn *tc);
+/* DST_EARLY: notify the SCSI Command before its immediate data is read;
+ * what the callback asked for (Get_Data) says where the data goes */
+void tcp_tgt_cmd_early(struct tcp_conn *tc);
 int tcp_tgt_dataout_header(struct tcp_conn *tc);
 int tcp_tgt_dataout_done(struct tcp_conn *tc);
 void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t);

@@ -8,7 +8,9 @@
  * stage. A data segment
  * bound for a caller buffer is read into it directly (readv) once what
  * is already staged is used up, so big payloads are copied only by the
- * kernel.
+ * kernel. A SCSI Command's immediate data waits until its control_notify
+ * said where it goes (tcp_tgt_cmd_early); the callback never waits for
+ * it.
  */
 #include "tcp.h"
 #include "crc32c.h"
@@ -389,6 +391,14 @@ void tcp_rx_run(struct tcp_conn *tc)
 				return;
 			tc->rgot = 0;
 			tc->rs = RX_DATA;
+			if (tc->rdst == DST_EARLY) {
+				/* control_notify now: a Get_Data from it
+				 * says where the data segment goes */
+				tcp_tgt_cmd_early(tc);
+				if (tc->closed)
+					return;
+				break; /* RX_DATA, its destination set */
+			}
 			/* fall through */
 		case RX_DATA:
 			if (tc->rgot < tc->rl.dsl) {
@@ -415,7 +425,8 @@ void tcp_rx_run(struct tcp_conn *tc)
 				} else {
 					p = tc->rptr + tc->rgot;
 				}
-				n = rx_read(tc, p, want, tc->rdst == DST_PLACE);
+				n = rx_read(tc, p, want, tc->rdst == DST_PLACE ||
+						    tc->rdst == DST_STAGE);
 				if (n <= 0)
 					return;
 				if (tc->dd)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Target side receive: a SCSI Command becomes a task; its immediate data
- * and unsolicited Data-Out go into the Get_Data range covering them (or a
- * staging copy until Get_Data is called); each Data-Out is checked
+ * Target side receive: a SCSI Command becomes a task and is notified
+ * before its immediate data is read; that data and unsolicited Data-Out
+ * go into the Get_Data range covering them (or a staging copy until
+ * Get_Data is called); each Data-Out is checked
  * against its R2T (tag, offset, length, DataSN) and placed straight into
  * the caller's buffer. Get_Data/R2Ts are in tcp_r2t.c, Put_Data in
  * tcp_datain.c.
@@ -53,24 +54,104 @@ int tcp_tgt_cmd_header(struct tcp_conn *tc)
 		tcp_conn_fail(tc, -EPROTO, "ITT 0x%08x: %s", itt, why);
 		return -1;
 	}
-	return 0; /* immediate data, if any, goes to the rx buffer */
+	/* immediate data: the notify comes before it is read */
+	if (tc->rl.dsl)
+		tc->rdst = DST_EARLY;
+	return 0;
+}
+
+/* Staged bytes [off, off+len) just arrived: copy them into the Get_Data
+ * ranges that overlap them (ranges asked for while they were on the way;
+ * the ranges asked for later take them in tcp_get_data). */
+static void take_staged(struct tcp_conn *tc, struct idm_task *t, uint32_t off,
+			uint32_t len)
+{
+	struct tcp_task *tt = tcp_task(t);
+	const struct idm_prov_xfer *x = NULL;
+	uint32_t lo, hi;
+
+	while ((x = idm_prov_task_xfer_next(t, x))) {
+		if (x->dir == IDM_DATA_OUT &&
+		    tcp_overlap(off, off + len, x->offset, x->offset + x->length,
+				&lo, &hi)) {
+			tcp_get_copy_in(x, lo, tt->unsol.stage + lo, hi - lo);
+			idm_prov_stats_copy(tc->st, hi - lo);
+			tcp_get_of(x)->got += hi - lo;
+			idm_prov_task_add_received(t, hi - lo);
+		}
+	}
+}
+
+/* The SCSI Command's header is in, its immediate data still on the wire:
+ * notify the caller first, so that a Get_Data from the callback gets the
+ * data read straight into its buffer (no copy in user space). Otherwise
+ * the data goes to the staging copy. The callback never waits for the
+ * data: a peer that sends a header and holds back its data would stall
+ * every connection of the context. So the PDU shows no data
+ * (idm_pdu_data() gives NULL, 0); Get_Data is the only way to it. */
+void tcp_tgt_cmd_early(struct tcp_conn *tc)
+{
+	struct idm_task *t = tc->rtask;
+	struct tcp_task *tt = tcp_task(t);
+	uint32_t len = tc->rl.dsl;
+	struct idm_pdu p = {
+		.bhs = tc->rhdr,
+		.ahs = tc->rl.ahs ? tc->rhdr + IDM_ISCSI_BHS_LEN : NULL,
+		.ahs_len = tc->rl.ahs,
+		.data = NULL, /* not read yet: Get_Data says where it goes */
+		.data_len = 0,
+		.task = t,
+	};
+	const struct idm_prov_xfer *x;
+
+	idm_prov_control_notify(tc->conn, &p);
+	if (tc->closed || tc->rdst != DST_EARLY)
+		return; /* failed, or task freed (discard) */
+	if (!idm_prov_task_active(t) || tt->task != t) {
+		tc->rtask = NULL;
+		tc->rdst = DST_DISCARD;
+		return;
+	}
+	x = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, 0, len);
+	if (x) {
+		tc->rget = x;
+		tcp_rx_place_get(tc, x, 0); /* readv over its segments */
+		return;
+	}
+	/* staged bytes count as received once they are all in */
+	tt->unsol.rcvd = 0;
+	tc->rptr = idm_prov_unsol_stage(&tt->unsol, 0);
+	if (!tc->rptr) {
+		tt->unsol.rcvd = len;
+		tcp_conn_fail(tc, -ENOMEM, "no memory to stage immediate data");
+		return;
+	}
+	tc->rdst = DST_STAGE;
 }
 
 int tcp_tgt_cmd_done(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
+	uint32_t len = tc->rl.dsl;
 
-	/* Get_Data from the notify takes the immediate data in place */
-	tt->unsol.imm = tt->unsol.imm_len ? tc->rxbuf : NULL;
-	tcp_rx_deliver(tc, t);
-	if (tc->closed || !idm_prov_task_active(t) || tt->task != t)
+	if (!len) {
+		tcp_rx_deliver(tc, t); /* no data: notified only now */
 		return 0;
-	idm_prov_stats_copy(tc->st, idm_prov_unsol_imm_left(&tt->unsol));
-	if (idm_prov_unsol_cmd_done(&tt->unsol) < 0) {
-		tcp_conn_fail(tc, -ENOMEM, "no memory to stage unsolicited data");
-		return -1;
 	}
+	switch (tc->rdst) {
+	case DST_PLACE:
+		tcp_get_of(tc->rget)->got += len;
+		idm_prov_task_add_received(t, len);
+		break;
+	case DST_STAGE:
+		tt->unsol.rcvd = len;
+		take_staged(tc, t, 0, len);
+		break;
+	default: /* DST_DISCARD and DST_REPORT end in on_pdu */
+		break;
+	}
+	tcp_get_complete_ready(tc, t);
 	return 0;
 }
 
@@ -180,7 +261,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
 	uint32_t off = idm_iscsi_get32(tc->rhdr + IDM_ISCSI_BHS_BUF_OFFSET);
-	uint32_t len = tc->rl.dsl, lo, hi;
+	uint32_t len = tc->rl.dsl;
 	bool fbit = tc->rhdr[1] & IDM_ISCSI_FLAG_FINAL;
 	struct tcp_r2t *r = tc->rr2t;
 
@@ -191,19 +272,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 			tcp_get_of(tc->rget)->got += len;
 			idm_prov_task_add_received(t, len);
 		} else {
-			const struct idm_prov_xfer *x = NULL;
-
-			while ((x = idm_prov_task_xfer_next(t, x))) {
-				if (x->dir == IDM_DATA_OUT &&
-				    tcp_overlap(off, off + len, x->offset,
-						x->offset + x->length, &lo, &hi)) {
-					tcp_get_copy_in(x, lo, tt->unsol.stage + lo,
-							hi - lo);
-					idm_prov_stats_copy(tc->st, hi - lo);
-					tcp_get_of(x)->got += hi - lo;
-					idm_prov_task_add_received(t, hi - lo);
-				}
-			}
+			take_staged(tc, t, off, len);
 		}
 		if (idm_prov_unsol_arrived(&tt->unsol, len, fbit, why,
 					   sizeof(why)) < 0) {

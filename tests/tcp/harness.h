@@ -166,7 +166,15 @@ struct h {
 	bool terminate_on_nop;      /* target: Connection_Terminate from the
 				       control_notify of a NOP-Out */
 	h_cmd_hook cmd_hook;
+	/* called after the harness's Get_Data from a SCSI Command's
+	 * control_notify succeeded (return value ignored) */
+	h_cmd_hook after_get_hook;
+	/* a WRITE's Get_Data is not asked for from its control_notify but by
+	 * h_tgt_get_later() (its data waits in libidm's staging copy) */
+	bool get_later;
+	struct h_ttask *later;
 	void *hook_arg;
+	idm_pdu *cmd_pdu;           /* the SCSI Command, during the hooks */
 
 	/* initiator */
 	struct h_side i;
@@ -244,6 +252,10 @@ int h_sg_segments(const struct h *h);
 void h_sg_sync(struct h *h, size_t s, bool to_segments);
 int h_sg_check_guards(struct h *h);
 void h_sg_free(struct h *h);
+
+/* The Get_Data of the WRITE held back by h->get_later, now, outside
+ * any callback: 0 or idm_get_data()'s error (-ENOENT: none held). */
+int h_tgt_get_later(struct h *h);
 
 /* Start libidm's progress thread: callbacks then run on it, serialised
  * with the test's thread by h->mu; h_run_io, h_progress_until and

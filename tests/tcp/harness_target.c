@@ -76,8 +76,11 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 		h_unexpected(&h->t, "SCSI Command without a task");
 		return;
 	}
-	if (h->cmd_hook && h->cmd_hook(h, task, bhs))
+	h->cmd_pdu = pdu;
+	if (h->cmd_hook && h->cmd_hook(h, task, bhs)) {
+		h->cmd_pdu = NULL;
 		return;
+	}
 	tt = tt_get(h);
 	/* the disk is in slots; a command covers the start of one slot */
 	if (!tt || (cdb[0] != H_CDB_READ && cdb[0] != H_CDB_WRITE) ||
@@ -121,9 +124,17 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 			return;
 		}
 		tt->pending = 1;
+		if (h->get_later) {
+			memcpy(tt->r2t, tmpl, sizeof(tt->r2t));
+			h->later = tt;
+			return;
+		}
 		rc = idm_get_data(task, tmpl, h->disk_buf, off, 0, len, 0);
 		if (rc < 0)
 			goto fail;
+		if (h->after_get_hook)
+			(void)h->after_get_hook(h, task, bhs);
+		h->cmd_pdu = NULL;
 		return;
 	}
 	tmpl[0] = IDM_ISCSI_OP_DATA_IN;
@@ -180,6 +191,23 @@ fail:
 	tt->status = rc;
 	tt->status_in_data = false;
 	t_finish(h, tt);
+}
+
+int h_tgt_get_later(struct h *h)
+{
+	struct h_ttask *tt = h->later;
+	int rc;
+
+	if (!tt)
+		return -ENOENT;
+	h->later = NULL;
+	rc = idm_get_data(tt->task, tt->r2t, h->disk_buf, tt->off, 0, tt->len, 0);
+	if (rc < 0) {
+		tt->status = rc;
+		tt->pending = 0;
+		t_finish(h, tt);
+	}
+	return rc;
 }
 
 static void t_login(struct h *h, idm_pdu *pdu)
@@ -312,6 +340,7 @@ static void t_control_body(idm_conn *conn, idm_pdu *pdu, void *arg)
 		break;
 	case IDM_ISCSI_OP_SCSI_CMD:
 		t_scsi(h, pdu);
+		h->cmd_pdu = NULL; /* valid only during the callback */
 		break;
 	case IDM_ISCSI_OP_NOP_OUT:
 		t_nop(h, pdu);

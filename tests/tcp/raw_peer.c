@@ -158,8 +158,20 @@ int h_raw_write(struct h *h, struct h_raw *r, const void *buf, size_t len)
 	const uint8_t *p = buf;
 	long end = now_ms() + 10000;
 
+	static const size_t cuts[] = { 1, 47, 3, 49, 4093, 2, 517, 8191, 13 };
+
 	while (len) {
-		ssize_t n = send(r->fd, p, len, MSG_NOSIGNAL);
+		size_t want = len;
+		ssize_t n;
+
+		if (r->cut) {
+			size_t c = cuts[r->cut_pos++ % (sizeof(cuts) / sizeof(cuts[0]))];
+
+			if (c < want)
+				want = c;
+			(void)idm_ctx_progress(h->ctx, 0);
+		}
+		n = send(r->fd, p, want, MSG_NOSIGNAL);
 
 		if (n > 0) {
 			p += n;

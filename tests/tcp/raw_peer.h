@@ -18,6 +18,10 @@ struct h_raw {
 	bool hd, dd;   /* digests in effect */
 	bool closed;   /* EOF or reset seen */
 	uint32_t cmdsn, statsn;
+	/* h_raw_write sends in pieces of odd sizes, letting libidm read
+	 * each before the next (PDUs cut anywhere) */
+	bool cut;
+	unsigned cut_pos;
 };
 
 /* Evil initiator: connect to the harness target. */
