@@ -31,11 +31,15 @@ def vm_rss_kib(pid):
 
 
 # perf counts these tracepoints in the kernel: cheap enough to leave on
-# during the timed runs. recvfrom is counted on its own because the
-# hot-path goals give a budget for it (per 1 MiB write); the LUN's own
+# during the timed runs. The socket receive calls (recvfrom, and readv/
+# recvmsg, which place payload straight into the caller's buffers) are
+# counted on their own because the hot-path goals give a budget for them
+# (per 1 MiB write); the LUN's own
 # reads and writes (a file LUN: pread/pwrite) so that the transport's
 # syscalls can be told from the backing's.
 PERF_EVENTS = ["raw_syscalls:sys_enter", "syscalls:sys_enter_recvfrom"]
+RECV_CALLS = ["recvfrom", "readv", "recvmsg"]
+PERF_EVENTS += [f"syscalls:sys_enter_{c}" for c in RECV_CALLS[1:]]
 LUN_IO_CALLS = ["pread64", "pwrite64", "preadv", "pwritev"]
 PERF_EVENTS += [f"syscalls:sys_enter_{c}" for c in LUN_IO_CALLS]
 
@@ -91,7 +95,7 @@ def pick_syscall_method(wanted):
 
 class SyscallCounter:
     """Counts a running process's system calls between start() and
-    stop(). stop() returns {'syscalls': N, 'recvfrom': N, 'lun_io': N}
+    stop(). stop() returns {'syscalls': N, 'recvfrom': N, 'recv': N, 'lun_io': N}
     (the last two None when not counted), or None."""
 
     def __init__(self, method, pid):
@@ -142,7 +146,9 @@ class SyscallCounter:
         if total is None:
             return None
         lun = [counts.get(f"syscalls:sys_enter_{c}") for c in LUN_IO_CALLS]
+        recv = [counts.get(f"syscalls:sys_enter_{c}") for c in RECV_CALLS]
         return {"syscalls": total, "recvfrom": counts.get(PERF_EVENTS[1]),
+                "recv": None if None in recv else sum(recv),
                 "lun_io": None if None in lun else sum(lun)}
 
     @staticmethod
@@ -161,4 +167,5 @@ class SyscallCounter:
         if total is None:
             return None
         return {"syscalls": total, "recvfrom": calls.get("recvfrom", 0),
+                "recv": sum(calls.get(c, 0) for c in RECV_CALLS),
                 "lun_io": sum(calls.get(c, 0) for c in LUN_IO_CALLS)}
