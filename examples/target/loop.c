@@ -140,6 +140,19 @@ static struct handoff *take_inbox(void)
 	return list;
 }
 
+/* A connection handed to this loop joins its list; true if it is still
+ * alive (one that ended in between is forgotten here). */
+static bool join_loop(struct tconn *c)
+{
+	c->handoff = NULL;
+	c->next = g_loop->conns;
+	g_loop->conns = c;
+	if (c->state != CS_DEAD)
+		return true;
+	conn_forget(c); /* it ended in between: loop_handoff_dying() */
+	return false;
+}
+
 void loop_run_handoffs(void)
 {
 	struct handoff *h, *next;
@@ -147,18 +160,9 @@ void loop_run_handoffs(void)
 	if (g_loop->outbox)
 		move_out();
 	for (h = take_inbox(); h; h = next) {
-		struct tconn *c = h->c;
-
 		next = h->next;
-		c->handoff = NULL;
-		c->next = g_loop->conns;
-		g_loop->conns = c;
-		if (c->state == CS_DEAD) {
-			/* it ended in between: loop_handoff_dying() */
-			conn_forget(c);
-		} else {
-			login_resume(c, h->req, h->flags, h->data, h->len);
-		}
+		if (join_loop(h->c))
+			login_resume(h->c, h->req, h->flags, h->data, h->len);
 		free(h);
 	}
 }
@@ -176,14 +180,8 @@ void loop_handoff_flush(void)
 	}
 	g_loop->outbox = NULL;
 	for (h = take_inbox(); h; h = next) {
-		struct tconn *c = h->c;
-
 		next = h->next;
-		c->handoff = NULL;
-		c->next = g_loop->conns;
-		g_loop->conns = c;
-		if (c->state == CS_DEAD)
-			conn_forget(c);
+		join_loop(h->c);
 		free(h);
 	}
 }
