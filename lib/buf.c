@@ -256,3 +256,35 @@ int idm_prov_buf_iov(const struct idm_buf *b, size_t off, size_t len,
 		*covered = done;
 	return n;
 }
+
+/* One walk over the segments of [off, off+len) for both copy directions:
+ * to_buf copies p into the buffer, else the buffer into p. */
+static void buf_copy(const struct idm_buf *b, size_t off, uint8_t *p, size_t len,
+		     bool to_buf)
+{
+	struct iovec v[16];
+	size_t covered;
+	int n;
+
+	while (len && (n = idm_prov_buf_iov(b, off, len, v, 16, &covered)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (to_buf)
+				memcpy(v[i].iov_base, p, v[i].iov_len);
+			else
+				memcpy(p, v[i].iov_base, v[i].iov_len);
+			p += v[i].iov_len;
+		}
+		off += covered;
+		len -= covered;
+	}
+}
+
+void idm_prov_buf_copy_in(struct idm_buf *b, size_t off, const void *src, size_t len)
+{
+	buf_copy(b, off, (uint8_t *)(uintptr_t)src, len, true);
+}
+
+void idm_prov_buf_copy_out(void *dst, const struct idm_buf *b, size_t off, size_t len)
+{
+	buf_copy(b, off, dst, len, false);
+}

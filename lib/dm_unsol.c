@@ -148,6 +148,30 @@ uint32_t idm_prov_unsol_take(struct idm_prov_unsol *u, uint32_t offset,
 	return n;
 }
 
+uint32_t idm_prov_unsol_take_buf(struct idm_prov_unsol *u, uint32_t offset,
+				 uint32_t length, struct idm_buf *buf, size_t buf_off)
+{
+	struct iovec v[16];
+	uint32_t got = 0, at = 0;
+	size_t covered;
+	int n;
+
+	if (buf->addr) /* one segment: no walk */
+		return idm_prov_unsol_take(u, offset, length,
+					   (uint8_t *)buf->addr + buf_off);
+	/* segment by segment: each piece takes its own command offsets */
+	while (at < length &&
+	       (n = idm_prov_buf_iov(buf, buf_off + at, length - at, v, 16,
+				     &covered)) > 0) {
+		for (int i = 0; i < n; i++) {
+			got += idm_prov_unsol_take(u, offset + at, (uint32_t)v[i].iov_len,
+						   v[i].iov_base);
+			at += (uint32_t)v[i].iov_len;
+		}
+	}
+	return got;
+}
+
 int idm_prov_unsol_cmd_done(struct idm_prov_unsol *u)
 {
 	const uint8_t *imm = u->imm;

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -557,6 +558,14 @@ IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_pro
  * allocation; one iovec for a buffer of one segment. */
 IDM_PROV_API int idm_prov_buf_iov(const struct idm_buf *buf, size_t off, size_t len,
 				  struct iovec *iov, int max, size_t *covered);
+/* Copy len bytes from src into bytes [off, off+len) of buf, or out of
+ * them into dst, whatever its segments: for the few copies a provider
+ * makes itself (staged unsolicited data, a bounce buffer). The range must
+ * lie inside the buffer. */
+IDM_PROV_API void idm_prov_buf_copy_in(struct idm_buf *buf, size_t off, const void *src,
+				       size_t len);
+IDM_PROV_API void idm_prov_buf_copy_out(void *dst, const struct idm_buf *buf, size_t off,
+					size_t len);
 
 /* ------------------------------------------------------------------ */
 /* The shared datamover layer: what every transport needs              */
@@ -611,6 +620,18 @@ static inline void *idm_prov_xfer_priv(const struct idm_prov_xfer *x)
 static inline struct idm_prov_xfer *idm_prov_xfer_from_priv(void *priv)
 {
 	return IDM_PROV_CONTAINER_OF(priv, struct idm_prov_xfer, priv);
+}
+/* Copy n bytes of command data, from data offset `off` on, into the
+ * record's range: at its address, or segment by segment. */
+static inline void idm_prov_xfer_copy_in(const struct idm_prov_xfer *x, uint32_t off,
+					 const void *src, uint32_t n)
+{
+	size_t d = off - x->offset;
+
+	if (x->addr)
+		memcpy(x->addr + d, src, n);
+	else
+		idm_prov_buf_copy_in(x->buf, x->buf_off + d, src, n);
 }
 /* Inside put_data()/get_data(): the record the core made for this very
  * call (the task's newest), so the op can fill in its priv area. */
@@ -696,6 +717,10 @@ IDM_PROV_API uint8_t *idm_prov_unsol_stage(struct idm_prov_unsol *u, uint32_t of
  * command's notify, staged bytes). Returns the bytes copied. */
 IDM_PROV_API uint32_t idm_prov_unsol_take(struct idm_prov_unsol *u, uint32_t offset,
 					  uint32_t length, uint8_t *dst);
+/* The same into bytes buf_off... of buf, whatever its segments. */
+IDM_PROV_API uint32_t idm_prov_unsol_take_buf(struct idm_prov_unsol *u, uint32_t offset,
+					      uint32_t length, struct idm_buf *buf,
+					      size_t buf_off);
 /* The command's notify returned: immediate data no Get_Data took is
  * staged (u->imm is cleared). -ENOMEM if it cannot be. */
 IDM_PROV_API int idm_prov_unsol_cmd_done(struct idm_prov_unsol *u);

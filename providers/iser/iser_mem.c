@@ -178,8 +178,10 @@ static uint32_t rgn_find(const struct iser_bufreg *r, size_t off)
 	return lo;
 }
 
-uint32_t iser_buf_piece(const struct iser_bufreg *r, size_t off,
-			uint32_t len, uint8_t **addr)
+/* The first piece of [off, off+len): its address and its bytes, up to
+ * the end of the region off is in. */
+static uint32_t iser_buf_piece(const struct iser_bufreg *r, size_t off,
+			       uint32_t len, uint8_t **addr)
 {
 	const struct iser_rgn *g = &r->rgn[rgn_find(r, off)];
 	size_t in = off - g->off;

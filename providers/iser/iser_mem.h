@@ -16,10 +16,6 @@ const struct iser_bufreg *iser_buf_reg(struct iser_prov *ip,
 				       struct iser_dev *dev,
 				       struct idm_buf *buf, int *di);
 /* Ranges below must lie in the buffer (the core checked them). */
-/* The first piece of [off, off+len): its address and its bytes, up to
- * the end of the region off is in. */
-uint32_t iser_buf_piece(const struct iser_bufreg *r, size_t off,
-			uint32_t len, uint8_t **addr);
 /* How many regions [off, off+len) crosses: the SGEs it needs. */
 uint32_t iser_buf_pieces(const struct iser_bufreg *r, size_t off,
 			 uint32_t len);

@@ -294,26 +294,6 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	return 0;
 }
 
-/* Copy the unsolicited bytes [offset, offset+len) that already arrived
- * into the buffer at buf_off, segment by segment; returns the bytes. */
-static uint32_t take_unsol(struct iser_task *it, const struct iser_bufreg *reg,
-			   size_t buf_off, uint32_t offset,
-			   uint32_t len)
-{
-	uint32_t n = 0;
-
-	while (len) {
-		uint8_t *dst;
-		uint32_t k = iser_buf_piece(reg, buf_off, len, &dst);
-
-		n += idm_prov_unsol_take(&it->unsol, offset, k, dst);
-		buf_off += k;
-		offset += k;
-		len -= k;
-	}
-	return n;
-}
-
 int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		  size_t buf_off, uint32_t offset, uint32_t length,
 		  uint32_t flags)
@@ -357,7 +337,8 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	 * Data-Out handler as it comes */
 	u_end = end < it->unsol.end ? end : it->unsol.end;
 	if (offset < u_end) {
-		uint32_t n = take_unsol(it, reg, buf_off, offset, u_end - offset);
+		uint32_t n = idm_prov_unsol_take_buf(&it->unsol, offset, u_end - offset,
+						     buf, buf_off);
 
 		d->remaining -= n;
 		idm_prov_stats_copy(ic->st, n);

@@ -9,39 +9,12 @@
  */
 #include "iser_unsol.h"
 #include "iser_dop.h"
-#include "iser_mem.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <libidm/iscsi.h>
-
-/* Copy n bytes of command data offset a into the record's range: at its
- * address, or piece by piece when the range spans segments of a
- * scatter-gather buffer (get_data registered the buffer already). */
-static void place(struct iser_conn *ic, const struct idm_prov_xfer *x,
-		  uint32_t a, const uint8_t *src, uint32_t n)
-{
-	size_t off = x->buf_off + (a - x->offset);
-	const struct iser_bufreg *reg;
-	int di;
-
-	if (x->addr) {
-		memcpy(x->addr + (a - x->offset), src, n);
-		return;
-	}
-	reg = iser_buf_reg(ic->ip, ic->dev, x->buf, &di);
-	while (reg && n) {
-		uint8_t *dst;
-		uint32_t k = iser_buf_piece(reg, off, n, &dst);
-
-		memcpy(dst, src, k);
-		src += k;
-		off += k;
-		n -= k;
-	}
-}
 
 void iser_tgt_cmd_done(struct iser_conn *ic, struct idm_task *t)
 {
@@ -94,7 +67,7 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 						       : x->offset + x->length;
 		if (a >= b)
 			continue;
-		place(ic, x, a, data + (a - off), b - a);
+		idm_prov_xfer_copy_in(x, a, data + (a - off), b - a);
 		idm_prov_stats_copy(ic->st, b - a);
 		covered += b - a;
 		d->remaining = b - a > d->remaining ? 0 : d->remaining - (b - a);

@@ -367,20 +367,12 @@ static inline void tcp_rx_place_get(struct tcp_conn *tc, const struct idm_prov_x
 	tcp_rx_place(tc, x->buf, x->buf_off + d, x->addr ? x->addr + d : NULL);
 }
 
-/* Copy n bytes of the write data at `off` into Get_Data range x. */
-void tcp_get_copy_in(const struct idm_prov_xfer *x, uint32_t off, const uint8_t *src,
-		     uint32_t n);
-
 /* tcp_sg.c: payload of a scatter-gather buffer range, segment by segment */
 uint32_t tcp_sg_crc32c(uint32_t crc, const struct idm_buf *b, size_t off, size_t len);
-void tcp_sg_copy_out(uint8_t *dst, const struct idm_buf *b, size_t off, size_t len);
-void tcp_sg_copy_in(const struct idm_buf *b, size_t off, const uint8_t *src, size_t len);
 /* Data-In source: bytes [buf_off, +length) of buf, by address when they
  * lie in one segment */
 void tcp_txd_set_src(struct tcp_txd *d, const struct idm_buf *buf, size_t buf_off,
 		     uint32_t length);
-/* idm_prov_unsol_take() into Get_Data range x, whatever its segments */
-uint32_t tcp_sg_unsol_take(struct idm_prov_unsol *u, const struct idm_prov_xfer *x);
 
 /* tcp_r2t.c */
 void tcp_get_cancel_all(struct tcp_conn *tc, struct idm_task *t);

@@ -37,7 +37,8 @@ static const struct idm_prov_xfer *next_get(struct idm_task *t,
 static void get_take_early(struct tcp_conn *tc, struct tcp_task *tt,
 			   const struct idm_prov_xfer *x)
 {
-	uint32_t n = tcp_sg_unsol_take(&tt->unsol, x);
+	uint32_t n = idm_prov_unsol_take_buf(&tt->unsol, x->offset, x->length, x->buf,
+					     x->buf_off);
 
 	tcp_get_of(x)->got += n;
 	idm_prov_task_add_received(tt->task, n);

@@ -74,7 +74,7 @@ static void take_staged(struct tcp_conn *tc, struct idm_task *t, uint32_t off,
 		if (x->dir == IDM_DATA_OUT &&
 		    tcp_overlap(off, off + len, x->offset, x->offset + x->length,
 				&lo, &hi)) {
-			tcp_get_copy_in(x, lo, tt->unsol.stage + lo, hi - lo);
+			idm_prov_xfer_copy_in(x, lo, tt->unsol.stage + lo, hi - lo);
 			idm_prov_stats_copy(tc->st, hi - lo);
 			tcp_get_of(x)->got += hi - lo;
 			idm_prov_task_add_received(t, hi - lo);

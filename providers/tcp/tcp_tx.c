@@ -573,8 +573,8 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 			continue;
 		}
 		if (!v->iov_base)
-			tcp_sg_copy_out(tc->bounce + at, e->sg, e->sg_off + skip,
-					v->iov_len - skip);
+			idm_prov_buf_copy_out(tc->bounce + at, e->sg, e->sg_off + skip,
+					      v->iov_len - skip);
 		else
 			memcpy(tc->bounce + at, (char *)v->iov_base + skip,
 			       v->iov_len - skip);

@@ -173,6 +173,46 @@ START_TEST(buf_iov_walk)
 }
 END_TEST
 
+/* idm_prov_buf_copy_in/out move the bytes of a range into and out of the
+ * segments, byte i to map[i]; idm_prov_xfer_copy_in does the same for a
+ * record's range by command offset. */
+START_TEST(buf_copy)
+{
+	static uint8_t *map[WALK_SEGS * (WALK_SEGS + 1) / 2];
+	uint8_t src[sizeof(map) / sizeof(map[0])], back[sizeof(src)];
+	idm_ctx *ctx = unit_ctx();
+	size_t total;
+	idm_buf *buf = walk_buf(ctx, map, &total);
+
+	for (size_t i = 0; i < total; i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	for (size_t off = 0; off < total; off += 11) {
+		for (size_t len = 0; off + len <= total; len += 17) {
+			memset(walk_mem, 0, sizeof(walk_mem));
+			memset(back, 0, sizeof(back));
+			idm_prov_buf_copy_in(buf, off, src + off, len);
+			for (size_t i = 0; i < total; i++)
+				ck_assert_uint_eq(*map[i], i >= off && i < off + len ? src[i] : 0);
+			idm_prov_buf_copy_out(back + off, buf, off, len);
+			ck_assert_mem_eq(back + off, src + off, len);
+		}
+	}
+	/* a record spanning segments (addr NULL) and one inside a segment */
+	memset(walk_mem, 0, sizeof(walk_mem));
+	struct idm_prov_xfer x = { .offset = 1000, .length = (uint32_t)total - 5,
+				   .buf = buf, .buf_off = 5 };
+	idm_prov_xfer_copy_in(&x, 1010, src, 30);
+	for (size_t i = 0; i < 30; i++)
+		ck_assert_uint_eq(*map[15 + i], src[i]);
+	x = (struct idm_prov_xfer){ .offset = 0, .length = 4, .buf = buf,
+				    .buf_off = 0, .addr = walk_mem };
+	idm_prov_xfer_copy_in(&x, 1, src, 3);
+	ck_assert_mem_eq(walk_mem + 1, src, 3);
+	idm_buf_destroy(buf);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 /* The fake provider lacks IDM_CAP_SCATTER_GATHER: a buffer of several
  * segments is refused whatever the range (it would read idm_buf_addr(),
  * NULL); a buffer of one segment made by idm_buf_create_iov() works. */
@@ -293,6 +333,7 @@ static Suite *sg_suite(void)
 
 	tcase_add_test(tc, create_iov_args);
 	tcase_add_test(tc, buf_iov_walk);
+	tcase_add_test(tc, buf_copy);
 	tcase_add_test(tc, refused_without_cap);
 	tcase_add_test(tc, record_addr_with_cap);
 	suite_add_tcase(s, tc);
