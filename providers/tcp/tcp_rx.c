@@ -354,6 +354,32 @@ void tcp_rx_defer_fn(struct idm_prov_defer *d)
 	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
 }
 
+/* Up to `want` bytes of the data segment into its destination (a caller
+ * buffer, maybe across segments, the stage, or rxbuf), the data digest
+ * kept up to date: >0 bytes got, 0 would block, <0 failed. */
+static int rx_data_read(struct tcp_conn *tc, uint32_t want)
+{
+	uint8_t *p;
+	int n;
+
+	if (tc->rdst == DST_PLACE && !tc->rptr)
+		return rx_read_sg(tc, want);
+	if (tc->rdst == DST_DISCARD || tc->rdst == DST_REPORT) {
+		/* rxbuf is free: this PDU does not deliver its data */
+		if (rxbuf_fit(tc, TCP_RXBUF_MIN) < 0)
+			return -1;
+		p = tc->rxbuf;
+		if (want > tc->rxcap)
+			want = tc->rxcap;
+	} else {
+		p = tc->rptr + tc->rgot;
+	}
+	n = rx_read(tc, p, want, tc->rdst == DST_PLACE || tc->rdst == DST_STAGE);
+	if (n > 0 && tc->dd)
+		tc->rcrc = tcp_crc32c(tc->rcrc, p, (size_t)n);
+	return n;
+}
+
 void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
@@ -402,41 +428,13 @@ void tcp_rx_run(struct tcp_conn *tc)
 			/* fall through */
 		case RX_DATA:
 			if (tc->rgot < tc->rl.dsl) {
-				uint32_t want = tc->rl.dsl - tc->rgot;
-				uint8_t *p;
-				if (tc->rdst == DST_PLACE && !tc->rptr) {
-					n = rx_read_sg(tc, want);
-					if (n <= 0)
-						return;
-					tc->rgot += (uint32_t)n;
-					if (tc->rgot < tc->rl.dsl)
-						break;
-					goto data_done;
-				}
-				if (tc->rdst == DST_DISCARD ||
-				    tc->rdst == DST_REPORT) {
-					/* rxbuf is free: this PDU does not
-					 * deliver its data */
-					if (rxbuf_fit(tc, TCP_RXBUF_MIN) < 0)
-						return;
-					p = tc->rxbuf;
-					if (want > tc->rxcap)
-						want = tc->rxcap;
-				} else {
-					p = tc->rptr + tc->rgot;
-				}
-				n = rx_read(tc, p, want, tc->rdst == DST_PLACE ||
-						    tc->rdst == DST_STAGE);
+				n = rx_data_read(tc, tc->rl.dsl - tc->rgot);
 				if (n <= 0)
 					return;
-				if (tc->dd)
-					tc->rcrc = tcp_crc32c(tc->rcrc, p,
-							      (size_t)n);
 				tc->rgot += (uint32_t)n;
 				if (tc->rgot < tc->rl.dsl)
 					break;
 			}
-		data_done:
 			tc->rgot = 0;
 			tc->rs = RX_TRAILER;
 			/* fall through */
