@@ -27,9 +27,6 @@ find_tgt_idm() {
 	if [ -z "${TGTD_STOCK:-}" ] || [ ! -x "$TGTD_STOCK" ]; then
 		TGTD_STOCK=$(command -v tgtd || true)
 	fi
-	# the libidm tgtd uses the providers of the libidm it was linked
-	# with (installed), not those of a build tree meson points at
-	unset IDM_PROVIDER_PATH
 	export TGT_IPC_SOCKET=$TMP/tgtd-ipc
 }
 
@@ -40,7 +37,10 @@ start_tgtd() {
 	local adm=("$TGTADM" -C "$cport" --lld iscsi)
 	for attempt in 1 2 3 4 5; do
 		port=$(free_port) || return 1
-		"$bin" -f -C "$cport" --iscsi portal=127.0.0.1:"$port" \
+		# tgtd uses the libidm it was linked with (installed) and its
+		# providers, not the build tree's meson points at
+		env -u LD_LIBRARY_PATH -u IDM_PROVIDER_PATH \
+			"$bin" -f -C "$cport" --iscsi portal=127.0.0.1:"$port" \
 			>"$TMP/tgtd-$name.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 50); do
