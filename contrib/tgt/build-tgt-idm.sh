@@ -164,10 +164,11 @@ if [ "$START" = 1 ]; then
 		>"$WORK/tgtd-idm.log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$WORK/tgtd-idm.pid"
-	adm=("$WORK/tgt-idm/usr/tgtadm" -C "$CPORT" --lld iscsi)
+	adm=("$WORK/tgt-idm/usr/tgtadm" -C "$CPORT")
 	for _ in $(seq 50); do "${adm[@]}" --op show --mode target >/dev/null 2>&1 && break; sleep 0.1; done
-	"${adm[@]}" --op new --mode target --tid 1 -T "$IQN"
-	"${adm[@]}" --op new --mode logicalunit --tid 1 --lun 1 -b "$LUN"
-	"${adm[@]}" --op bind --mode target --tid 1 -I ALL
-	say "tgtd-on-libidm (pid $pid) serves iscsi://127.0.0.1:$PORT/$IQN/1; stop: kill $pid"
+	"${adm[@]}" --lld iscsi --op new --mode target --tid 1 -T "$IQN"
+	"${adm[@]}" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 -b "$LUN"
+	"${adm[@]}" --lld iscsi --op bind --mode target --tid 1 -I ALL
+	say "tgtd-on-libidm (pid $pid) serves iscsi://127.0.0.1:$PORT/$IQN/1"
+	say "stop it: ${adm[*]} --op delete --force --mode target --tid 1 && ${adm[*]} --op delete --mode system"
 fi
