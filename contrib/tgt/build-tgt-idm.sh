@@ -111,10 +111,12 @@ if [ -n "$LIBIDM_BUILD" ]; then
 	meson install -C "$LIBIDM_BUILD" --destdir "$WORK/_dest" >"$WORK/libidm-install.log"
 	pc=$(find "$WORK/_dest" -name libidm.pc | head -1)
 	[ -n "$pc" ] || die "no libidm.pc under $WORK/_dest"
-	export PKG_CONFIG_PATH=$(dirname "$pc")
+	PKG_CONFIG_PATH=$(dirname "$pc")
+	export PKG_CONFIG_PATH
+	LIBDIR=$WORK/_dest$(pkg-config --variable=libdir libidm)
+	PROVDIR=$WORK/_dest$(pkg-config --variable=providerdir libidm)
+	# -I and -L below the staging dir
 	export PKG_CONFIG_SYSROOT_DIR=$WORK/_dest
-	LIBDIR=$WORK/_dest$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=libdir libidm)
-	PROVDIR=$WORK/_dest$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=providerdir libidm)
 else
 	if [ ! -f "$WORK/libidm-build/build.ninja" ]; then
 		say "configuring libidm ($LIBIDM_SRC) with --prefix=$WORK/_inst"
@@ -125,7 +127,8 @@ else
 		die "libidm build failed: $WORK/libidm-build.log"
 	meson install -C "$WORK/libidm-build" >"$WORK/libidm-install.log"
 	pc=$(find "$WORK/_inst" -name libidm.pc | head -1)
-	export PKG_CONFIG_PATH=$(dirname "$pc")
+	PKG_CONFIG_PATH=$(dirname "$pc")
+	export PKG_CONFIG_PATH
 	LIBDIR=$(pkg-config --variable=libdir libidm)
 	PROVDIR=$(pkg-config --variable=providerdir libidm)
 fi

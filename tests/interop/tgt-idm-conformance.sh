@@ -7,6 +7,7 @@
 # both results side by side and names the tests that differ.
 # Usage: tgt-idm-conformance.sh [WORKDIR of build-tgt-idm.sh]
 #        (or TGT_IDM_WORK, or TGTD_IDM/TGTD_STOCK/TGTADM_IDM set)
+# shellcheck disable=SC2034,SC2154 # IDM_TEST_NAME is read by the lib; URL_*, PID_* set by start_tgtd
 IDM_TEST_NAME=tgt-idm-conformance
 # shellcheck source-path=SCRIPTDIR source=tgt-idm-lib.sh
 . "$(dirname "$0")/tgt-idm-lib.sh"

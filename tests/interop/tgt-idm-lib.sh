@@ -15,8 +15,9 @@ IQN=iqn.2026-11.org.libidm:tgt-idm
 find_tgt_idm() {
 	local work=${1:-${TGT_IDM_WORK:-}}
 	if [ -z "${TGTD_IDM:-}" ]; then
-		[ -n "$work" ] && [ -f "$work/env.sh" ] ||
+		if [ -z "$work" ] || [ ! -f "$work/env.sh" ]; then
 			skip "tgtd on libidm not built: run contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
+		fi
 		# shellcheck disable=SC1091
 		. "$work/env.sh"
 	fi
@@ -31,7 +32,8 @@ find_tgt_idm() {
 }
 
 # start_tgtd NAME BINARY CONTROL_PORT LUNSIZE: a tgtd on 127.0.0.1 (a free
-# port), target IQN:NAME with file LUN 1; sets PORT_<NAME>, URL_<NAME>.
+# port), target IQN:NAME with file LUN 1; sets PORT_<NAME>, URL_<NAME>,
+# PID_<NAME>.
 start_tgtd() {
 	local name=$1 bin=$2 cport=$3 size=$4 port pid attempt
 	local adm=("$TGTADM" -C "$cport" --lld iscsi)

@@ -5,6 +5,7 @@
 # and without immediate data (and InitialR2T=Yes), CRC32C digests on and
 # off.
 # Usage: tgt-idm-verify.sh PATH/TO/idm-initiator [WORKDIR of build-tgt-idm.sh]
+# shellcheck disable=SC2034,SC2154 # IDM_TEST_NAME is read by the lib; URL_*, PID_* set by start_tgtd
 IDM_TEST_NAME=tgt-idm-verify
 # shellcheck source-path=SCRIPTDIR source=tgt-idm-lib.sh
 . "$(dirname "$0")/tgt-idm-lib.sh"
