@@ -40,8 +40,10 @@ start_tgtd() {
 	for attempt in 1 2 3 4 5; do
 		port=$(free_port) || return 1
 		# tgtd uses the libidm it was linked with (installed) and its
-		# providers, not the build tree's meson points at
+		# providers (found through IDM_PROVDIR for a DESTDIR install),
+		# not the build tree's meson points at
 		env -u LD_LIBRARY_PATH -u IDM_PROVIDER_PATH \
+			${IDM_PROVDIR:+IDM_PROVIDER_PATH=$IDM_PROVDIR} \
 			"$bin" -f -C "$cport" --iscsi portal=127.0.0.1:"$port" \
 			>"$TMP/tgtd-$name.log" 2>&1 &
 		pid=$!
