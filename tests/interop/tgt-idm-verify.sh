@@ -46,4 +46,20 @@ for dig in none crc32c; do
 	run "no immediate data, InitialR2T=No, small bursts, digests $dig" "${d[@]}" \
 		--immediate-data no --first-burst 8k --max-burst 64k --max-recv-dsl 8k
 done
+
+# NOP-In pings every second during I/O: the answers to the pings must not
+# hold back the responses queued behind them (a stall of one ping
+# interval, seen before the fix in iscsi_idm_event_modify)
+timeout 5 "${adm[@]}" --op update --mode target --tid 1 -n nop_count -v 3 &&
+	timeout 5 "${adm[@]}" --op update --mode target --tid 1 -n nop_interval -v 1 ||
+	fail "tgtadm nop_interval"
+log "QD1 benchmark for 4 s with NOP-In pings every second"
+run_bounded 60 "$TMP/bench.out" "$INI" -q -t 30 --noop-out-interval 0 \
+	--bench -b 4k -d 1 --duration 4 "$URL_idm" || fail "benchmark with pings"
+max=$(awk '$1 == "all" {print int($NF)}' "$TMP/bench.out")
+[ -n "$max" ] || fail "no benchmark result"
+echo "longest I/O with pings: $max us"
+[ "$max" -lt 900000 ] || fail "an I/O waited $max us: held back behind a ping's answer?"
+kill -0 "$PID_idm" 2>/dev/null || fail "tgtd-on-libidm died"
+
 echo "PASS: $n verify runs (I/O sizes $SIZES) against tgtd-on-libidm"
