@@ -7,7 +7,10 @@ sends TEST UNIT READY with the aborted command's ITT: the target must
 answer both and keep the connection. (A data mover that still holds the
 ITT fails the connection on its reuse.)
 
-Usage: tgt-idm-abort.py HOST PORT TARGET_IQN LUN
+With "set" as fifth argument ABORT TASK SET (all tasks of the LUN on this
+I_T nexus) is sent instead, with "reset" LOGICAL UNIT RESET.
+
+Usage: tgt-idm-abort.py HOST PORT TARGET_IQN LUN [task|set|reset]
 Exit 0 on success, 1 with a reason on failure."""
 import socket
 import struct
@@ -18,6 +21,8 @@ sys.path.insert(0, __import__("os").path.join(
 from raw_pdu import pad, recv_pdu  # noqa: E402
 
 HOST, PORT, IQN, LUN = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+MODE = sys.argv[5] if len(sys.argv) > 5 else "task"
+FUNC = {"task": 1, "set": 2, "reset": 5}[MODE]
 ISID = bytes([0x40, 0x00, 0x01, 0x37, 0x12, 0x34])
 
 
@@ -84,13 +89,13 @@ print("R2T received, no data sent")
 # ABORT TASK (immediate), RTT = the WRITE's ITT, RefCmdSN = its CmdSN
 t_itt = 0x200
 rest = struct.pack(">IIIII", w_itt, cmdsn, exp_statsn, w_cmdsn, 0) + b"\0" * 8
-s.sendall(bhs(0x42, 0x81, 0, LUN, t_itt, rest))
+s.sendall(bhs(0x42, 0x80 | FUNC, 0, LUN, t_itt, rest))
 h, d = recv_pdu(s)
 if h is None:
     fail("connection closed after ABORT TASK")
 if h[0] & 0x3f != 0x22:
     fail("expected a TMF response, got opcode 0x%02x" % h[0])
-print("ABORT TASK answered: response %d" % h[2])
+print("TMF %s answered: response %d" % (MODE, h[2]))
 exp_statsn = struct.unpack(">I", h[24:28])[0] + 1
 
 # TEST UNIT READY with the aborted WRITE's ITT

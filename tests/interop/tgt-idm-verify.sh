@@ -3,7 +3,8 @@
 # idm-initiator --verify against tgtd on libidm (contrib/tgt): random
 # pattern written and read back with I/O sizes from 512 B to 16 MiB, with
 # and without immediate data (and InitialR2T=Yes), CRC32C digests on and
-# off; I/O with NOP-In pings; ABORT TASK of a WRITE waiting for its data.
+# off; I/O with NOP-In pings; ABORT TASK, ABORT TASK SET and LUN RESET
+# with a WRITE waiting for its data.
 # Usage: tgt-idm-verify.sh PATH/TO/idm-initiator [WORKDIR of build-tgt-idm.sh]
 # shellcheck disable=SC2034,SC2154 # IDM_TEST_NAME is read by the lib; URL_*, PID_* set by start_tgtd
 IDM_TEST_NAME=tgt-idm-verify
@@ -64,9 +65,12 @@ kill -0 "$PID_idm" 2>/dev/null || fail "tgtd-on-libidm died"
 
 # ABORT TASK of a WRITE waiting for its data, then its ITT reused
 if command -v python3 >/dev/null 2>&1; then
-	log "ABORT TASK of a WRITE waiting for data, ITT reused"
-	run_bounded 30 "$TMP/abort.out" python3 "$(dirname "$0")/tgt-idm-abort.py" \
-		127.0.0.1 "$PORT_idm" "$IQN:idm" 1 || fail "ABORT TASK of a waiting WRITE"
+	for tmf in task set reset; do
+		log "TMF $tmf with a WRITE waiting for data, its ITT reused"
+		run_bounded 30 "$TMP/abort.out" python3 "$(dirname "$0")/tgt-idm-abort.py" \
+			127.0.0.1 "$PORT_idm" "$IQN:idm" 1 "$tmf" ||
+			fail "TMF $tmf of a waiting WRITE"
+	done
 else
 	echo "python3 missing: ABORT TASK check skipped"
 fi
