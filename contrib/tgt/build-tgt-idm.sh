@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Fetch Debian's tgt source, apply contrib/tgt/patches (GPL-2.0-only, like
+# tgt), install libidm into a prefix under the work dir and build tgtd and
+# tgtadm on it; optionally start tgtd-on-libidm with one file-backed LUN.
+#
+# Usage: build-tgt-idm.sh [options]
+#   --work DIR          work directory (default: ./tgt-idm-work)
+#   --libidm-src DIR    libidm source tree (default: this script's tree);
+#                       configured into DIR/libidm-build with
+#                       --prefix=DIR/_inst, built and installed there
+#   --libidm-build DIR  instead: an existing libidm meson build directory,
+#                       installed with DESTDIR=DIR/_dest (its own prefix)
+#   --stock             also build stock tgtd/tgtadm (DIR/tgt-stock)
+#   --start             start tgtd-on-libidm (foreground daemon, in the
+#                       background of this shell) and set up a target
+#   --port N            iSCSI port for --start (default 3261)
+#   --control-port N    tgtd -C/--control-port for --start (default 1)
+#   --lun FILE          backing file for --start (default DIR/lun1.img, 256M)
+#   --iqn IQN           target name for --start
+# Needs root for the apt steps (deb-src stanza, apt-get update), unless the
+# source is already unpacked in the work dir.
+set -euo pipefail
+
+TGT_VERSION='1:1.0.85-1+deb12u1'
+TGT_UPSTREAM=1.0.85
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$PWD/tgt-idm-work
+LIBIDM_SRC=$(cd "$HERE/../.." && pwd)
+LIBIDM_BUILD=
+STOCK=0
+START=0
+PORT=3261
+CPORT=1
+LUN=
+IQN=iqn.2026-11.org.libidm:tgt-idm
+APT=(apt-get -o DPkg::Lock::Timeout=600 -q)
+
+die() { echo "build-tgt-idm: $*" >&2; exit 1; }
+say() { echo "build-tgt-idm: $*"; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--work) WORK=$2; shift ;;
+	--libidm-src) LIBIDM_SRC=$2; shift ;;
+	--libidm-build) LIBIDM_BUILD=$2; shift ;;
+	--stock) STOCK=1 ;;
+	--start) START=1 ;;
+	--port) PORT=$2; shift ;;
+	--control-port) CPORT=$2; shift ;;
+	--lun) LUN=$2; shift ;;
+	--iqn) IQN=$2; shift ;;
+	-h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d;s/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+	shift
+done
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+SRC=$WORK/tgt-$TGT_UPSTREAM
+
+# 1. the source
+if [ ! -d "$SRC" ]; then
+	command -v dpkg-source >/dev/null || die "dpkg-dev is needed (apt-get install dpkg-dev)"
+	if ! grep -rqsE '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
+	   ! grep -rqsE '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		[ "$(id -u)" = 0 ] || die "no deb-src entry in apt's sources and not root"
+		if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+			say "adding /etc/apt/sources.list.d/debian-src.sources (deb-src)"
+			sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+				>/etc/apt/sources.list.d/debian-src.sources
+		elif grep -qsE '^deb ' /etc/apt/sources.list; then
+			say "adding /etc/apt/sources.list.d/debian-src.list (deb-src)"
+			sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
+				>/etc/apt/sources.list.d/debian-src.list
+		else
+			die "cannot find an apt source to copy as deb-src"
+		fi
+		"${APT[@]}" update
+	fi
+	avail=$(apt-cache showsrc tgt 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
+	[ -n "$avail" ] || { "${APT[@]}" update; avail=$(apt-cache showsrc tgt | sed -n 's/^Version: //p' | sort -V | tail -1); }
+	if [ "$avail" != "$TGT_VERSION" ]; then
+		say "NOTE: the archive's newest tgt source is $avail; this series is for $TGT_VERSION (pinned)."
+		say "      If $TGT_VERSION is gone from the archive, fetch it from snapshot.debian.org."
+	fi
+	(cd "$WORK" && "${APT[@]}" source "tgt=$TGT_VERSION") ||
+		die "apt-get source tgt=$TGT_VERSION failed (has the archive moved on? newest: ${avail:-none})"
+fi
+[ -f "$SRC/debian/changelog" ] || die "$SRC is not an unpacked tgt source"
+got=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
+[ "$got" = "$TGT_VERSION" ] || die "unpacked tgt is $got, the series is for $TGT_VERSION"
+
+# 2. stock copy and patched copy
+if [ "$STOCK" = 1 ] && [ ! -d "$WORK/tgt-stock" ]; then
+	cp -a "$SRC" "$WORK/tgt-stock"
+fi
+rm -rf "$WORK/tgt-idm"
+cp -a "$SRC" "$WORK/tgt-idm"
+while read -r p; do
+	case $p in ''|'#'*) continue ;; esac
+	say "applying $p"
+	patch -d "$WORK/tgt-idm" -p1 --forward --batch -s <"$HERE/patches/$p" ||
+		die "patch $p does not apply to tgt $TGT_VERSION"
+done <"$HERE/patches/series"
+
+# 3. libidm, installed the way an integrator would
+if [ -n "$LIBIDM_BUILD" ]; then
+	say "installing libidm from $LIBIDM_BUILD into DESTDIR $WORK/_dest"
+	rm -rf "$WORK/_dest"
+	meson install -C "$LIBIDM_BUILD" --destdir "$WORK/_dest" >"$WORK/libidm-install.log"
+	pc=$(find "$WORK/_dest" -name libidm.pc | head -1)
+	[ -n "$pc" ] || die "no libidm.pc under $WORK/_dest"
+	PKG_CONFIG_PATH=$(dirname "$pc")
+	export PKG_CONFIG_PATH
+	LIBDIR=$WORK/_dest$(pkg-config --variable=libdir libidm)
+	PROVDIR=$WORK/_dest$(pkg-config --variable=providerdir libidm)
+	# -I and -L below the staging dir
+	export PKG_CONFIG_SYSROOT_DIR=$WORK/_dest
+else
+	if [ ! -f "$WORK/libidm-build/build.ninja" ]; then
+		say "configuring libidm ($LIBIDM_SRC) with --prefix=$WORK/_inst"
+		meson setup "$WORK/libidm-build" "$LIBIDM_SRC" --prefix="$WORK/_inst" \
+			-Dtests=false -Dman=disabled -Dbuildtype=debugoptimized >"$WORK/libidm-setup.log"
+	fi
+	nice -n 10 ninja -j2 -C "$WORK/libidm-build" >"$WORK/libidm-build.log" ||
+		die "libidm build failed: $WORK/libidm-build.log"
+	meson install -C "$WORK/libidm-build" >"$WORK/libidm-install.log"
+	pc=$(find "$WORK/_inst" -name libidm.pc | head -1)
+	PKG_CONFIG_PATH=$(dirname "$pc")
+	export PKG_CONFIG_PATH
+	LIBDIR=$(pkg-config --variable=libdir libidm)
+	PROVDIR=$(pkg-config --variable=providerdir libidm)
+fi
+pkg-config --exists libidm || die "pkg-config does not find the installed libidm"
+say "libidm $(pkg-config --modversion libidm): $(pkg-config --cflags --libs libidm)"
+
+# 4. build
+MAKEFLAGS_TGT=(ISCSI_RDMA=1)
+if grep -qs '^ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile" || grep -qs 'ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile"; then
+	MAKEFLAGS_TGT+=(ISCSI_IDM=1 "IDM_RPATH=$LIBDIR")
+fi
+say "building tgt-idm: make -C usr ${MAKEFLAGS_TGT[*]} tgtd tgtadm"
+nice -n 10 make -j2 -C "$WORK/tgt-idm/usr" "${MAKEFLAGS_TGT[@]}" tgtd tgtadm \
+	>"$WORK/tgt-idm-build.log" 2>&1 || { tail -30 "$WORK/tgt-idm-build.log"; die "tgt-idm build failed: $WORK/tgt-idm-build.log"; }
+if [ "$STOCK" = 1 ]; then
+	say "building stock tgt: make -C usr ISCSI_RDMA=1 tgtd tgtadm"
+	nice -n 10 make -j2 -C "$WORK/tgt-stock/usr" ISCSI_RDMA=1 tgtd tgtadm \
+		>"$WORK/tgt-stock-build.log" 2>&1 || die "stock build failed: $WORK/tgt-stock-build.log"
+fi
+cat >"$WORK/env.sh" <<EOT
+# sourced by tests: where things are
+TGTD_IDM=$WORK/tgt-idm/usr/tgtd
+TGTADM_IDM=$WORK/tgt-idm/usr/tgtadm
+TGTD_STOCK=$WORK/tgt-stock/usr/tgtd
+IDM_LIBDIR=$LIBDIR
+IDM_PROVDIR=$PROVDIR
+EOT
+say "built $WORK/tgt-idm/usr/tgtd ($(ldd "$WORK/tgt-idm/usr/tgtd" | grep -o 'libidm[^ ]* => [^ ]*' || echo 'libidm not linked'))"
+
+# 5. optionally start it
+if [ "$START" = 1 ]; then
+	LUN=${LUN:-$WORK/lun1.img}
+	[ -f "$LUN" ] || truncate -s 256M "$LUN"
+	[ -n "$LIBIDM_BUILD" ] && export IDM_PROVIDER_PATH=$PROVDIR
+	"$WORK/tgt-idm/usr/tgtd" -f -C "$CPORT" --iscsi "portal=127.0.0.1:$PORT" \
+		>"$WORK/tgtd-idm.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$WORK/tgtd-idm.pid"
+	adm=("$WORK/tgt-idm/usr/tgtadm" -C "$CPORT")
+	for _ in $(seq 50); do "${adm[@]}" --op show --mode target >/dev/null 2>&1 && break; sleep 0.1; done
+	"${adm[@]}" --lld iscsi --op new --mode target --tid 1 -T "$IQN"
+	"${adm[@]}" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 -b "$LUN"
+	"${adm[@]}" --lld iscsi --op bind --mode target --tid 1 -I ALL
+	say "tgtd-on-libidm (pid $pid) serves iscsi://127.0.0.1:$PORT/$IQN/1"
+	say "stop it: ${adm[*]} --op delete --force --mode target --tid 1 && ${adm[*]} --op delete --mode system"
+fi

@@ -1,0 +1,90 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: BSD-2-Clause
+# What the tgt-on-libidm tests share (sourced): where the tgtd built by
+# contrib/tgt/build-tgt-idm.sh is, starting a tgtd with one file-backed
+# LUN on 127.0.0.1, and reading a CUnit run. The tgt port itself is
+# GPL-2.0-only and lives in contrib/tgt; these scripts only run it.
+: "${IDM_TEST_NAME:=tgt-idm}"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+IQN=iqn.2026-11.org.libidm:tgt-idm
+
+# find_tgt_idm WORKDIR: sets TGTD_IDM, TGTADM (unchanged tgtadm), TGTD_STOCK
+# from the work dir of build-tgt-idm.sh (its env.sh), or skips.
+find_tgt_idm() {
+	local work=${1:-${TGT_IDM_WORK:-}}
+	if [ -z "${TGTD_IDM:-}" ]; then
+		if [ -z "$work" ] || [ ! -f "$work/env.sh" ]; then
+			skip "tgtd on libidm not built: run contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
+		fi
+		# shellcheck disable=SC1091
+		. "$work/env.sh"
+	fi
+	[ -x "$TGTD_IDM" ] || skip "no tgtd-on-libidm at $TGTD_IDM"
+	ldd "$TGTD_IDM" | grep -q 'libidm\.so' || skip "$TGTD_IDM is not linked with libidm"
+	TGTADM=${TGTADM_IDM:-$(command -v tgtadm || true)}
+	[ -x "$TGTADM" ] || skip "no tgtadm"
+	if [ -z "${TGTD_STOCK:-}" ] || [ ! -x "$TGTD_STOCK" ]; then
+		TGTD_STOCK=$(command -v tgtd || true)
+	fi
+	export TGT_IPC_SOCKET=$TMP/tgtd-ipc
+}
+
+# start_tgtd NAME BINARY CONTROL_PORT LUNSIZE: a tgtd on 127.0.0.1 (a free
+# port), target IQN:NAME with file LUN 1; sets PORT_<NAME>, URL_<NAME>,
+# PID_<NAME>.
+start_tgtd() {
+	local name=$1 bin=$2 cport=$3 size=$4 port pid attempt
+	local adm=("$TGTADM" -C "$cport" --lld iscsi)
+	for attempt in 1 2 3 4 5; do
+		port=$(free_port) || return 1
+		# tgtd uses the libidm it was linked with (installed) and its
+		# providers (found through IDM_PROVDIR for a DESTDIR install),
+		# not the build tree's meson points at
+		env -u LD_LIBRARY_PATH -u IDM_PROVIDER_PATH \
+			${IDM_PROVDIR:+IDM_PROVIDER_PATH=$IDM_PROVDIR} \
+			"$bin" -f -C "$cport" --iscsi portal=127.0.0.1:"$port" \
+			>"$TMP/tgtd-$name.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 50); do
+			timeout 5 "${adm[@]}" --op show --mode system >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		if wait_port "$port" 5; then
+			PIDS="$PIDS $pid"
+			break
+		fi
+		echo "tgtd $name could not listen on $port (attempt $attempt)"
+		stop_pid "$pid"
+		pid=
+	done
+	[ -n "$pid" ] || return 1
+	# tgtd ignores SIGTERM while targets exist: ask it to exit first
+	on_exit "timeout 5 ${adm[*]} --op delete --mode system" \
+		"timeout 5 ${adm[*]} --op delete --force --mode target --tid 1"
+	truncate --size="$size" "$TMP/lun-$name.img" &&
+	timeout 5 "${adm[@]}" --op new --mode target --tid 1 -T "$IQN:$name" &&
+	timeout 5 "${adm[@]}" --op bind --mode target --tid 1 -I ALL &&
+	timeout 5 "${adm[@]}" --op new --mode logicalunit --tid 1 --lun 1 \
+		-b "$TMP/lun-$name.img" --blocksize=512 || return 1
+	printf -v "PORT_$name" '%s' "$port"
+	printf -v "URL_$name" '%s' "iscsi://127.0.0.1:$port/$IQN:$name/1"
+	printf -v "PID_$name" '%s' "$pid"
+	echo "tgtd ($name, $bin) on 127.0.0.1:$port, control port $cport"
+}
+
+# results FILE: "Suite.Test passed|FAILED" for every test of a CUnit run.
+results() {
+	awk '/^Suite: /{suite=$2}
+	     /^  Test: /{if (name != "") print name, st; name=suite "." $2; st="?"}
+	     /(^|\.\.\.)passed( |$)/ && name != "" {st="passed"}
+	     /(^|\.\.\.)FAILED$/ && name != "" {st="FAILED"}
+	     /^Run Summary/{if (name != "") print name, st; name=""}
+	     END {if (name != "") print name, st}' "$1"
+}
+
+# summary FILE: "passed total" of the CUnit tests line of a run.
+summary() {
+	awk '/^ *tests /{print $4, $2; exit}' "$1"
+}
