@@ -58,9 +58,10 @@ def _ratio(a, b):
 
 
 def pairs(cells):
-    """idm-target vs tgtd for each initiator, idm-initiator vs iscsi-perf
-    against each target, and (--target-threads) idm-target/tN vs
-    idm-target/t1, per workload: ratios of medians."""
+    """idm-target vs tgtd, tgtd-idm (tgtd on libidm) vs tgtd and
+    idm-target vs tgtd-idm for each initiator, idm-initiator vs
+    iscsi-perf against each target, and (--target-threads) idm-target/tN
+    vs idm-target/t1, per workload: ratios of medians."""
     by = {(c["workload"], c["target"], c["initiator"]): c for c in cells}
     workloads = list(dict.fromkeys(c["workload"] for c in cells))
     out = []
@@ -80,7 +81,11 @@ def pairs(cells):
     for w in workloads:
         for ini in ("idm-initiator", "iscsi-perf"):
             add("target", w, ("idm-target", ini), ("tgtd", ini))
-        for tgt in ("idm-target", "tgtd"):
+            # the same tgtd, its transport on libidm: what the port costs
+            # or gains, then what remains between the two targets
+            add("target", w, ("tgtd-idm", ini), ("tgtd", ini))
+            add("target", w, ("idm-target", ini), ("tgtd-idm", ini))
+        for tgt in ("idm-target", "tgtd", "tgtd-idm"):
             add("initiator", w, (tgt, "idm-initiator"), (tgt, "iscsi-perf"))
         # --target-threads: each count against one thread
         for t in dict.fromkeys(c["target"] for c in cells):
@@ -209,7 +214,8 @@ def print_table(doc, out):
           f"{'CPU/IO':>7} {'sys/IO':>7}")
         for pr in doc["pairs"]:
             if pr["kind"] == "target":
-                name = f"idm-target / tgtd ({pr['a']['initiator']})"
+                name = (f"{pr['a']['target']} / {pr['b']['target']} "
+                        f"({pr['a']['initiator']})")
             elif pr["kind"] == "threads":
                 name = (f"{pr['a']['target']} / {pr['b']['target']} "
                         f"({pr['a']['initiator']})")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The two targets under test, started and stopped the same way: on
-127.0.0.1, a port of their own, LUN 1 of the same size and backing kind,
-512-byte blocks, default keys except the digests."""
+"""The targets under test (idm-target, stock tgtd, and tgtd on libidm
+from contrib/tgt), started and stopped the same way: on 127.0.0.1, a
+port of their own, LUN 1 of the same size and backing kind, 512-byte
+blocks, default keys except the digests."""
 
 import os
 import shutil
@@ -164,14 +165,18 @@ class Tgtd(Target):
 
     name = "tgtd"
 
-    def __init__(self, workdir, backing, lun_file):
+    def __init__(self, workdir, backing, lun_file, tgtd="tgtd",
+                 tgtadm="tgtadm", env=None):
         self.workdir = workdir
         self.backing = backing
         self.lun_file = lun_file
-        self.iqn = IQN_BASE + ":tgtd"
-        self.log = os.path.join(workdir, "tgtd.log")
-        self.env = dict(os.environ,
-                        TGT_IPC_SOCKET=os.path.join(workdir, "tgtd.socket"))
+        self.tgtd = tgtd
+        self.tgtadm = tgtadm
+        self.iqn = IQN_BASE + ":" + self.name
+        self.log = os.path.join(workdir, f"{self.name}.log")
+        self.env = dict(env if env is not None else os.environ,
+                        TGT_IPC_SOCKET=os.path.join(workdir,
+                                                    f"{self.name}.socket"))
 
     @staticmethod
     def available():
@@ -186,7 +191,7 @@ class Tgtd(Target):
         return "file on tmpfs (--bstype rdwr, pread/pwrite)"
 
     def _adm(self, *args, check=True):
-        r = subprocess.run(["tgtadm", *args], env=self.env,
+        r = subprocess.run([self.tgtadm, *args], env=self.env,
                            capture_output=True, text=True, timeout=15)
         if check and r.returncode != 0:
             raise RuntimeError(f"tgtadm {' '.join(args)}: "
@@ -200,7 +205,7 @@ class Tgtd(Target):
             self.port = free_port()
             with open(self.log, "a") as log:
                 self.proc = subprocess.Popen(
-                    ["tgtd", "-f", "--iscsi",
+                    [self.tgtd, "-f", "--iscsi",
                      f"portal=127.0.0.1:{self.port}"],
                     stdout=log, stderr=log, env=self.env)
             for _ in range(100):
@@ -243,3 +248,58 @@ class Tgtd(Target):
             except subprocess.TimeoutExpired:
                 pass
         _stop_proc(self.proc, grace=2)
+
+
+def read_env_sh(path):
+    """KEY=VALUE lines of the env.sh that contrib/tgt/build-tgt-idm.sh
+    writes (no quoting, no expansion: it writes none)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, v = line.split("=", 1)
+                out[k.strip()] = v.strip().strip("'\"")
+    return out
+
+
+class TgtdIdm(Tgtd):
+    """tgtd on libidm (contrib/tgt): the same tgtd, its iSCSI transport
+    replaced by libidm's data mover. Found through the work dir of
+    contrib/tgt/build-tgt-idm.sh, whose env.sh names tgtd, tgtadm and the
+    providers of the libidm it was linked with (an install of the build
+    dir, loaded through its run path: not the build tree's)."""
+
+    name = "tgtd-idm"
+
+    def __init__(self, workdir, backing, lun_file, found):
+        env = dict(os.environ)
+        env.pop("LD_LIBRARY_PATH", None)
+        env.pop("IDM_PROVIDER_PATH", None)
+        if found.get("IDM_PROVDIR"):
+            env["IDM_PROVIDER_PATH"] = found["IDM_PROVDIR"]
+        super().__init__(workdir, backing, lun_file,
+                         tgtd=found["TGTD_IDM"],
+                         tgtadm=found.get("TGTADM_IDM") or "tgtadm",
+                         env=env)
+
+    @staticmethod
+    def find(work):
+        """(env.sh values, None) when tgtd-on-libidm is built in `work`,
+        else (None, why)."""
+        how = ("build it with contrib/tgt/build-tgt-idm.sh --work DIR "
+               "--libidm-build BUILD and pass --tgt-idm DIR")
+        if not work:
+            return None, f"no --tgt-idm work dir given ({how})"
+        env_sh = os.path.join(work, "env.sh")
+        if not os.path.isfile(env_sh):
+            return None, f"not built: no {env_sh} ({how})"
+        found = read_env_sh(env_sh)
+        tgtd = found.get("TGTD_IDM", "")
+        if not os.access(tgtd, os.X_OK):
+            return None, f"no tgtd at {tgtd or '?'} (from {env_sh}; {how})"
+        adm = found.get("TGTADM_IDM") or shutil.which("tgtadm") or ""
+        if not os.access(adm, os.X_OK):
+            return None, f"no tgtadm (from {env_sh})"
+        found["TGTADM_IDM"] = adm
+        return found, None
