@@ -52,6 +52,8 @@ uint8_t *idmp_buf_range_addr(const struct idm_buf *b, size_t off, size_t len);
 int idmp_buf_usable(const struct idm_buf *b, const struct idm_prov_ops *ops);
 
 void idmp_task_pool_destroy(struct idm_conn *conn);
+/* Free a connection now, wherever called from (lib/conn.c). */
+void idmp_conn_free(struct idm_conn *c);
 
 /* dm_xfer.c: the record of a task's transfers in flight */
 struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,
