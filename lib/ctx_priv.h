@@ -38,10 +38,11 @@ void idmp_conn_discard(struct idm_conn *c);
 /* Link a new portal into ctx->portals. */
 void idmp_portal_link(struct idm_portal *p);
 
-/* portal_shared.c: listen on sa with SO_REUSEPORT (IDM_PORTAL_REUSEPORT)
- * through the provider's listen_fd op; -EOPNOTSUPP without it */
-int idmp_listen_reuseport(struct idm_prov_listener *l, const struct sockaddr *sa,
-			  socklen_t salen, int backlog);
+/* portal_shared.c: bind and listen on sa with the socket options of
+ * `flags` (IDM_PORTAL_REUSEPORT, IDM_PORTAL_V6ONLY) and hand the socket to
+ * the provider's listen_fd op; -EOPNOTSUPP without it */
+int idmp_listen_core(struct idm_prov_listener *l, const struct sockaddr *sa,
+		     socklen_t salen, int backlog, uint32_t flags);
 
 /* task.c */
 /* lib/buf.c: the address of [off, off+len) of b when it lies in one

@@ -302,6 +302,17 @@ struct idm_portal_attr {
 #define IDM_PORTAL_REUSEPORT (1u << 0)
 
 /**
+ * Since 1.2. On an IPv6 address, listen for IPv6 only (IPV6_V6ONLY): a
+ * portal on "::" then leaves IPv4 to a second portal on "0.0.0.0" on the
+ * same port, as a stack that listens on both wildcards with one socket
+ * each expects, and IPv4 peers never appear as ::ffff:a.b.c.d. Without
+ * it the system default applies (on Linux dual-stack). No effect on an
+ * IPv4 address. The core binds the socket itself, so a provider that
+ * cannot take a bound socket (iSER) fails with -EOPNOTSUPP.
+ */
+#define IDM_PORTAL_V6ONLY (1u << 1)
+
+/**
  * Listen on host:port ("0.0.0.0", "::", "127.0.0.1"; port "3260").
  * With several providers each listens on the same address and port (TCP
  * and iSER use different port spaces). port "0" picks a free port, see

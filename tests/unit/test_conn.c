@@ -815,6 +815,17 @@ START_TEST(move_needs_provider_op)
 	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p),
 			 -EOPNOTSUPP);
 	ck_assert_ptr_null(p);
+	/* IDM_PORTAL_V6ONLY (since 1.2): the core binds an IPv6 socket
+	 * itself, which needs listen_fd; on IPv4 it changes nothing */
+	pa.flags = IDM_PORTAL_V6ONLY;
+	ck_assert_int_eq(idm_portal_create(ctx, "::1", "0", &pa, &p), -EOPNOTSUPP);
+	ck_assert_msg(strstr(idm_last_error(), "IDM_PORTAL_V6ONLY"),
+		      "idm_last_error: %s", idm_last_error());
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p), 0);
+	ck_assert_ptr_nonnull(p);
+	idm_portal_destroy(p);
+	p = NULL;
 	pa.flags = 1u << 31;
 	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p), -EINVAL);
 	ck_assert_ptr_null(ctx->portals);
