@@ -147,7 +147,7 @@ static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 	if (ffp && (r = adopted_enter_ffp(c)) < 0) {
 		idm_prov_warn(ctx, "adopted connection %s: cannot enter full "
 			      "feature phase: %s", c->peer_name, idm_strerror(r));
-		idm_conn_destroy(c);
+		idmp_conn_free(c);
 		goto out;
 	}
 	*out = c;

@@ -93,13 +93,34 @@ static void sa_name(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
+/* Keep an address for idm_conn_sockaddr(); its length follows from its
+ * family (the providers pass IPv4 and IPv6 addresses). */
+static void sa_keep(const struct sockaddr *sa, struct sockaddr_storage *ss,
+		    socklen_t *len)
+{
+	socklen_t n = 0;
+
+	if (sa->sa_family == AF_INET)
+		n = sizeof(struct sockaddr_in);
+	else if (sa->sa_family == AF_INET6)
+		n = sizeof(struct sockaddr_in6);
+	memset(ss, 0, sizeof(*ss));
+	if (n)
+		memcpy(ss, sa, n);
+	*len = n;
+}
+
 void idm_prov_conn_set_names(struct idm_conn *c, const struct sockaddr *local,
 			 const struct sockaddr *peer)
 {
-	if (local)
+	if (local) {
 		sa_name(local, c->local_name, sizeof(c->local_name));
-	if (peer)
+		sa_keep(local, &c->local_sa, &c->local_salen);
+	}
+	if (peer) {
 		sa_name(peer, c->peer_name, sizeof(c->peer_name));
+		sa_keep(peer, &c->peer_sa, &c->peer_salen);
+	}
 }
 
 void idm_prov_conn_set_error(struct idm_conn *c, const char *fmt, ...)
@@ -425,14 +446,12 @@ IDM_API void idm_connection_terminate(idm_conn *c)
 	idmp_ctx_unlock(c->ctx);
 }
 
-IDM_API void idm_conn_destroy(idm_conn *c)
+void idmp_conn_free(struct idm_conn *c)
 {
-	struct idm_ctx *ctx;
+	struct idm_ctx *ctx = c->ctx;
 
-	if (!c)
-		return;
-	ctx = c->ctx;
 	idmp_ctx_lock(ctx);
+	idm_prov_defer_cancel(ctx, &c->destroy_defer);
 	idm_connection_terminate(c);
 	if (c->ops && c->ops->conn_free)
 		c->ops->conn_free(c);
@@ -441,6 +460,40 @@ IDM_API void idm_conn_destroy(idm_conn *c)
 	conn_unlink(c);
 	idmp_ctx_unlock(ctx);
 	free(c);
+}
+
+static void destroy_deferred(struct idm_prov_defer *d)
+{
+	idmp_conn_free((struct idm_conn *)((char *)d -
+				      offsetof(struct idm_conn, destroy_defer)));
+}
+
+/*
+ * From a callback of this context (any connection's, this one's included)
+ * the provider or the core may still hold the connection further up the
+ * stack: terminate it now (no callback reaches the caller after this) and
+ * free it from a deferred item, which runs after the watch or item that
+ * made the callback has returned. Elsewhere, free it at once.
+ */
+IDM_API void idm_conn_destroy(idm_conn *c)
+{
+	struct idm_ctx *ctx;
+
+	if (!c)
+		return;
+	ctx = c->ctx;
+	idmp_ctx_lock(ctx);
+	if (idmp_pass_ctx() == ctx) {
+		idm_connection_terminate(c);
+		if (!c->destroy_pending) {
+			c->destroy_pending = true;
+			idm_prov_defer(ctx, &c->destroy_defer, destroy_deferred);
+		}
+		idmp_ctx_unlock(ctx);
+		return;
+	}
+	idmp_ctx_unlock(ctx);
+	idmp_conn_free(c);
 }
 
 /* ---- accessors ------------------------------------------------------ */
@@ -468,6 +521,30 @@ IDM_API const char *idm_conn_error(const idm_conn *c)
 IDM_API const char *idm_conn_peer_name(const idm_conn *c)
 {
 	return c ? c->peer_name : "";
+}
+
+IDM_API int idm_conn_sockaddr(const idm_conn *c, enum idm_addr_end end,
+			      struct sockaddr_storage *addr, socklen_t *len)
+{
+	const struct sockaddr_storage *ss;
+	socklen_t n;
+
+	if (!c || !addr || !len)
+		return -EINVAL;
+	if (end == IDM_ADDR_PEER) {
+		ss = &c->peer_sa;
+		n = c->peer_salen;
+	} else if (end == IDM_ADDR_LOCAL) {
+		ss = &c->local_sa;
+		n = c->local_salen;
+	} else {
+		return -EINVAL;
+	}
+	if (!n)
+		return -ENOTCONN;
+	*addr = *ss;
+	*len = n;
+	return 0;
 }
 
 IDM_API const char *idm_conn_local_name(const idm_conn *c)

@@ -105,6 +105,10 @@ struct idm_conn {
 	char error[256];
 	char peer_name[64];
 	char local_name[64];
+	/* idm_conn_sockaddr(): what the provider passed to set_names, len 0
+	 * while unknown */
+	struct sockaddr_storage peer_sa, local_sa;
+	socklen_t peer_salen, local_salen;
 	/* tasks */
 	struct idm_task *tasks;     /* uthash by itt, active ones */
 	struct idm_task *task_free; /* pool free list */
@@ -129,6 +133,10 @@ struct idm_conn {
 	/* idm_conn_move() from a callback: done at the end of the pass */
 	struct idm_prov_defer move_defer;
 	struct idm_ctx *move_dst;
+	/* idm_conn_destroy() from a callback of this context: freed by a
+	 * deferred item once the pass under way let go of it */
+	struct idm_prov_defer destroy_defer;
+	bool destroy_pending;
 };
 
 /* One provider listening for one portal, with its private state. */

@@ -168,7 +168,7 @@ IDM_API void idm_ctx_destroy(idm_ctx *ctx)
 	while (ctx->portals)
 		idm_portal_destroy(ctx->portals);
 	while (ctx->conns)
-		idm_conn_destroy(ctx->conns);
+		idmp_conn_free(ctx->conns);
 	idmp_providers_unload(ctx);
 	idm_prov_watch_del(ctx, &ctx->ev_watch);
 	idmp_ctx_unlock(ctx);

@@ -38,10 +38,11 @@ void idmp_conn_discard(struct idm_conn *c);
 /* Link a new portal into ctx->portals. */
 void idmp_portal_link(struct idm_portal *p);
 
-/* portal_shared.c: listen on sa with SO_REUSEPORT (IDM_PORTAL_REUSEPORT)
- * through the provider's listen_fd op; -EOPNOTSUPP without it */
-int idmp_listen_reuseport(struct idm_prov_listener *l, const struct sockaddr *sa,
-			  socklen_t salen, int backlog);
+/* portal_shared.c: bind and listen on sa with the socket options of
+ * `flags` (IDM_PORTAL_REUSEPORT, IDM_PORTAL_V6ONLY) and hand the socket to
+ * the provider's listen_fd op; -EOPNOTSUPP without it */
+int idmp_listen_core(struct idm_prov_listener *l, const struct sockaddr *sa,
+		     socklen_t salen, int backlog, uint32_t flags);
 
 /* task.c */
 /* lib/buf.c: the address of [off, off+len) of b when it lies in one
@@ -52,6 +53,8 @@ uint8_t *idmp_buf_range_addr(const struct idm_buf *b, size_t off, size_t len);
 int idmp_buf_usable(const struct idm_buf *b, const struct idm_prov_ops *ops);
 
 void idmp_task_pool_destroy(struct idm_conn *conn);
+/* Free a connection now, wherever called from (lib/conn.c). */
+void idmp_conn_free(struct idm_conn *c);
 
 /* dm_xfer.c: the record of a task's transfers in flight */
 struct idmp_xfer *idmp_xfer_add(struct idm_task *t, enum idm_data_dir dir,

@@ -62,7 +62,7 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 		return -EINVAL;
 	if (attr->size >= offsetof(struct idm_portal_attr, flags) + sizeof(attr->flags))
 		flags = attr->flags;
-	if (flags & ~IDM_PORTAL_REUSEPORT)
+	if (flags & ~(IDM_PORTAL_REUSEPORT | IDM_PORTAL_V6ONLY))
 		return -EINVAL;
 	idmp_last_error_clear();
 	r = idmp_resolve(host, port, &hints, &res, -EADDRNOTAVAIL);
@@ -116,10 +116,12 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 		/* port "0": every provider listens on the port the first got */
 		if (p->port > 0)
 			set_port((struct sockaddr *)&ss, p->port);
-		if (flags & IDM_PORTAL_REUSEPORT)
-			r = idmp_listen_reuseport(l, (struct sockaddr *)&ss,
-						  res->ai_addrlen,
-						  attr->backlog ? attr->backlog : 128);
+		if ((flags & IDM_PORTAL_REUSEPORT) ||
+		    ((flags & IDM_PORTAL_V6ONLY) && ss.ss_family == AF_INET6))
+			r = idmp_listen_core(l, (struct sockaddr *)&ss,
+					     res->ai_addrlen,
+					     attr->backlog ? attr->backlog : 128,
+					     flags);
 		else
 			r = prov->ops->listen(l, (struct sockaddr *)&ss,
 					      res->ai_addrlen,

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #ifdef __cplusplus
@@ -301,6 +302,17 @@ struct idm_portal_attr {
 #define IDM_PORTAL_REUSEPORT (1u << 0)
 
 /**
+ * Since 1.2. On an IPv6 address, listen for IPv6 only (IPV6_V6ONLY): a
+ * portal on "::" then leaves IPv4 to a second portal on "0.0.0.0" on the
+ * same port, as a stack that listens on both wildcards with one socket
+ * each expects, and IPv4 peers never appear as ::ffff:a.b.c.d. Without
+ * it the system default applies (on Linux dual-stack). No effect on an
+ * IPv4 address. The core binds the socket itself, so a provider that
+ * cannot take a bound socket (iSER) fails with -EOPNOTSUPP.
+ */
+#define IDM_PORTAL_V6ONLY (1u << 1)
+
+/**
  * Listen on host:port ("0.0.0.0", "::", "127.0.0.1"; port "3260").
  * With several providers each listens on the same address and port (TCP
  * and iSER use different port spaces). port "0" picks a free port, see
@@ -343,8 +355,11 @@ IDM_API int idm_conn_set_cbs(idm_conn *conn, const struct idm_conn_cbs *cbs,
 
 /**
  * Free a connection handle. Terminates it first if it is still up (as
- * idm_connection_terminate()). Must not be called from one of this
- * connection's callbacks other than connection_terminate_notify.
+ * idm_connection_terminate()). Since 1.2 it may be called from any
+ * callback, this connection's own included: the connection is terminated
+ * at once (no callback of it follows) and freed by the library once the
+ * callback and the work that raised it have returned. Either way the
+ * handle must not be used again after the call.
  */
 IDM_API void idm_conn_destroy(idm_conn *conn);
 
@@ -356,6 +371,23 @@ IDM_API const char *idm_conn_error(const idm_conn *conn);
 /** "ip:port" of the peer / of the local end. */
 IDM_API const char *idm_conn_peer_name(const idm_conn *conn);
 IDM_API const char *idm_conn_local_name(const idm_conn *conn);
+
+/** Since 1.2. Which end of a connection idm_conn_sockaddr() reports. */
+enum idm_addr_end {
+	IDM_ADDR_PEER = 0,
+	IDM_ADDR_LOCAL = 1,
+};
+
+/**
+ * Since 1.2. The address of the peer or of the local end as a socket
+ * address (what idm_conn_peer_name()/idm_conn_local_name() print), for
+ * callers that match addresses or answer SendTargets. Copies it to *addr
+ * and its length to *len. Returns 0, -EINVAL (NULL argument, unknown
+ * end) or -ENOTCONN (not known yet: an initiator connection before the
+ * provider connected, or an adopted socket getsockname() failed on).
+ */
+IDM_API int idm_conn_sockaddr(const idm_conn *conn, enum idm_addr_end end,
+			      struct sockaddr_storage *addr, socklen_t *len);
 
 /* ------------------------------------------------------------------ */
 /* Since 1.2: sockets the caller set up itself                         */

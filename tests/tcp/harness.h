@@ -165,6 +165,8 @@ struct h {
 	bool destroy_in_notify;     /* idm_conn_destroy() from that notify */
 	bool terminate_on_nop;      /* target: Connection_Terminate from the
 				       control_notify of a NOP-Out */
+	bool destroy_on_nop;        /* target: idm_conn_destroy() from the
+				       control_notify of a NOP-Out */
 	h_cmd_hook cmd_hook;
 	/* called after the harness's Get_Data from a SCSI Command's
 	 * control_notify succeeded (return value ignored) */

@@ -287,6 +287,14 @@ static void t_nop(struct h *h, idm_pdu *pdu)
 		h->t.terminated_by_us = true;
 		return;
 	}
+	if (h->destroy_on_nop) {
+		/* since 1.2 idm_conn_destroy() is allowed here too: the
+		 * library frees the connection after this pass */
+		idm_conn_destroy(h->t.conn);
+		h->t.conn = NULL;
+		h->t.terminated_by_us = true;
+		return;
+	}
 	if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
 		return; /* a NOP-Out answering nothing needs no reply */
 	rsp[0] = IDM_ISCSI_OP_NOP_IN;

@@ -315,6 +315,137 @@ static void raise_control(struct idm_prov_defer *d)
 	idm_prov_data_ack(g_task, 3);
 }
 
+/* idm_conn_destroy() from the connection's own control_notify (since
+ * 1.2): terminated at once (the data ack the provider raises right after
+ * is not delivered), freed by the library after the item that raised the
+ * callback returned, never inside the callback. */
+static int destroy_conn_free_seen = -1;
+
+static void destroy_in_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	(void)pdu;
+	(void)arg;
+	unit_ev.control++;
+	idm_conn_destroy(conn);
+	destroy_conn_free_seen = unit_fake_stats()->conn_free;
+}
+
+static void count_ack(idm_task *t, uint32_t datasn, void *arg)
+{
+	(void)t;
+	(void)datasn;
+	(void)arg;
+	unit_ev.acks++;
+}
+
+START_TEST(destroy_from_own_callback)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	struct fake_stats *st;
+	struct idm_conn_cbs cbs = unit_cbs;
+
+	cbs.control_notify = destroy_in_control;
+	cbs.data_ack_notify = count_ack;
+	g_conn = unit_target(ctx, &portal, true);
+	st = unit_fake_stats();
+	ck_assert_int_eq(idm_conn_set_cbs(g_conn, &cbs, NULL), 0);
+	ck_assert_int_eq(idm_prov_task_new(g_conn, 9, &g_task), 0);
+	idm_prov_defer(ctx, &notify_d, raise_control);
+	ck_assert(unit_progress_until(ctx, &unit_ev.control));
+	ck_assert_int_eq(destroy_conn_free_seen, 0); /* not inside it */
+	ck_assert_int_eq(st->conn_terminate, 1);
+	ck_assert_int_eq(unit_ev.acks, 0);
+	ck_assert(unit_progress_until(ctx, &st->conn_free));
+	ck_assert_int_eq(st->conn_free, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_ge(idm_ctx_progress(ctx, 0), 0);
+	ck_assert_int_eq(st->conn_free, 1);
+	ck_assert_int_eq(unit_ev.terminate, 0);
+	idm_portal_destroy(portal);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A destroy from a callback still pending when the context goes: the
+ * context frees the connection once. */
+static void destroy_only(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	(void)pdu;
+	(void)arg;
+	unit_ev.control++;
+	idm_conn_destroy(conn);
+	idm_conn_destroy(conn); /* twice inside the pass: still one free */
+}
+
+static void raise_control_only(struct idm_prov_defer *d)
+{
+	static uint8_t bhs[IDM_ISCSI_BHS_LEN];
+	struct idm_pdu pdu = {.bhs = bhs};
+
+	(void)d;
+	unit_bhs(bhs, IDM_ISCSI_OP_NOP_OUT, 1);
+	idm_prov_control_notify(g_conn, &pdu);
+}
+
+START_TEST(destroy_from_callback_then_ctx_destroy)
+{
+	idm_ctx *ctx = setup();
+	idm_portal *portal;
+	struct fake_stats *st;
+	struct idm_conn_cbs cbs = unit_cbs;
+
+	cbs.control_notify = destroy_only;
+	g_conn = unit_target(ctx, &portal, true);
+	st = unit_fake_stats();
+	ck_assert_int_eq(idm_conn_set_cbs(g_conn, &cbs, NULL), 0);
+	idm_prov_defer(ctx, &notify_d, raise_control_only);
+	ck_assert_int_ge(idm_ctx_progress(ctx, 0), 1);
+	ck_assert_int_eq(unit_ev.control, 1);
+	ck_assert_int_eq(st->conn_free, 0); /* queued for the next pass */
+	idm_portal_destroy(portal);
+	/* frees it once, cancelling the queued free (the fake's counters go
+	 * with the provider: a second free or a leak is for ASan to see) */
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* idm_conn_sockaddr() (since 1.2): what the provider reported, and
+ * -ENOTCONN for an end it did not report. */
+START_TEST(conn_sockaddr)
+{
+	idm_ctx *ctx = setup();
+	idm_conn *conn = unit_initiator(ctx, false);
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6,
+				   .sin6_port = htons(3261),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	socklen_t len = 0;
+
+	ck_assert_int_eq(idm_conn_sockaddr(conn, IDM_ADDR_PEER, &ss, &len), 0);
+	ck_assert_int_eq(len, sizeof(struct sockaddr_in));
+	ck_assert_int_eq(in->sin_family, AF_INET);
+	ck_assert_int_eq(ntohs(in->sin_port), 3260);
+	ck_assert_uint_eq(ntohl(in->sin_addr.s_addr), INADDR_LOOPBACK);
+	/* the fake provider reports no local address */
+	ck_assert_int_eq(idm_conn_sockaddr(conn, IDM_ADDR_LOCAL, &ss, &len), -ENOTCONN);
+	/* what a provider reports later replaces it; IPv6 keeps its length */
+	idm_prov_conn_set_names(conn, (const struct sockaddr *)&in6, NULL);
+	ck_assert_int_eq(idm_conn_sockaddr(conn, IDM_ADDR_LOCAL, &ss, &len), 0);
+	ck_assert_int_eq(len, sizeof(struct sockaddr_in6));
+	ck_assert_int_eq(memcmp(&ss, &in6, sizeof(in6)), 0);
+	ck_assert_str_eq(idm_conn_local_name(conn), "[::1]:3261");
+	/* arguments */
+	ck_assert_int_eq(idm_conn_sockaddr(NULL, IDM_ADDR_PEER, &ss, &len), -EINVAL);
+	ck_assert_int_eq(idm_conn_sockaddr(conn, IDM_ADDR_PEER, NULL, &len), -EINVAL);
+	ck_assert_int_eq(idm_conn_sockaddr(conn, IDM_ADDR_PEER, &ss, NULL), -EINVAL);
+	ck_assert_int_eq(idm_conn_sockaddr(conn, (enum idm_addr_end)7, &ss, &len), -EINVAL);
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(control_notify_and_ack)
 {
 	idm_ctx *ctx = setup();
@@ -684,6 +815,17 @@ START_TEST(move_needs_provider_op)
 	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p),
 			 -EOPNOTSUPP);
 	ck_assert_ptr_null(p);
+	/* IDM_PORTAL_V6ONLY (since 1.2): the core binds an IPv6 socket
+	 * itself, which needs listen_fd; on IPv4 it changes nothing */
+	pa.flags = IDM_PORTAL_V6ONLY;
+	ck_assert_int_eq(idm_portal_create(ctx, "::1", "0", &pa, &p), -EOPNOTSUPP);
+	ck_assert_msg(strstr(idm_last_error(), "IDM_PORTAL_V6ONLY"),
+		      "idm_last_error: %s", idm_last_error());
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p), 0);
+	ck_assert_ptr_nonnull(p);
+	idm_portal_destroy(p);
+	p = NULL;
 	pa.flags = 1u << 31;
 	ck_assert_int_eq(idm_portal_create(ctx, "127.0.0.1", "0", &pa, &p), -EINVAL);
 	ck_assert_ptr_null(ctx->portals);
@@ -745,6 +887,9 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, adopt_needs_provider_op);
 	tcase_add_test(tc, move_needs_provider_op);
 	tcase_add_test(tc, conn_stats);
+	tcase_add_test(tc, destroy_from_own_callback);
+	tcase_add_test(tc, destroy_from_callback_then_ctx_destroy);
+	tcase_add_test(tc, conn_sockaddr);
 	suite_add_tcase(s, tc);
 	return s;
 }
