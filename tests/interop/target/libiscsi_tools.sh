@@ -36,16 +36,18 @@ expect "iscsi-perf 3 s, 32 in flight" "iops average [1-9][0-9]*" iscsi-perf -t 3
 expect "iscsi-perf 3 s, 64-block requests" "iops average [1-9][0-9]*" iscsi-perf -t 3 -m 8 -b 64 "$URL"
 
 # many sessions at once: 4 initiators, 32 commands in flight each, for 3 s.
-# Stopped with SIGINT (iscsi-perf then drains, logs out and exits 0), not
-# with -t: iscsi-perf ends a -t run only if its once-a-second progress call
-# lands in the very second the run ends, and when a busy machine delays
-# that call past it, the run goes on until killed.
+# Stopped with one SIGINT (iscsi-perf then drains, logs out and exits 0; a
+# second one makes it print "ABORTED!" and exit 1, hence --foreground:
+# without it timeout signals the child and then its whole process group),
+# not with -t: iscsi-perf ends a -t run only if its once-a-second progress
+# call lands in the very second the run ends, and when a busy machine
+# delays that call past it, the run goes on until killed.
 # Each run's exit status goes into its own file: waiting on `jobs -p` would
 # also wait on whatever else this shell started.
 for i in 1 2 3 4; do
 	(
 		rc=0
-		timeout 20 timeout --preserve-status -s INT 3 \
+		timeout 20 timeout --foreground --preserve-status -s INT 3 \
 			iscsi-perf -i "iqn.2026-11.test:perf$i" -m 32 -r "$URL" || rc=$?
 		echo "$rc" >"$TMP/perf$i.rc"
 	) >"$TMP/perf$i.out" 2>&1 &
