@@ -449,7 +449,12 @@ END_TEST
 
 /* ---- terminate and destroy from inside callbacks ------------------- */
 
-START_TEST(terminate_from_control_notify)
+/* Three NOP-Outs that arrive together; the first one's control_notify
+ * ends the connection (idm_connection_terminate(), or since 1.2
+ * idm_conn_destroy(), which the library then frees itself: under ASan a
+ * late touch of it is caught). The socket closes, the two PDUs behind it
+ * are never delivered, and there is no terminate notify. */
+static void end_in_control_notify(bool destroy)
 {
 	struct h h;
 	struct h_raw r;
@@ -459,10 +464,9 @@ START_TEST(terminate_from_control_notify)
 
 	h_params_default(&p);
 	h_raw_evil_initiator(&h, &r, &p, 8192);
-	h.terminate_on_nop = true;
+	h.terminate_on_nop = !destroy;
+	h.destroy_on_nop = destroy;
 	controls = h.t.control_count;
-	/* three NOP-Outs that arrive together: the first one's callback
-	 * terminates, the other two must never be delivered */
 	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
 	bhs[1] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
@@ -473,48 +477,27 @@ START_TEST(terminate_from_control_notify)
 	ck_assert_int_eq(h_raw_wait_closed(&h, &r, 2000), 0);
 	h_progress_for(&h, 100);
 	ck_assert_msg(h.t.control_count == controls + 1,
-		      "%d control_notify after terminating in the first",
+		      "%d control_notify after ending the connection in the first",
 		      h.t.control_count - controls);
+	if (destroy)
+		ck_assert_ptr_null(h.t.conn);
 	ck_assert_int_eq(h.t.terminate_count, 0);
 	ck_assert_int_eq(h.t.cb_after_terminate, 0);
-	h_log("idm_connection_terminate() inside control_notify: socket closed, the 2 PDUs behind it never delivered, no notify");
+	h_log("%s inside control_notify: socket closed, the 2 PDUs behind it never delivered, no notify%s",
+	      destroy ? "idm_conn_destroy()" : "idm_connection_terminate()",
+	      destroy ? ", freed by the library" : "");
 	h_raw_end(&h, &r);
+}
+
+START_TEST(terminate_from_control_notify)
+{
+	end_in_control_notify(false);
 }
 END_TEST
 
-/* idm_conn_destroy() (since 1.2) from the connection's own control_notify
- * with more PDUs behind it in the same read: the socket closes, nothing
- * more is delivered, no terminate notify, and the library frees the
- * connection itself (under ASan a late touch of it is caught). */
 START_TEST(destroy_from_control_notify)
 {
-	struct h h;
-	struct h_raw r;
-	struct h_params p;
-	uint8_t bhs[48] = { 0 };
-	int controls;
-
-	h_params_default(&p);
-	h_raw_evil_initiator(&h, &r, &p, 8192);
-	h.destroy_on_nop = true;
-	controls = h.t.control_count;
-	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL;
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
-	for (uint32_t i = 0; i < 3; i++) {
-		idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 0x710 + i);
-		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0, NULL, 0, 0), 0);
-	}
-	ck_assert_int_eq(h_raw_wait_closed(&h, &r, 2000), 0);
-	h_progress_for(&h, 100);
-	ck_assert_msg(h.t.control_count == controls + 1,
-		      "%d control_notify after destroying in the first",
-		      h.t.control_count - controls);
-	ck_assert_ptr_null(h.t.conn);
-	ck_assert_int_eq(h.t.terminate_count, 0);
-	ck_assert_int_eq(h.t.cb_after_terminate, 0);
-	h_log("idm_conn_destroy() inside control_notify: socket closed, the 2 PDUs behind it never delivered, no notify, freed by the library");
-	h_raw_end(&h, &r);
+	end_in_control_notify(true);
 }
 END_TEST
 
