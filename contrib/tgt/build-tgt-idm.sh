@@ -123,7 +123,7 @@ else
 		meson setup "$WORK/libidm-build" "$LIBIDM_SRC" --prefix="$WORK/_inst" \
 			-Dtests=false -Dman=disabled -Dbuildtype=debugoptimized >"$WORK/libidm-setup.log"
 	fi
-	nice -n 10 ninja -j2 -C "$WORK/libidm-build" >"$WORK/libidm-build.log" ||
+	ninja -j2 -C "$WORK/libidm-build" >"$WORK/libidm-build.log" ||
 		die "libidm build failed: $WORK/libidm-build.log"
 	meson install -C "$WORK/libidm-build" >"$WORK/libidm-install.log"
 	pc=$(find "$WORK/_inst" -name libidm.pc | head -1)
@@ -141,11 +141,11 @@ if grep -qs '^ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile" || grep -qs 'ISCSI_IDM' "$
 	MAKEFLAGS_TGT+=(ISCSI_IDM=1 "IDM_RPATH=$LIBDIR")
 fi
 say "building tgt-idm: make -C usr ${MAKEFLAGS_TGT[*]} tgtd tgtadm"
-nice -n 10 make -j2 -C "$WORK/tgt-idm/usr" "${MAKEFLAGS_TGT[@]}" tgtd tgtadm \
+make -j2 -C "$WORK/tgt-idm/usr" "${MAKEFLAGS_TGT[@]}" tgtd tgtadm \
 	>"$WORK/tgt-idm-build.log" 2>&1 || { tail -30 "$WORK/tgt-idm-build.log"; die "tgt-idm build failed: $WORK/tgt-idm-build.log"; }
 if [ "$STOCK" = 1 ]; then
 	say "building stock tgt: make -C usr ISCSI_RDMA=1 tgtd tgtadm"
-	nice -n 10 make -j2 -C "$WORK/tgt-stock/usr" ISCSI_RDMA=1 tgtd tgtadm \
+	make -j2 -C "$WORK/tgt-stock/usr" ISCSI_RDMA=1 tgtd tgtadm \
 		>"$WORK/tgt-stock-build.log" 2>&1 || die "stock build failed: $WORK/tgt-stock-build.log"
 fi
 cat >"$WORK/env.sh" <<EOT
