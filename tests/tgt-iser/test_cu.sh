@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck disable=SC2154 # URL_idm, PORT_idm: set by start_tgtd
+# libiscsi's iscsi-test-cu over iser:// against tgtd on libidm (iSER
+# through libidm's iser provider), a subset of the SCSI family, with the
+# same subset over iscsi:// to the same tgtd (its one portal has providers
+# tcp and iser) as the reference: fails if a test that passes over TCP
+# does not pass over iSER, or tgtd dies.
+#
+# The subset: what moves data both ways and status without and with sense
+# data, the paths the port changes for iSER (Data-In by RDMA Write with
+# the SCSI Response sent by libidm, write data by RDMA Read and in the
+# command's Send, residuals, CHECK CONDITION after data): TestUnitReady,
+# Inquiry, ReadCapacity10/16, Read10/16, Write10/16, WriteVerify10,
+# Verify10, CompareAndWrite, ModeSense6, WriteSame10. Not the iSCSI family
+# (libiscsi 1.19's iSER transport cannot send its crafted PDUs, see
+# tests/iser-interop/README.md), nor reservations, copy offload or
+# sanitize, which run the same tgt code over either transport and would
+# take the rest of the guest's budget (each family is one process and a
+# login; under TCG a family takes 5-40 s).
+# Usage: test_cu.sh TGT-IDM-WORKDIR
+IDM_TEST_NAME=tgt-iser-test-cu
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+tgt_iser_setup "${1:-}"
+need iscsi-test-cu libiscsi-bin
+FAMILIES=(SCSI.TestUnitReady SCSI.Inquiry SCSI.ReadCapacity10 SCSI.ReadCapacity16
+	SCSI.Read10 SCSI.Read16 SCSI.Write10 SCSI.Write16 SCSI.WriteVerify10
+	SCSI.Verify10 SCSI.CompareAndWrite SCSI.ModeSense6 SCSI.WriteSame10)
+[ -z "${TGT_ISER_CU_FAMILIES:-}" ] || read -r -a FAMILIES <<<"$TGT_ISER_CU_FAMILIES"
+
+start_tgtd_iser idm 3 64M || fail "tgtd on libidm did not start"
+URL_ISER=$URL_idm
+URL_TCP=iscsi://$IP:$PORT_idm/$IQN:idm/1
+
+# run_set NAME URL: every family, one bounded process each; the CUnit
+# results of all of them in $TMP/NAME.res ("Suite.Test passed|FAILED").
+run_set() {
+	local name=$1 url=$2 f rc t0
+	: >"$TMP/$name.res"
+	for f in "${FAMILIES[@]}"; do
+		t0=$(elapsed)
+		timeout -k 5 "${TGT_ISER_CU_TIMEOUT:-150}" "${PEER[@]}" iscsi-test-cu --dataloss \
+			--test="$f" "$url" >"$TMP/$name-$f.out" 2>&1
+		rc=$?
+		results "$TMP/$name-$f.out" >>"$TMP/$name.res"
+		printf '   %-5s %-22s exit %3s, %s passed of %s, %.0f s\n' "$name" "$f" "$rc" \
+			"$(results "$TMP/$name-$f.out" | grep -c ' passed$')" \
+			"$(results "$TMP/$name-$f.out" | wc -l)" \
+			"$(awk -v a="$t0" -v b="$(elapsed)" 'BEGIN { print b - a }')"
+		tgtd_alive idm
+	done
+}
+
+log "iscsi-test-cu over iSER: $URL_ISER"
+run_set iser "$URL_ISER"
+log "the same over TCP (reference): $URL_TCP"
+run_set tcp "$URL_TCP"
+
+pi=$(grep -c ' passed$' "$TMP/iser.res") ti=$(wc -l <"$TMP/iser.res")
+pt=$(grep -c ' passed$' "$TMP/tcp.res") tt=$(wc -l <"$TMP/tcp.res")
+log "iscsi-test-cu subset (${#FAMILIES[@]} families): iSER $pi/$ti passed, TCP $pt/$tt passed"
+[ "$tt" -gt 0 ] || fail "no iscsi-test-cu result over TCP"
+bad=0
+while read -r t st; do
+	[ "$st" = passed ] || continue
+	if ! grep -q "^$t passed\$" "$TMP/iser.res"; then
+		echo "   passes over TCP, not over iSER: $t ($(grep "^$t " "$TMP/iser.res" | cut -d' ' -f2 || true))"
+		bad=$((bad + 1))
+	fi
+done <"$TMP/tcp.res"
+grep -v ' passed$' "$TMP/tcp.res" | sed 's/^/   fails over TCP too: /'
+if [ "$bad" -gt 0 ]; then
+	for f in "${FAMILIES[@]}"; do
+		grep -E 'FAILED|Failed|failed|error' "$TMP/iser-$f.out" | head -n 3 | cut -c1-160 | sed "s/^/   | $f: /"
+	done
+	tail -n 20 "$TMP/tgtd-idm.log" | sed 's/^/   | tgtd: /'
+	fail "$bad tests pass over TCP but not over iSER"
+fi
+grep -c 'iscsi_idm_release.* iser ' "$TMP/tgtd-idm.log" | sed 's/^/   iSER connections that ended: /'
+tgtd_alive idm
+log "PASS"
