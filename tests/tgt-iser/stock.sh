@@ -32,9 +32,11 @@ why() {
 		grep -avE 'iscsi_rx_handler|tx_handler' | tail -n "${1:-12}" | cut -c1-200 | sed 's/^/   | tgtd: /'
 }
 
-# tgtd's iSCSI/TCP portal on $IP:PORT, its iSER driver listening on
-# PORT (rdma_cm, all addresses), the target of lld iser
-TGTD_ARGS=(-d 1 --iser port=@PORT@)
+# tgtd's iSCSI/TCP portal on $IP:PORT, its iSER driver listening on 3260
+# (rdma_cm, all addresses; its default: tgt 1.0.85 refuses every --iser
+# port=N with "invalid port supplied", its parser tests a stale errno),
+# the target of lld iser
+TGTD_ARGS=(-d 1)
 if ! TGT_ADDR=$IP TGT_LLD=iser TGT_SCHEME=iser start_tgtd stock "$STOCK" 4 64M; then
 	say "stock tgtd: cannot set up a target of lld iser"
 	why 20
@@ -42,8 +44,9 @@ if ! TGT_ADDR=$IP TGT_LLD=iser TGT_SCHEME=iser start_tgtd stock "$STOCK" 4 64M; 
 	exit 0
 fi
 # shellcheck disable=SC2154 # set by start_tgtd
-PORT=$PORT_stock
+PORT=3260
 SIQN=$IQN:stock
+URL_stock=iser://$IP:$PORT/$SIQN/1
 timeout 5 "$TGTADM" -C 4 --lld iser --op show --mode target | sed 's/^/   | /' | head -n 12
 target_alive() { tgtd_alive stock; }
 

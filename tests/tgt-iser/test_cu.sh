@@ -28,7 +28,11 @@
 #  - now and then it aborts (SIGABRT) in a family that passes the next
 #    time (seen: TestUnitReady): a family whose iscsi-test-cu died of a
 #    signal runs again, at most twice more; the crashes are counted.
-# Usage: test_cu.sh TGT-IDM-WORKDIR
+# A test that fails over iSER against tgtd but passes over TCP is run
+# over iSER against idm-target as well: failing there too, it is counted
+# as libiscsi's iSER transport's (seen: Inquiry.AllocLength,
+# Inquiry.BlockLimits, ModeSense6.Residuals), not tgtd's.
+# Usage: test_cu.sh TGT-IDM-WORKDIR [IDM-TARGET]
 IDM_TEST_NAME=tgt-iser-test-cu
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -89,14 +93,29 @@ pt=$(grep -c ' passed$' "$TMP/tcp.res") tt=$(wc -l <"$TMP/tcp.res")
 log "iscsi-test-cu subset (${#FAMILIES[@]} runs): iSER $pi/$ti passed, TCP $pt/$tt passed;" \
 	"iscsi-test-cu crashes retried: $CRASHES"
 [ "$tt" -gt 0 ] || fail "no iscsi-test-cu result over TCP"
-bad=0
+bad=0 lib=0 IDMT_URL=
 while read -r t st; do
 	[ "$st" = passed ] || continue
 	if ! grep -q "^$t passed\$" "$TMP/iser.res"; then
 		echo "   passes over TCP, not over iSER: $t ($(grep "^$t " "$TMP/iser.res" | cut -d' ' -f2 || true))"
+		if [ -n "${2:-}" ] && [ -x "$2" ]; then
+			if [ -z "$IDMT_URL" ]; then
+				IDM_TARGET=$2
+				start_idm_target iqn.2026-11.org.libidm:tgt-iser-ref ram:64M
+				IDMT_URL=iser://$IP:$PORT/iqn.2026-11.org.libidm:tgt-iser-ref/1
+			fi
+			timeout -k 5 60 "${PEER[@]}" stdbuf -oL -eL iscsi-test-cu --dataloss \
+				--test="SCSI.$t" "$IDMT_URL" >"$TMP/ref.out" 2>&1
+			if ! results "$TMP/ref.out" | grep -q ' passed$'; then
+				echo "      fails over iSER against idm-target too: libiscsi's iSER transport"
+				lib=$((lib + 1))
+				continue
+			fi
+		fi
 		bad=$((bad + 1))
 	fi
 done <"$TMP/tcp.res"
+[ "$lib" = 0 ] || log "$lib failing over iSER against idm-target as well (libiscsi's iSER transport)"
 grep -v ' passed$' "$TMP/tcp.res" | sed 's/^/   fails over TCP too: /'
 if [ "$bad" -gt 0 ]; then
 	for f in "${FAMILIES[@]}"; do
