@@ -33,25 +33,31 @@ find_tgt_idm() {
 
 # start_tgtd NAME BINARY CONTROL_PORT LUNSIZE: a tgtd on 127.0.0.1 (a free
 # port), target IQN:NAME with file LUN 1; sets PORT_<NAME>, URL_<NAME>,
-# PID_<NAME>.
+# PID_<NAME>. Other portals (the iSER tests, tests/tgt-iser): TGT_ADDR
+# (the address, 127.0.0.1), TGT_LLD (tgtadm's --lld, iscsi), TGT_SCHEME
+# (of the URL, iscsi), TGTD_ARGS (an array: more tgtd options, @PORT@
+# replaced by the port), TGT_IQN (the target's name instead of
+# IQN:NAME); tgtd's environment is the caller's (e.g. TGT_IDM_PROVIDERS).
 start_tgtd() {
 	local name=$1 bin=$2 cport=$3 size=$4 port pid attempt
-	local adm=("$TGTADM" -C "$cport" --lld iscsi)
+	local addr=${TGT_ADDR:-127.0.0.1} tiqn=${TGT_IQN:-$IQN:$1}
+	local adm=("$TGTADM" -C "$cport" --lld "${TGT_LLD:-iscsi}") more=()
 	for attempt in 1 2 3 4 5; do
 		port=$(free_port) || return 1
+		[ -z "${TGTD_ARGS+set}" ] || more=("${TGTD_ARGS[@]//@PORT@/$port}")
 		# tgtd uses the libidm it was linked with (installed) and its
 		# providers (found through IDM_PROVDIR for a DESTDIR install),
 		# not the build tree's meson points at
 		env -u LD_LIBRARY_PATH -u IDM_PROVIDER_PATH \
 			${IDM_PROVDIR:+IDM_PROVIDER_PATH=$IDM_PROVDIR} \
-			"$bin" -f -C "$cport" --iscsi portal=127.0.0.1:"$port" \
+			"$bin" -f -C "$cport" --iscsi portal="$addr:$port" "${more[@]}" \
 			>"$TMP/tgtd-$name.log" 2>&1 &
 		pid=$!
 		for _ in $(seq 50); do
 			timeout 5 "${adm[@]}" --op show --mode system >/dev/null 2>&1 && break
 			sleep 0.1
 		done
-		if wait_port "$port" 5; then
+		if wait_port "$port" 5 "$addr"; then
 			PIDS="$PIDS $pid"
 			break
 		fi
@@ -64,14 +70,14 @@ start_tgtd() {
 	on_exit "timeout 5 ${adm[*]} --op delete --mode system" \
 		"timeout 5 ${adm[*]} --op delete --force --mode target --tid 1"
 	truncate --size="$size" "$TMP/lun-$name.img" &&
-	timeout 5 "${adm[@]}" --op new --mode target --tid 1 -T "$IQN:$name" &&
+	timeout 5 "${adm[@]}" --op new --mode target --tid 1 -T "$tiqn" &&
 	timeout 5 "${adm[@]}" --op bind --mode target --tid 1 -I ALL &&
 	timeout 5 "${adm[@]}" --op new --mode logicalunit --tid 1 --lun 1 \
 		-b "$TMP/lun-$name.img" --blocksize=512 || return 1
 	printf -v "PORT_$name" '%s' "$port"
-	printf -v "URL_$name" '%s' "iscsi://127.0.0.1:$port/$IQN:$name/1"
+	printf -v "URL_$name" '%s' "${TGT_SCHEME:-iscsi}://$addr:$port/$tiqn/1"
 	printf -v "PID_$name" '%s' "$pid"
-	echo "tgtd ($name, $bin) on 127.0.0.1:$port, control port $cport"
+	echo "tgtd ($name, $bin) on $addr:$port, control port $cport"
 }
 
 # results FILE: "Suite.Test passed|FAILED" for every test of a CUnit run.

@@ -7,6 +7,10 @@
 # tools. The area files add only what is theirs.
 
 set -u
+# once per shell: an area's lib.sh may source another area's (tgt-iser
+# takes both iser-interop's and interop's tgt-idm-lib.sh)
+[ -z "${IDM_COMMON_SOURCED:-}" ] || return 0
+IDM_COMMON_SOURCED=1
 # shellcheck source-path=SCRIPTDIR source=procs.sh
 . "$(dirname "${BASH_SOURCE[0]}")/procs.sh"
 

@@ -33,8 +33,8 @@ stop_pid() {
 	return 0
 }
 
-# port_open PORT: is something listening on 127.0.0.1:PORT?
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# port_open PORT [HOST]: is something listening on HOST (127.0.0.1):PORT?
+port_open() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
 
 # free_port: a loopback port nobody listens on right now (the kernel's
 # choice for a socket bound to port 0; the peer is started right after).
@@ -42,12 +42,12 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# wait_port PORT [SECS]: wait up to SECS (default 10) for 127.0.0.1:PORT
-# to accept.
+# wait_port PORT [SECS [HOST]]: wait up to SECS (default 10) for
+# HOST (127.0.0.1):PORT to accept.
 wait_port() {
 	local i n=$(( ${2:-10} * 10 ))
 	for ((i = 0; i < n; i++)); do
-		port_open "$1" && return 0
+		port_open "$1" "${3:-}" && return 0
 		sleep 0.1
 	done
 	return 1

@@ -5,9 +5,10 @@
 # guest B against idm-target in guest A, dd writing then reading back a
 # pattern while the link is cut for CUT_S (30) seconds. Prints when the
 # kernel noticed and when iscsid had the session back; the data must
-# read back equal and no dd may fail.
-# Usage: kernel_cut.sh tcp|iser IDM-TARGET
-PROV=${1:?usage: $0 tcp|iser idm-target}
+# read back equal and no dd may fail. With --tgt, the target in A is tgtd
+# on libidm (contrib/tgt), its portal of libidm provider tcp or tcp,iser.
+# Usage: kernel_cut.sh tcp|iser IDM-TARGET | --tgt TGT-IDM-WORKDIR
+PROV=${1:?usage: $0 tcp|iser idm-target | --tgt workdir}
 TGT=${2:?}
 IDM_TEST_NAME=idm-pair-kernel-cut-$PROV
 IDM_TARGET=$TGT
@@ -15,12 +16,17 @@ IDM_TARGET=$TGT
 . "$(dirname "$0")/cut-lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../iser-interop/open-iscsi.sh
 . "$(dirname "$0")/../iser-interop/open-iscsi.sh"
+[ "$TGT" != --tgt ] || pair_tgtd_need "${3:-}"
 IQN=iqn.2026-11.org.libidm:pair-kcut
 IFACE=default
 [ "$PROV" = iser ] && IFACE=iser
 [ "$PROV" = tcp ] && { modprobe iscsi_tcp 2>/dev/null || skip "no iscsi_tcp module"; }
 iscsid_start
-cut_idm_target tgt "$IQN" "$PROV"
+if [ "$TGT" = --tgt ]; then
+	pair_tgtd tgt "$IQN" "$([ "$PROV" = iser ] && echo tcp,iser || echo tcp)"
+else
+	cut_idm_target tgt "$IQN" "$PROV"
+fi
 P="$A_IP:$PORT"
 CLEANUP_CMDS+=("timeout 30 iscsiadm -m node -T $IQN -p $P -o delete")
 CLEANUP_CMDS+=("timeout 60 iscsiadm -m node -T $IQN -p $P --logout")
@@ -62,7 +68,19 @@ up_cut=
 ( sleep 1; echo go >"$TMP/go" ) &
 cut_during "$ddpid" "$TMP/go" go
 up_cut=$(awk '{print $1}' /proc/uptime)
-sleep 15
+# recovery: from the link's return until the session is logged in again
+# (iscsiadm's view; checked about every 0.5 s)
+rec=
+for ((i = 0; i < 180; i++)); do
+	st=$(timeout 10 iscsiadm -m session -P 1 2>/dev/null | grep -E 'iSCSI (Session|Connection) State:' | tr -s ' \t' ' ')
+	if [[ $st == *"Connection State: LOGGED IN"*"Session State: LOGGED_IN"* ]]; then
+		rec=$(since "$RESTORE_AT" "$(now)")
+		break
+	fi
+	sleep 0.5
+done
+log "kernel ($PROV): session logged in again ${rec:-NOT within 90} s after the link came back"
+sleep 10
 touch "$TMP/stop"
 wait "$ddpid"
 rc=$?
@@ -76,4 +94,5 @@ det=$(dmesg | tr -d '[]' | awk -v c="$c" '$1 + 0 >= c && /ping timeout|detected 
 log "kernel ($PROV): detection ${det:-?} s after the cut"
 grep -iE "operational after recovery|recovery" "$TMP/iscsid.log" 2>/dev/null | tail -n 2 | sed 's/^/  | iscsid: /'
 [ $rc -eq 0 ] || fail "dd failed during the cut (see above)"
+[ -n "$rec" ] || fail "the session did not come back within 90 s of the link"
 log "PASS"

@@ -50,3 +50,34 @@ pair_a_alive() {
 	tail -n 30 "$(pair_a_log "$1")"
 	fail "$1 in A ended (status $st)"
 }
+
+# pair_tgtd_need WORKDIR: skip (77) unless tgtd on libidm (contrib/tgt) was
+# built into WORKDIR (build-tgt-idm.sh --work WORKDIR, on the host before
+# the guests boot); the work dir is on the shared build tree.
+pair_tgtd_need() {
+	if [ -z "$1" ] || [ ! -f "$1/env.sh" ]; then
+		skip "tgtd on libidm not built: run contrib/tgt/build-tgt-idm.sh --work ${1:-DIR} --stock --libidm-build BUILD on the host first"
+	fi
+	PAIR_TGTD_WORK=$(cd "$1" && pwd)
+}
+
+# pair_tgtd NAME IQN PROVIDERS: tgtd on libidm in A (tgtd_a.sh), target
+# IQN with a 256 MiB file LUN, a portal on $A_IP (a free port) of the
+# libidm providers PROVIDERS (tcp, tcp,iser); sets PORT. Its target and
+# tgtd are deleted when the test ends; its log: pair_a_log NAME.
+pair_tgtd() {
+	local name=$1 iqn=$2 prov=$3 pf i
+	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
+	pair_a_start "$name" bash "$(dirname "${BASH_SOURCE[0]}")/tgtd_a.sh" \
+		"${PAIR_TGTD_WORK:?pair_tgtd_need first}" "$A_IP" "$pf" "$iqn" "$prov" ||
+		fail "cannot start tgtd in A"
+	on_exit "pair_a_stop $name"
+	PORT=
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
+		pair_a_status "$name" >/dev/null && break
+		_pair_sleep 0.2
+	done
+	[ -n "$PORT" ] || { tail -n 30 "$(pair_a_log "$name")"; fail "tgtd on libidm ($prov) did not start in A"; }
+	log "tgtd on libidm ($prov) in A listens on $A_IP:$PORT"
+}
