@@ -30,10 +30,29 @@ iscsid_start() {
 	fi
 }
 
+# iscsi_disk_wait SECS: wait up to SECS for the disk of a logged-in
+# session to appear as a block device; sets BLK (its sysfs directory) and
+# DEV (/dev/NAME), or returns 1 with both empty.
+iscsi_disk_wait() {
+	local i blk
+	BLK=
+	DEV=
+	for ((i = 0; i < $1 * 2; i++)); do
+		for blk in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+			if [ -e "$blk" ] && [ -b "/dev/${blk##*/}" ]; then
+				BLK=$blk DEV=/dev/${blk##*/}
+				return 0
+			fi
+		done
+		sleep 0.5
+	done
+	return 1
+}
+
 # login_disk IQN: discovery and login over iface iser at $IP:$PORT;
 # sets DEV (the new disk) and BLK (its sysfs directory).
 login_disk() {
-	local iqn=$1 portal=${PORTAL_IP:-$IP}:$PORT i
+	local iqn=$1 portal=${PORTAL_IP:-$IP}:$PORT
 	CLEANUP_CMDS+=("timeout 30 iscsiadm -m discoverydb -t st -p $portal -I iser -o delete")
 	CLEANUP_CMDS+=("timeout 30 iscsiadm -m node -T $iqn -p $portal -o delete")
 	CLEANUP_CMDS+=("timeout 60 iscsiadm -m node -T $iqn -p $portal --logout")
@@ -50,19 +69,7 @@ login_disk() {
 		sed 's/^/   | /'
 	grep -q 'Iface Transport: iser' "$TMP/session" || fail "session does not use the iser transport"
 	grep -q 'iSCSI Session State: LOGGED_IN' "$TMP/session" || fail "session is not LOGGED_IN"
-	BLK=
-	for ((i = 0; i < 60; i++)); do
-		for BLK in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
-			[ -e "$BLK" ] && break
-		done
-		[ -e "$BLK" ] && break
-		BLK=
-		sleep 0.5
-	done
-	[ -n "$BLK" ] || fail "no SCSI disk appeared after login"
-	DEV=/dev/${BLK##*/}
-	for ((i = 0; i < 50; i++)); do [ -b "$DEV" ] && break; sleep 0.1; done
-	[ -b "$DEV" ] || fail "$DEV is not a block device"
+	iscsi_disk_wait 35 || fail "no SCSI disk appeared after login"
 	log "disk $DEV: $(($(cat "$BLK/size") * 512)) bytes," \
 		"vendor '$(cat "$BLK/device/vendor")' model '$(cat "$BLK/device/model")'"
 }

@@ -29,62 +29,16 @@ BUILD=${3:-}
 need_rdma
 need ib_write_bw perftest
 need ib_read_bw perftest
-SECS=${IDM_BW_SECONDS:-4}
 BS=65536
+# shellcheck source-path=SCRIPTDIR source=bandwidth.sh
+. "$(dirname "$0")/bandwidth.sh"
+SECS=$BW_SECS
 
-# shellcheck source-path=SCRIPTDIR source=../rdma-vm/gid.sh
-. "$(dirname "$0")/../rdma-vm/gid.sh"
-# The RoCEv2 GID of $IP (rxe lists the IPv4-mapped one after fe80::).
-GID=$(rdma_gid_index "$RDMA_DEV" "$IP")
-
-# perftest NAME: server and client of ib_NAME_bw on rxe; prints the
-# average MB/s (perftest's MB = 2^20 bytes).
-perftest() {
-	local tool=ib_$1_bw port=$((18515 + RANDOM % 1000)) spid bw
-	timeout -k 5 $((SECS + 60)) "$tool" -d "$RDMA_DEV" -x "$GID" -s $BS -D "$SECS" -F \
-		-p "$port" >"$TMP/$tool.srv" 2>&1 &
-	spid=$!
-	CLEANUP_CMDS+=("stop_pid $spid")
-	# the client does not retry: wait until the server listens (a fixed
-	# second was too short in a loaded guest: "Couldn't connect")
-	for _ in $(seq 100); do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.2
-	done
-	if ! timeout -k 5 $((SECS + 60)) "$tool" -d "$RDMA_DEV" -x "$GID" -s $BS -D "$SECS" -F \
-		-p "$port" "$IP" >"$TMP/$tool.cli" 2>&1; then
-		sed 's/^/   | /' "$TMP/$tool.cli" "$TMP/$tool.srv" >&2
-		fail "$tool failed"
-	fi
-	wait "$spid" 2>/dev/null
-	sed 's/^/   | /' "$TMP/$tool.cli" >&2
-	bw=$(awk -v bs=$BS '$1 == bs && NF >= 4 { print $4; exit }' "$TMP/$tool.cli")
-	[ -n "$bw" ] || fail "no result line in $tool output"
-	echo "$bw"
-}
-
-# bench URL READPCT ARGS...: idm-initiator benchmark, QD 16, 64 KiB
-# random I/O for $SECS s; prints the average MB/s from its JSON.
+# bench URL READPCT ARGS...: idm-initiator at QD 16, 64 KiB
 bench() {
-	local url=$1 pct=$2 bw
+	local url=$1 pct=$2
 	shift 2
-	if ! timeout -k 5 $((SECS + 120)) "$INI" -q -t 30 --no-discovery --bench --json \
-		--duration "$SECS" --bs $BS --qd 16 --read-pct "$pct" "$@" "$url" \
-		>"$TMP/bench.json" 2>"$TMP/bench.err"; then
-		sed 's/^/   | /' "$TMP/bench.err" >&2
-		fail "idm-initiator benchmark of $url failed"
-	fi
-	grep -q '"errors": 0,' "$TMP/bench.json" || fail "benchmark of $url had errors"
-	bw=$(grep -o '"bw_avg_mib_s": [0-9.]*' "$TMP/bench.json" | awk '{ print $2 }')
-	awk -v b="${bw:-0}" 'BEGIN { exit !(b > 0) }' || fail "benchmark of $url moved no data"
-	echo "$bw"
-}
-
-# json_sum FIELD FILE: the sum of FIELD over the JSON objects in FILE
-# (the initiator's per-connection counters).
-json_sum() {
-	grep -o "\"$1\": [0-9]*" "$2" | awk '{ s += $2 } END { print s + 0 }'
+	ini_bw "$INI" "$url" "$pct" $BS 16 "$@"
 }
 
 # copies_bench NAME URL READPCT ARGS...: bench against idm-target while
@@ -125,8 +79,8 @@ copies_bench() {
 log "perftest ib_write_bw / ib_read_bw: rxe $RDMA_DEV, GID index $GID, $BS bytes, $SECS s"
 # (a function run in $(...) that fails exits only that subshell, its
 # FAIL line captured as the value: pass it on)
-pw=$(perftest write) || fail "${pw#FAIL: }"
-pr=$(perftest read) || fail "${pr#FAIL: }"
+pw=$(perftest_bw write $BS) || fail "${pw#FAIL: }"
+pr=$(perftest_bw read $BS) || fail "${pr#FAIL: }"
 
 IQN=iqn.2026-11.org.libidm:bw
 start_idm_target "$IQN" ram:256M

@@ -40,16 +40,8 @@ for kv in node.session.timeo.replacement_timeout=120 \
 done
 timeout 90 iscsiadm -m node -T "$IQN" -p "$P" -I "$IFACE" --login >/dev/null ||
 	fail "login"
-dev=
-for ((i = 0; i < 60; i++)); do
-	for blk in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
-		[ -e "$blk" ] && dev=/dev/${blk##*/} && break
-	done
-	[ -n "$dev" ] && [ -b "$dev" ] && break
-	dev=
-	sleep 0.5
-done
-[ -n "$dev" ] || fail "no disk for LUN 1"
+iscsi_disk_wait 30 || fail "no disk for LUN 1"
+dev=$DEV
 dd if=/dev/urandom of="$TMP/pattern" bs=1M count=16 status=none
 # dd in a loop: write the pattern, read it back, compare, until 15 s
 # after the link is back
