@@ -8,6 +8,7 @@
 #
 #   cd build && ../examples/run-main-job.sh            # from a build dir
 #   examples/run-main-job.sh build --size 256M --duration 5
+#   examples/run-main-job.sh --installed               # the installed programs
 #
 # Exit status: 0 when every step passed and the data verified, 1 when a
 # step failed, 2 on a usage error.
@@ -17,6 +18,8 @@ usage() {
 	cat <<EOF
 Usage: $0 [OPTIONS] [BUILD_DIR]
   -B, --build-dir DIR   meson build directory (default: the current one)
+  --installed           the installed idm-target and idm-initiator (PATH)
+                        with the installed library's providers instead
   --provider NAME       tcp (default) or iser
   --lun-size SIZE       RAM LUN size (default 256M)
   --size SIZE           bytes to write and verify (default 64M)
@@ -42,6 +45,7 @@ DURATION=3
 SESSIONS=1
 JSON=
 KEEP=
+INSTALLED=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-B|--build-dir) BUILD=$2; shift ;;
@@ -55,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--sessions) SESSIONS=$2; shift ;;
 	--json) JSON=--json ;;
 	--keep-logs) KEEP=1 ;;
+	--installed) INSTALLED=1 ;;
 	-h|--help) usage; exit 0 ;;
 	[!-]*) BUILD=$1 ;;
 	*) echo "$0: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -62,8 +67,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-TARGET_BIN=$BUILD/examples/target/idm-target
-INI_BIN=$BUILD/examples/initiator/idm-initiator
+if [ -n "$INSTALLED" ]; then
+	TARGET_BIN=$(command -v idm-target) || { echo "$0: no idm-target in PATH" >&2; exit 2; }
+	INI_BIN=$(command -v idm-initiator) || { echo "$0: no idm-initiator in PATH" >&2; exit 2; }
+else
+	TARGET_BIN=$BUILD/examples/target/idm-target
+	INI_BIN=$BUILD/examples/initiator/idm-initiator
+fi
 for b in "$TARGET_BIN" "$INI_BIN"; do
 	if [ ! -x "$b" ]; then
 		echo "$0: $b not found: run from a meson build directory or pass -B DIR" >&2
@@ -71,7 +81,7 @@ for b in "$TARGET_BIN" "$INI_BIN"; do
 	fi
 done
 # Use the providers of this build tree (meson test sets this already).
-if [ -z "${IDM_PROVIDER_PATH:-}" ]; then
+if [ -z "$INSTALLED" ] && [ -z "${IDM_PROVIDER_PATH:-}" ]; then
 	IDM_PROVIDER_PATH=$(cd "$BUILD" && pwd)/providers/tcp:$(cd "$BUILD" && pwd)/providers/iser
 	export IDM_PROVIDER_PATH
 fi

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #ifndef IDM_PROVIDER_DIR
-#define IDM_PROVIDER_DIR "/usr/local/lib/libidm"
+#define IDM_PROVIDER_DIR "/usr/local/lib/libidm-1"
 #endif
 
 #define PREFIX "libidm-"

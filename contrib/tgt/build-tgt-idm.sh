@@ -11,6 +11,8 @@
 #                       --prefix=DIR/_inst, built and installed there
 #   --libidm-build DIR  instead: an existing libidm meson build directory,
 #                       installed with DESTDIR=DIR/_dest (its own prefix)
+#   --system-libidm     instead: the libidm already installed, as pkg-config
+#                       finds it (the libidm-dev package, or PKG_CONFIG_PATH)
 #   --stock             also build stock tgtd/tgtadm (DIR/tgt-stock)
 #   --start             start tgtd-on-libidm (foreground daemon, in the
 #                       background of this shell) and set up a target
@@ -28,6 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$PWD/tgt-idm-work
 LIBIDM_SRC=$(cd "$HERE/../.." && pwd)
 LIBIDM_BUILD=
+SYSTEM_LIBIDM=0
 STOCK=0
 START=0
 PORT=3261
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--work) WORK=$2; shift ;;
 	--libidm-src) LIBIDM_SRC=$2; shift ;;
 	--libidm-build) LIBIDM_BUILD=$2; shift ;;
+	--system-libidm) SYSTEM_LIBIDM=1 ;;
 	--stock) STOCK=1 ;;
 	--start) START=1 ;;
 	--port) PORT=$2; shift ;;
@@ -105,7 +109,12 @@ while read -r p; do
 done <"$HERE/patches/series"
 
 # 3. libidm, installed the way an integrator would
-if [ -n "$LIBIDM_BUILD" ]; then
+if [ "$SYSTEM_LIBIDM" = 1 ]; then
+	pkg-config --exists libidm ||
+		die "--system-libidm: pkg-config finds no libidm (install libidm-dev, or set PKG_CONFIG_PATH)"
+	LIBDIR=$(pkg-config --variable=libdir libidm)
+	PROVDIR=$(pkg-config --variable=providerdir libidm)
+elif [ -n "$LIBIDM_BUILD" ]; then
 	say "installing libidm from $LIBIDM_BUILD into DESTDIR $WORK/_dest"
 	rm -rf "$WORK/_dest"
 	meson install -C "$LIBIDM_BUILD" --destdir "$WORK/_dest" >"$WORK/libidm-install.log"
@@ -138,7 +147,9 @@ say "libidm $(pkg-config --modversion libidm): $(pkg-config --cflags --libs libi
 # 4. build
 MAKEFLAGS_TGT=(ISCSI_RDMA=1)
 if grep -qs '^ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile" || grep -qs 'ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile"; then
-	MAKEFLAGS_TGT+=(ISCSI_IDM=1 "IDM_RPATH=$LIBDIR")
+	MAKEFLAGS_TGT+=(ISCSI_IDM=1)
+	# a run path only to a libidm outside the dynamic linker's own search
+	[ "$SYSTEM_LIBIDM" = 1 ] || MAKEFLAGS_TGT+=("IDM_RPATH=$LIBDIR")
 fi
 say "building tgt-idm: make -C usr ${MAKEFLAGS_TGT[*]} tgtd tgtadm"
 make -j2 -C "$WORK/tgt-idm/usr" "${MAKEFLAGS_TGT[@]}" tgtd tgtadm \

@@ -160,7 +160,7 @@ struct idm_provider_info {
  * destroyed. Providers that failed to load are logged and left out (see
  * idm_get_provider_status() for why).
  * Search path: IDM_PROVIDER_PATH (colon-separated; ignored in setuid
- * programs), then the install directory ($libdir/libidm). IDM_PROVIDERS
+ * programs), then the install directory ($libdir/libidm-1). IDM_PROVIDERS
  * (comma-separated names) restricts which are loaded.
  */
 IDM_API int idm_get_providers(idm_ctx *ctx, const struct idm_provider_info **list,

@@ -13,6 +13,9 @@ IDM_TEST_FAKE_DIR naming that directory: they load it through
 IDM_PROVIDER_PATH instead of the fake the build made, and each checks
 that the module it talks to is the one from there.
 
+With IDM_SDK_INSTALLED=1 the module is built against the SDK installed
+on the system (the libidm-dev package) instead of a staged install.
+
 Usage: check_outside_provider.py MESON PKG_CONFIG BUILD_ROOT SANITIZE
            FAKE_SOURCE... --tests UNIT_TEST... -- CC...
 """
@@ -37,12 +40,24 @@ def main():
     tests = [os.path.abspath(t) for t in head[tsep + 1:]]
     if not tests or not sources:
         raise SystemExit("error: no unit test or no fake provider source given")
+    # IDM_SDK_INSTALLED=1: build against the SDK installed on the system
+    # (the libidm-dev package, or whatever pkg-config finds) instead of a
+    # staged install of this build
+    installed = os.environ.get("IDM_SDK_INSTALLED") == "1"
     with tempfile.TemporaryDirectory(prefix="libidm-outside-provider-") as tmp:
-        dest, _, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
+        if installed:
+            pkg, env = [pkgconfig], dict(os.environ)
+        else:
+            dest, _, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
         flags = run(pkg + ["--cflags", "--libs", "libidm-provider"], env=env).split()
         entry = run(pkg + ["--variable=provider_entry", "libidm-provider"], env=env).strip()
+        if installed:
+            print("building against the installed SDK: libidm-provider "
+                  + run(pkg + ["--modversion", "libidm-provider"], env=env).strip()
+                  + " " + " ".join(flags))
         for f in flags:
-            if f.startswith(("-I", "-L")) and not f[2:].startswith(dest + "/"):
+            if (not installed and f.startswith(("-I", "-L"))
+                    and not f[2:].startswith(dest + "/")):
                 raise SystemExit(f"error: pkg-config flag {f} points outside the install")
 
         # The provider's own directory: its sources only, built there.
