@@ -6,6 +6,7 @@
 #include "activation.h"
 #include "budget.h"
 #include "config.h"
+#include "credentials.h"
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "luns.h"
@@ -67,7 +68,12 @@ static void usage(FILE *f, const char *prog)
 "                            MaxBurstLength=1048576 FirstBurstLength=262144\n"
 "                            MaxOutstandingR2T=16, digests CRC32C,None);\n"
 "                            checked against the RFC 7143/7145 ranges\n"
-"      --chap USER:SECRET    require one-way CHAP (MD5) from every initiator\n"
+"      --credentials FILE    read secrets from FILE (mode 0600: group and\n"
+"                            others must have no access), e.g.\n"
+"                            \"chap = USER:SECRET\": one-way CHAP (MD5)\n"
+"                            required from every initiator, from any address\n"
+"      --chap USER:SECRET    the same on the command line, where every local\n"
+"                            user can read it: for tests only (warns)\n"
 "      --login-timeout SEC   close a connection not in full feature phase\n"
 "                            SEC seconds after it connected (default 15)\n"
 "      --max-connections N   connections at once, in login or not; more are\n"
@@ -84,6 +90,9 @@ static void usage(FILE *f, const char *prog)
 "      --log-target WHERE    auto (default), stderr, journal or syslog\n"
 "  -V, --version             print the program and libidm versions\n"
 "  -h, --help                this text\n"
+"\n"
+"Started by systemd with the credential idm-target.credentials\n"
+"(LoadCredential=), idm-target reads it unless --credentials is given.\n"
 "\n"
 "Socket activation: started by systemd (or systemd-socket-activate) with\n"
 "listening sockets (LISTEN_FDS), idm-target serves those instead of its\n"
@@ -106,7 +115,7 @@ static void usage(FILE *f, const char *prog)
 enum {
 	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
-	OPT_THREADS,
+	OPT_THREADS, OPT_CREDENTIALS,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +129,7 @@ static const struct option long_opts[] = {
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 	{ "key", required_argument, NULL, 'k' },
 	{ "chap", required_argument, NULL, OPT_CHAP },
+	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
@@ -140,7 +150,7 @@ static struct {
 	int nportals;
 	char *luns[TGT_MAX_LUNS];
 	int nluns;
-	const char *providers, *port_file, *config;
+	const char *providers, *port_file, *config, *credentials;
 	uint32_t bs;
 	int level;
 	int log_target;
@@ -221,6 +231,19 @@ static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned
 	return 0;
 }
 
+/* The CHAP secret in argv or a config file can be read by others: say
+ * where it belongs (credentials.h). */
+static void warn_exposed_secret(const char *where)
+{
+	if (!where)
+		ex_warn("option --chap: every local user can read the secret "
+			"(ps, /proc/PID/cmdline); outside tests keep it in a "
+			"credentials file (--credentials FILE, mode 0600)");
+	else
+		ex_warn("%s: chap in the config file: keep the secret in a "
+			"credentials file (credentials = FILE, mode 0600)", where);
+}
+
 static int load_config(const char *path);
 static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn);
 
@@ -289,17 +312,18 @@ static int set_option(int o, char *arg, const char *where)
 		opt.providers = arg;
 		return 0;
 	case OPT_PORT_FILE: opt.port_file = arg; return 0;
-	case OPT_CHAP: {
-		char *colon = strchr(arg, ':');
-		if (!colon || colon == arg || !colon[1]) {
-			ex_err("%s: --chap needs USER:SECRET", w);
+	case OPT_CHAP:
+		if (credentials_set_chap(arg, w) < 0)
+			return -1;
+		warn_exposed_secret(where);
+		return 0;
+	case OPT_CREDENTIALS:
+		if (opt.credentials) {
+			ex_err("%s: only one credentials file", w);
 			return -1;
 		}
-		*colon = '\0';
-		g_tgt.chap_user = arg;
-		g_tgt.chap_secret = colon + 1;
-		return 0;
-	}
+		opt.credentials = arg;
+		return credentials_load(arg);
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
 		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
@@ -616,6 +640,10 @@ int main(int argc, char **argv)
 	}
 	ex_log_init(argv[0], opt.level);
 	ex_log_set_target((enum ex_log_target)opt.log_target);
+	/* under systemd the credential stands for --credentials, read
+	 * after the other options; an explicit file wins */
+	if (!opt.credentials && credentials_load_systemd() < 0)
+		goto out;
 	{
 		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
 		/* (only when both are given: the defaults adapt) */
