@@ -3,6 +3,7 @@
  * idm-target: command line, LUN setup, portal and the event loop.
  */
 #include "target.h"
+#include "access.h"
 #include "activation.h"
 #include "budget.h"
 #include "config.h"
@@ -74,6 +75,9 @@ static void usage(FILE *f, const char *prog)
 "                            required from every initiator, from any address\n"
 "      --chap USER:SECRET    the same on the command line, where every local\n"
 "                            user can read it: for tests only (warns)\n"
+"      --allow-all           serve initiators from any address without CHAP\n"
+"                            (warns); by default, without CHAP, only\n"
+"                            initiators on loopback may log in\n"
 "      --login-timeout SEC   close a connection not in full feature phase\n"
 "                            SEC seconds after it connected (default 15)\n"
 "      --max-connections N   connections at once, in login or not; more are\n"
@@ -115,7 +119,7 @@ static void usage(FILE *f, const char *prog)
 enum {
 	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
-	OPT_THREADS, OPT_CREDENTIALS,
+	OPT_THREADS, OPT_ALLOW_ALL, OPT_CREDENTIALS,
 };
 
 static const struct option long_opts[] = {
@@ -130,6 +134,7 @@ static const struct option long_opts[] = {
 	{ "key", required_argument, NULL, 'k' },
 	{ "chap", required_argument, NULL, OPT_CHAP },
 	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
+	{ "allow-all", no_argument, NULL, OPT_ALLOW_ALL },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
@@ -231,6 +236,25 @@ static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned
 	return 0;
 }
 
+/* A flag: set by its option (arg NULL), or "yes" or "no" in a file. */
+static int set_flag(const char *w, int o, const char *arg, bool *out)
+{
+	const struct option *p = long_opts;
+
+	if (!arg || !strcmp(arg, "yes")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(arg, "no")) {
+		*out = false;
+		return 0;
+	}
+	while (p->name && p->val != o)
+		p++;
+	ex_err("%s: %s = '%s': use yes or no", w, p->name ? p->name : "flag", arg);
+	return -1;
+}
+
 /* The CHAP secret in argv or a config file can be read by others: say
  * where it belongs (credentials.h). */
 static void warn_exposed_secret(const char *where)
@@ -324,6 +348,8 @@ static int set_option(int o, char *arg, const char *where)
 		}
 		opt.credentials = arg;
 		return credentials_load(arg);
+	case OPT_ALLOW_ALL:
+		return set_flag(w, o, arg, &g_tgt.allow_all);
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
 		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
@@ -362,13 +388,22 @@ static int set_option(int o, char *arg, const char *where)
 	return -1;
 }
 
-/* A config file line: its name is a long option that takes a value. */
+/* Whether a config file may set option `p`: one that takes a value (but
+ * not another config file), or a flag meant for services ("yes"/"no"). */
+static bool config_allows(const struct option *p)
+{
+	if (p->has_arg == required_argument)
+		return p->val != 'c';
+	return p->val == OPT_ALLOW_ALL;
+}
+
+/* A config file line: its name is a long option config_allows(). */
 static int config_setting(const char *name, char *value, const char *where, void *arg)
 {
 	(void)arg;
 	for (const struct option *p = long_opts; p->name; p++)
 		if (!strcmp(p->name, name)) {
-			if (p->has_arg != required_argument || p->val == 'c') {
+			if (!config_allows(p)) {
 				ex_err("%s: '%s' is not allowed in a config file", where, name);
 				return -1;
 			}
@@ -408,7 +443,7 @@ static int reload_setting(const char *name, char *value, const char *where, void
 	/* A file that would not start the target must not reload it either. */
 	for (p = long_opts; p->name && strcmp(p->name, name); p++)
 		;
-	if (!p->name || p->has_arg != required_argument || p->val == 'c') {
+	if (!p->name || !config_allows(p)) {
 		ex_err("%s: unknown setting '%s'; nothing reloaded", where, name);
 		return -1;
 	}
@@ -730,6 +765,8 @@ int main(int argc, char **argv)
 			(unsigned long long)l->nblocks, opt.bs,
 			l->ro ? ", write protected" : "");
 	}
+
+	access_log_policy();
 
 	/* descriptors besides connections: LUN files, the contexts', the
 	 * listening sockets, logging */
