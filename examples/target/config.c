@@ -6,9 +6,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define CONFIG_LINE_MAX 4096
 
@@ -33,12 +38,20 @@ static char *keep(const char *s)
 	return v->s;
 }
 
+/* Values are wiped before they go: some are secrets (a credentials
+ * file's), and freed memory is reused by anything. */
+static void drop(struct value *v)
+{
+	explicit_bzero(v->s, strlen(v->s));
+	free(v);
+}
+
 void config_free(void)
 {
 	while (values) {
 		struct value *v = values;
 		values = v->next;
-		free(v);
+		drop(v);
 	}
 }
 
@@ -53,7 +66,7 @@ void config_release(void *mark)
 	while (values && values != mark) {
 		struct value *v = values;
 		values = v->next;
-		free(v);
+		drop(v);
 	}
 }
 
@@ -69,19 +82,18 @@ static char *trim(char *s)
 	return s;
 }
 
-int config_load(const char *path, config_fn fn, void *arg)
+/* Every line of an open file to `fn`. A line that could not be parsed
+ * is quoted in the message, unless it may hold a secret: any line of a
+ * file of secrets (`secret`), a chap line of any file. */
+static int parse_lines(FILE *f, const char *path, bool secret, config_fn fn, void *arg)
 {
 	char where[300], *line = NULL;
 	size_t cap = 0;
 	ssize_t got;
-	FILE *f = fopen(path, "re");
 	unsigned lineno = 0;
+	bool quote;
 	int rc = 0;
 
-	if (!f) {
-		ex_err("cannot read config file %s: %s", path, strerror(errno));
-		return -1;
-	}
 	errno = 0;
 	while ((got = getline(&line, &cap, f)) >= 0) {
 		char *name, *val, *eq, *p;
@@ -104,9 +116,13 @@ int config_load(const char *path, config_fn fn, void *arg)
 		name = trim(line);
 		if (!*name || *name == '#')
 			continue;
+		quote = !secret && strncasecmp(name, "chap", 4) != 0;
 		eq = strchr(name, '=');
 		if (!eq) {
-			ex_err("%s: expected 'name = value', got '%.64s'", where, name);
+			if (!quote)
+				ex_err("%s: expected 'name = value'", where);
+			else
+				ex_err("%s: expected 'name = value', got '%.64s'", where, name);
 			rc = -1;
 			break;
 		}
@@ -115,7 +131,10 @@ int config_load(const char *path, config_fn fn, void *arg)
 		name = trim(name);
 		for (p = name; *p; p++)
 			if (!islower((unsigned char)*p) && *p != '-') {
-				ex_err("%s: bad setting name '%.64s'", where, name);
+				if (!quote)
+					ex_err("%s: bad setting name", where);
+				else
+					ex_err("%s: bad setting name '%.64s'", where, name);
 				rc = -1;
 				goto out;
 			}
@@ -135,11 +154,83 @@ int config_load(const char *path, config_fn fn, void *arg)
 		}
 	}
 	if (rc == 0 && ferror(f)) {
-		ex_err("cannot read config file %s: %s", path, strerror(errno));
+		ex_err("cannot read %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 out:
+	if (line) /* the last line read may have been a secret */
+		explicit_bzero(line, cap);
 	free(line);
+	return rc;
+}
+
+int config_load(const char *path, config_fn fn, void *arg)
+{
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!f) {
+		ex_err("cannot read config file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = parse_lines(f, path, false, fn, arg);
+	fclose(f);
+	return rc;
+}
+
+/* A file of secrets must be its owner's alone, as ssh demands of a
+ * private key: a regular file, owned by us or root, that neither group
+ * nor others may read or write (or a reader could take the secret, a
+ * writer replace it). */
+static int check_private(const struct stat *st, const char *what, const char *path)
+{
+	if (!S_ISREG(st->st_mode)) {
+		ex_err("%s %s: not a regular file", what, path);
+		return -1;
+	}
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		ex_err("%s %s: owned by uid %u, neither root nor the user this "
+		       "program runs as (uid %u)", what, path, (unsigned)st->st_uid,
+		       (unsigned)geteuid());
+		return -1;
+	}
+	if (st->st_mode & 077) {
+		ex_err("%s %s: permissions %04o are too open: group and others must "
+		       "have no access to a file of secrets (chmod 600 %s)", what, path,
+		       (unsigned)(st->st_mode & 07777), path);
+		return -1;
+	}
+	return 0;
+}
+
+int config_load_private(const char *path, const char *what, config_fn fn, void *arg)
+{
+	struct stat st;
+	FILE *f;
+	int fd, rc;
+
+	/* checked on the descriptor read from: no window for a swap */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ex_err("cannot read %s %s: %s", what, path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		ex_err("cannot read %s %s: %s", what, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (check_private(&st, what, path) < 0) {
+		close(fd);
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		ex_err("cannot read %s %s: %s", what, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	rc = parse_lines(f, path, true, fn, arg);
 	fclose(f);
 	return rc;
 }

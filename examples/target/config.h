@@ -22,6 +22,13 @@ typedef int (*config_fn)(const char *name, char *value, const char *where, void 
  * failed.
  */
 int config_load(const char *path, config_fn fn, void *arg);
+/**
+ * config_load() for a file of secrets (`what`, e.g. "credentials file"):
+ * refused unless it is a regular file owned by the caller's user or
+ * root that group and others have no access to; its lines are never
+ * quoted in messages, its values wiped when freed.
+ */
+int config_load_private(const char *path, const char *what, config_fn fn, void *arg);
 /** Free the values of every file loaded so far. */
 void config_free(void);
 /** The current end of the value list, for config_release(). */

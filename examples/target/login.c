@@ -5,9 +5,11 @@
  * connections, the RFC 7145 section 6 keys), session creation and
  * reinstatement, then Notice_Key_Values + Enable_Datamover with the final
  * Login Response. Security: AuthMethod=None, or one-way CHAP with MD5
- * (RFC 7143 12.1.3) when the target was started with --chap.
+ * (RFC 7143 12.1.3) when the target was started with --chap; who may log
+ * in at all is access.c's to say (loopback only by default).
  */
 #include "target.h"
+#include "access.h"
 #include "budget.h"
 #include "ex_chap.h"
 #include "ex_keys.h"
@@ -25,6 +27,7 @@
 /* Login status classes/details (RFC 7143 11.13.5) */
 #define LS_INITIATOR_ERROR 0x0200
 #define LS_AUTH_FAILED 0x0201
+#define LS_AUTHZ_FAILED 0x0202
 #define LS_NOT_FOUND 0x0203
 #define LS_UNSUPPORTED_VERSION 0x0205
 #define LS_TOO_MANY_CONNS 0x0206
@@ -448,6 +451,24 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 	return 0;
 }
 
+/* A normal session from an initiator that access.c turns away fails with
+ * 0x0202 and the line saying how to open the target. A discovery session
+ * goes on: its SendTargets leaves out what the initiator may not log in
+ * to (text.c), as tgt and LIO answer. True when the login failed. */
+static bool access_denied(struct tconn *c, const struct login_state *ls, const uint8_t *bhs)
+{
+	struct access_request rq;
+	char why[512];
+
+	if (ls->discovery)
+		return false;
+	access_request_init(&rq, c->ic, ls->iname, ls->tname);
+	if (access_check(&rq, why, sizeof(why)) == 0)
+		return false;
+	login_fail(c, bhs, LS_AUTHZ_FAILED, why);
+	return true;
+}
+
 /* The session is another loop's: the login ends there (loop.c). */
 static void handoff(struct tconn *c, struct loop *owner, const uint8_t *req, uint8_t flags,
 		    const char *data, size_t len)
@@ -606,6 +627,8 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 		st = first_request(c, ls, bhs, kv, n);
 		if (st)
 			return login_fail(c, bhs, st, "first login request refused");
+		if (access_denied(c, ls, bhs))
+			return;
 	}
 	ex_textbuf_init(&out, outbuf, sizeof(outbuf));
 	if (c->iser && !ls->discovery) {

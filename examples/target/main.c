@@ -3,9 +3,11 @@
  * idm-target: command line, LUN setup, portal and the event loop.
  */
 #include "target.h"
+#include "access.h"
 #include "activation.h"
 #include "budget.h"
 #include "config.h"
+#include "credentials.h"
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "luns.h"
@@ -67,7 +69,15 @@ static void usage(FILE *f, const char *prog)
 "                            MaxBurstLength=1048576 FirstBurstLength=262144\n"
 "                            MaxOutstandingR2T=16, digests CRC32C,None);\n"
 "                            checked against the RFC 7143/7145 ranges\n"
-"      --chap USER:SECRET    require one-way CHAP (MD5) from every initiator\n"
+"      --credentials FILE    read secrets from FILE (mode 0600: group and\n"
+"                            others must have no access), e.g.\n"
+"                            \"chap = USER:SECRET\": one-way CHAP (MD5)\n"
+"                            required from every initiator, from any address\n"
+"      --chap USER:SECRET    the same on the command line, where every local\n"
+"                            user can read it: for tests only (warns)\n"
+"      --allow-all           serve initiators from any address without CHAP\n"
+"                            (warns); by default, without CHAP, only\n"
+"                            initiators on loopback may log in\n"
 "      --login-timeout SEC   close a connection not in full feature phase\n"
 "                            SEC seconds after it connected (default 15)\n"
 "      --max-connections N   connections at once, in login or not; more are\n"
@@ -84,6 +94,9 @@ static void usage(FILE *f, const char *prog)
 "      --log-target WHERE    auto (default), stderr, journal or syslog\n"
 "  -V, --version             print the program and libidm versions\n"
 "  -h, --help                this text\n"
+"\n"
+"Started by systemd with the credential idm-target.credentials\n"
+"(LoadCredential=), idm-target reads it unless --credentials is given.\n"
 "\n"
 "Socket activation: started by systemd (or systemd-socket-activate) with\n"
 "listening sockets (LISTEN_FDS), idm-target serves those instead of its\n"
@@ -106,7 +119,7 @@ static void usage(FILE *f, const char *prog)
 enum {
 	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
-	OPT_THREADS,
+	OPT_THREADS, OPT_ALLOW_ALL, OPT_CREDENTIALS,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +133,8 @@ static const struct option long_opts[] = {
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
 	{ "key", required_argument, NULL, 'k' },
 	{ "chap", required_argument, NULL, OPT_CHAP },
+	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
+	{ "allow-all", no_argument, NULL, OPT_ALLOW_ALL },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
@@ -140,7 +155,7 @@ static struct {
 	int nportals;
 	char *luns[TGT_MAX_LUNS];
 	int nluns;
-	const char *providers, *port_file, *config;
+	const char *providers, *port_file, *config, *credentials;
 	uint32_t bs;
 	int level;
 	int log_target;
@@ -221,6 +236,38 @@ static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned
 	return 0;
 }
 
+/* A flag: set by its option (arg NULL), or "yes" or "no" in a file. */
+static int set_flag(const char *w, int o, const char *arg, bool *out)
+{
+	const struct option *p = long_opts;
+
+	if (!arg || !strcmp(arg, "yes")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(arg, "no")) {
+		*out = false;
+		return 0;
+	}
+	while (p->name && p->val != o)
+		p++;
+	ex_err("%s: %s = '%s': use yes or no", w, p->name ? p->name : "flag", arg);
+	return -1;
+}
+
+/* The CHAP secret in argv or a config file can be read by others: say
+ * where it belongs (credentials.h). */
+static void warn_exposed_secret(const char *where)
+{
+	if (!where)
+		ex_warn("option --chap: every local user can read the secret "
+			"(ps, /proc/PID/cmdline); outside tests keep it in a "
+			"credentials file (--credentials FILE, mode 0600)");
+	else
+		ex_warn("%s: chap in the config file: keep the secret in a "
+			"credentials file (credentials = FILE, mode 0600)", where);
+}
+
 static int load_config(const char *path);
 static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn);
 
@@ -289,17 +336,20 @@ static int set_option(int o, char *arg, const char *where)
 		opt.providers = arg;
 		return 0;
 	case OPT_PORT_FILE: opt.port_file = arg; return 0;
-	case OPT_CHAP: {
-		char *colon = strchr(arg, ':');
-		if (!colon || colon == arg || !colon[1]) {
-			ex_err("%s: --chap needs USER:SECRET", w);
+	case OPT_CHAP:
+		if (credentials_set_chap(arg, w) < 0)
+			return -1;
+		warn_exposed_secret(where);
+		return 0;
+	case OPT_CREDENTIALS:
+		if (opt.credentials) {
+			ex_err("%s: only one credentials file", w);
 			return -1;
 		}
-		*colon = '\0';
-		g_tgt.chap_user = arg;
-		g_tgt.chap_secret = colon + 1;
-		return 0;
-	}
+		opt.credentials = arg;
+		return credentials_load(arg);
+	case OPT_ALLOW_ALL:
+		return set_flag(w, o, arg, &g_tgt.allow_all);
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
 		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
@@ -338,13 +388,22 @@ static int set_option(int o, char *arg, const char *where)
 	return -1;
 }
 
-/* A config file line: its name is a long option that takes a value. */
+/* Whether a config file may set option `p`: one that takes a value (but
+ * not another config file), or a flag meant for services ("yes"/"no"). */
+static bool config_allows(const struct option *p)
+{
+	if (p->has_arg == required_argument)
+		return p->val != 'c';
+	return p->val == OPT_ALLOW_ALL;
+}
+
+/* A config file line: its name is a long option config_allows(). */
 static int config_setting(const char *name, char *value, const char *where, void *arg)
 {
 	(void)arg;
 	for (const struct option *p = long_opts; p->name; p++)
 		if (!strcmp(p->name, name)) {
-			if (p->has_arg != required_argument || p->val == 'c') {
+			if (!config_allows(p)) {
 				ex_err("%s: '%s' is not allowed in a config file", where, name);
 				return -1;
 			}
@@ -384,7 +443,7 @@ static int reload_setting(const char *name, char *value, const char *where, void
 	/* A file that would not start the target must not reload it either. */
 	for (p = long_opts; p->name && strcmp(p->name, name); p++)
 		;
-	if (!p->name || p->has_arg != required_argument || p->val == 'c') {
+	if (!p->name || !config_allows(p)) {
 		ex_err("%s: unknown setting '%s'; nothing reloaded", where, name);
 		return -1;
 	}
@@ -616,6 +675,10 @@ int main(int argc, char **argv)
 	}
 	ex_log_init(argv[0], opt.level);
 	ex_log_set_target((enum ex_log_target)opt.log_target);
+	/* under systemd the credential stands for --credentials, read
+	 * after the other options; an explicit file wins */
+	if (!opt.credentials && credentials_load_systemd() < 0)
+		goto out;
 	{
 		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
 		/* (only when both are given: the defaults adapt) */
@@ -702,6 +765,8 @@ int main(int argc, char **argv)
 			(unsigned long long)l->nblocks, opt.bs,
 			l->ro ? ", write protected" : "");
 	}
+
+	access_log_policy();
 
 	/* descriptors besides connections: LUN files, the contexts', the
 	 * listening sockets, logging */

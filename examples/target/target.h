@@ -46,6 +46,7 @@ struct target {
 	uint64_t caps;         /* union of the providers' IDM_CAP_* */
 	const char *chap_user;   /* --chap USER:SECRET: CHAP required */
 	const char *chap_secret;
+	bool allow_all;          /* allow-all: any address may log in (access.c) */
 	const char *key_overrides[32]; /* --key Name=Value: our login offers */
 	int nkey_overrides;
 };

@@ -5,6 +5,7 @@
  * several Text Responses with the C bit and a Target Transfer Tag.
  */
 #include "target.h"
+#include "access.h"
 #include "ex_log.h"
 #include "ex_text.h"
 
@@ -32,6 +33,22 @@ static void target_address(struct tconn *c, char *out, size_t n)
 		snprintf(out, n, "[%.*s]%s,1", (int)(colon - local), local, colon);
 	else
 		snprintf(out, n, "%s,1", local);
+}
+
+/* SendTargets names only the targets the initiator may log in to
+ * (access.c), as tgt and LIO do: a discovery session from an address the
+ * target turns away gets an empty list, and the log says why. */
+static bool may_list(struct tconn *c)
+{
+	struct access_request rq;
+	char why[512];
+
+	access_request_init(&rq, c->ic, c->sess->iname, g_tgt.name);
+	if (access_check(&rq, why, sizeof(why)) == 0)
+		return true;
+	ex_warn("%s: SendTargets: %s not listed: %s", idm_conn_peer_name(c->ic), g_tgt.name,
+		why);
+	return false;
 }
 
 static void send_chunk(struct tconn *c, const struct ttask *t)
@@ -147,8 +164,10 @@ void text_request(struct ttask *t)
 			/* "All" only in discovery sessions; "" means this target */
 			bool all = !strcmp(val, "All") && c->sess->discovery;
 			if (all || !strcmp(val, g_tgt.name) || (!*val && !c->sess->discovery)) {
-				ex_text_add(&out, "TargetName", "%s", g_tgt.name);
-				ex_text_add(&out, "TargetAddress", "%s", addr);
+				if (may_list(c)) {
+					ex_text_add(&out, "TargetName", "%s", g_tgt.name);
+					ex_text_add(&out, "TargetAddress", "%s", addr);
+				}
 			} else if (!strcmp(val, "All")) {
 				ex_text_add(&out, "SendTargets", "Reject");
 			}

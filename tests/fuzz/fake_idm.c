@@ -11,7 +11,9 @@
 #include <libidm/iscsi.h>
 #include <libidm/provider.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +229,33 @@ const char *idm_conn_local_name(const idm_conn *c)
 {
 	/* the iSER one is IPv6: text.c brackets it for TargetAddress */
 	return strcmp(c->provider, "iser") ? "192.0.2.2:3260" : "2001:db8::2:3260";
+}
+
+/* The addresses the two functions above print, as socket addresses
+ * (access.c checks the peer's: 192.0.2.1 is not loopback). */
+int idm_conn_sockaddr(const idm_conn *c, enum idm_addr_end end,
+		      struct sockaddr_storage *addr, socklen_t *len)
+{
+	bool v6 = end == IDM_ADDR_LOCAL && !strcmp(c->provider, "iser");
+
+	memset(addr, 0, sizeof(*addr));
+	if (v6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(3260);
+		inet_pton(AF_INET6, "2001:db8::2", &in6->sin6_addr);
+		*len = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)addr;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(end == IDM_ADDR_PEER ? 50000 : 3260);
+		inet_pton(AF_INET, end == IDM_ADDR_PEER ? "192.0.2.1" : "192.0.2.2",
+			  &in->sin_addr);
+		*len = sizeof(*in);
+	}
+	return 0;
 }
 
 int idm_buf_create(idm_ctx *ctx, void *addr, size_t len, idm_buf **out)

@@ -11,8 +11,10 @@
  *   sel(1) BHS(48) data(the BHS's DataSegmentLength, or what is left)
  * configuration bit 0: the connections are iSER; bit 1: CHAP required
  * (--chap); bit 2: the provider does digests; bit 3: an alias; bit 4:
- * --key overrides. sel bit 0: connection 0 or 1 (a second connection
- * tries session and connection reinstatement); bit 1: the initiator
+ * --key overrides; bit 5: protected (no allow-all: the peer, 192.0.2.1,
+ * may log in with CHAP only, and discovers nothing without it). sel
+ * bit 0: connection 0 or 1 (a second connection tries session and
+ * connection reinstatement); bit 1: the initiator
  * resets that connection first (Connection_Terminate_Notify); bit 2:
  * time passes (timers run). A connection the target closed is replaced
  * by a new one at its next PDU. Data-Out PDUs are the provider's: their
@@ -57,6 +59,7 @@ static void setup(uint8_t cfg)
 	memset(&g_tgt, 0, sizeof(g_tgt));
 	g_loop = &loop0;
 	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
+	g_tgt.allow_all = !(cfg & 32);
 	if (cfg & 2) {
 		g_tgt.chap_user = "user";
 		g_tgt.chap_secret = "secret-secret";

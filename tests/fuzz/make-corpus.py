@@ -228,6 +228,16 @@ def target():
           login(0, 3, True, DISCOVERY + text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512"))) +
           text_req(text(("SendTargets", "All")), 5, 1) +
           text_req(text(("SendTargets", "")), 6, 2) + logout(7, 3))
+    # protected (config bit 5, no allow-all): the peer is not loopback,
+    # so a normal login is refused (0x0202) and SendTargets lists
+    # nothing; with CHAP (bit 1) the login goes on to the exchange
+    write("target", "protected-refused", b"\x20" + c + logout(10, 1))
+    write("target", "protected-discovery", b"\x20" +
+          login(0, 3, True, DISCOVERY + text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512"))) +
+          text_req(text(("SendTargets", "All")), 5, 1) + logout(6, 2))
+    write("target", "protected-chap", b"\x22" +
+          login(0, 1, False, FIRST.replace(b"AuthMethod=None", b"AuthMethod=CHAP,None")) +
+          login(0, 1, False, text(("CHAP_A", "5")), itt=2))
     write("target", "iser-login", b"\1" + normal_login(True) +
           scsi_cmd(cdb(0x9e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32), 32, 10, 1, r=True, lun=1) +
           text_req(text(("SendTargets", TNAME), ("X-vendor", "1")), 11, 2))

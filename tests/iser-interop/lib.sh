@@ -36,9 +36,11 @@ need_module() {
 
 # start_idm_target IQN LUNSPEC [ARGS...]: idm-target over iSER on
 # $IP, a free port; sets TGT_PID and PORT. Its log is $TMP/target.log.
+# --allow-all: the initiators connect from $IP (soft-RoCE has no
+# loopback), which a target without CHAP serves only with it.
 start_idm_target() {
 	idm_target_start "$TMP/target.log" 30 --provider iser --portal "$IP:0" \
-		--target-name "$1" --lun "$2" "${@:3}"
+		--target-name "$1" --lun "$2" --allow-all "${@:3}"
 	log "idm-target (iSER) listens on $IP:$PORT"
 }
 

@@ -29,8 +29,10 @@ pair_idm_target() {
 	local name=$1 iqn=$2 lun=$3 prov=${PAIR_TGT_PROVIDER:-iser} pf i
 	shift 3
 	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
+	# --allow-all: the initiator is guest B ($B_IP), which a target
+	# without CHAP does not serve otherwise
 	pair_a_start "$name" "$IDM_TARGET" --provider "$prov" --portal "$A_IP:0" --port-file "$pf" \
-		--target-name "$iqn" --lun "$lun" "$@" || fail "cannot start idm-target in A"
+		--target-name "$iqn" --lun "$lun" --allow-all "$@" || fail "cannot start idm-target in A"
 	on_exit "pair_a_stop $name"
 	PORT=
 	for ((i = 0; i < 300; i++)); do

@@ -16,7 +16,9 @@ TGT=${2:?usage: $0 idm-initiator idm-target}
 
 IQN=iqn.2026-11.org.libidm:ini-iser
 log "starting idm-target (iSER) on $IDM_RDMA_IP"
-start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:32M
+# soft-RoCE has no loopback: the initiator comes from $IDM_RDMA_IP, which
+# a target without CHAP serves only with --allow-all
+start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:32M --allow-all
 URL=iser://$IDM_RDMA_IP:$PORT
 INI_TIMEOUT=${IDM_ISER_TIMEOUT:-300}
 

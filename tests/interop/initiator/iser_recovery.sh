@@ -20,7 +20,9 @@ TGT=${3:?usage: $0 verify|bench idm-initiator idm-target}
 	skip "no RDMA device: IDM_RDMA_IP is set only in the soft-RoCE guest (tests/rdma-vm/ci.sh)"
 
 IQN=iqn.2026-11.org.libidm:ini-iser-recovery
-start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:128M -v
+# --allow-all: the initiator comes from $IDM_RDMA_IP (no loopback on
+# soft-RoCE), which a target without CHAP serves only with it
+start_target "$IDM_RDMA_IP:0" 30 --provider iser --target-name "$IQN" --lun ram:128M -v --allow-all
 # a stopped target cannot end on SIGTERM: wake it first
 on_exit "kill -CONT $TGT_PID"
 
