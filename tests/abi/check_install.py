@@ -4,6 +4,9 @@
 program outside the tree with only `pkg-config --cflags --libs libidm`
 against that installed copy, and run it: it must report the project version
 load tcp and only providers installed in `pkg-config --variable=providerdir`.
+pkg-config gets nothing but PKG_CONFIG_PATH, the staged pkgconfig directory,
+as the README tells a user: the .pc files are relocatable (prefix relative
+to ${pcfiledir}), so their paths are those of the staged tree.
 A provider module builds with only `pkg-config --cflags --libs
 libidm-provider` (<libidm/provider.h>) and defines the entry point that the
 .pc's provider_entry names.
@@ -15,6 +18,7 @@ skipped: the library is then found only once really installed there).
 Usage: check_install.py MESON PKG_CONFIG BUILD_ROOT SOURCE VERSION SANITIZE -- CC...
 """
 import glob
+import json
 import os
 import shlex
 import subprocess
@@ -33,8 +37,8 @@ def run(cmd, env=None, **kw):
 
 def stage_install(meson, pkgconfig, build_root, tmp):
     """`meson install --destdir TMP/dest`; returns (dest, prefix, pkg, env):
-    the pkg-config command and environment that read the staged .pc files
-    with their prefix moved under dest."""
+    the pkg-config command and the environment (PKG_CONFIG_PATH alone) that
+    read the staged .pc files."""
     dest = os.path.join(tmp, "dest")
     run(meson.split() + ["install", "-C", build_root, "--no-rebuild", "--quiet",
                          "--destdir", dest])
@@ -42,17 +46,17 @@ def stage_install(meson, pkgconfig, build_root, tmp):
     if len(pcs) != 1:
         raise SystemExit(f"error: want one installed libidm.pc, found {pcs}")
     pc = pcs[0]
-    prefix = None
-    for line in open(pc, encoding="utf-8"):
-        if line.startswith("prefix="):
-            prefix = line.split("=", 1)[1].strip()
+    # The real prefix: where the staged tree would go (its path under dest).
+    with open(os.path.join(build_root, "meson-info", "intro-buildoptions.json"),
+              encoding="utf-8") as f:
+        prefix = next((o["value"] for o in json.load(f) if o["name"] == "prefix"), None)
     if not prefix or not prefix.startswith("/"):
-        raise SystemExit(f"error: {pc} has no absolute prefix")
-    # The installed .pc names the real prefix; move it under DESTDIR.
+        raise SystemExit(f"error: no absolute prefix in {build_root}'s build options")
     env = dict(os.environ)
+    for var in ("PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR"):
+        env.pop(var, None)
     env["PKG_CONFIG_PATH"] = os.path.dirname(pc)
-    pkg = [pkgconfig, "--define-variable=prefix=" + dest + prefix]
-    return dest, prefix, pkg, env
+    return dest, prefix, [pkgconfig], env
 
 
 def main():
