@@ -11,9 +11,10 @@ record; its "result" decides the bucket:
   SKIP                                  -> skipped (but see below)
   FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS  -> failed (anything unknown too)
 A PATH given plainly is a host run's log. On the host the only acceptable
-skip is a test that needs an RDMA device: the guest steps run those. Any
-other skip there (a missing package, a tool not found) means CI could have
-run the test and did not: it counts as failed. The reason is the test's
+skip is a test that needs an RDMA device ("no RDMA device", "needs an RDMA
+device") or the two-guest rig: the guest steps run those. Any other skip
+there (a missing package, a tool not found) means CI could have run the
+test and did not: it counts as failed. The reason is the test's
 last output line with "SKIP" in it (tests print "SKIP: why" before exit
 77). A log given with --guest is a guest step's, where a skip stays a skip.
 Every skip is listed with its reason.
@@ -33,8 +34,9 @@ import sys
 
 PASSED = {"OK", "EXPECTEDFAIL"}
 SKIPPED = {"SKIP"}
-# Host skips that are expected: the test runs in a guest step instead.
-GUEST_ONLY = re.compile(r"no RDMA device")
+# Host skips that are expected: the test runs in a guest step instead
+# (suite rdma in the soft-RoCE guest, suite rdma-pair in the two-guest rig).
+GUEST_ONLY = re.compile(r"no RDMA device|needs an RDMA device|two-guest rig")
 
 
 def skip_reason(rec):

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The CI summary's rule for skipped tests (.ci/summarize.py; suite
 'tools'), on made-up meson logs: every skip is listed with its reason; on
-the host a skip counts as failed unless the reason is "no RDMA device" (the
-guest steps run those), and so does a skip that gives no reason; in a
+the host a skip counts as failed unless the test needs an RDMA device or
+the two-guest rig (the guest steps run those), and so does a skip that
+gives no reason; in a
 guest step's log (--guest) a skip stays a skip. The last line keeps its
 form "N passed, N failed, N skipped".
 Usage: ci_summarize.py SUMMARIZE_PY"""
@@ -41,6 +42,10 @@ with tempfile.TemporaryDirectory(prefix="idm-ci-summarize-") as tmp:
                   "SKIP: no RDMA device (run through tests/rdma-vm/ci.sh)\n"), file=f)
         print(rec("tools-idm-info-rdma", "SKIP", "",
                   "noise\nSKIP: no RDMA device address: set IDM_RDMA_IP\n"), file=f)
+        print(rec("test_loopback_iser", "SKIP", "test_loopback: SKIP: provider iser "
+                  "needs an RDMA device (run through tests/rdma-vm/ci.sh)\n"), file=f)
+        print(rec("pair-cut-verify-tcp", "SKIP", "SKIP: needs guest B of the two-guest "
+                  "rig (tests/rdma-vm/ci-pair.sh, tests/rdma-vm/vm-pair)\n"), file=f)
     with open(guest, "w") as f:
         print(rec("pair-cut", "OK"), file=f)
         print(rec("lio-target", "SKIP", "SKIP: kernel 6.1 has no module target_core_mod\n"),
@@ -48,11 +53,13 @@ with tempfile.TemporaryDirectory(prefix="idm-ci-summarize-") as tmp:
 
     rc, out, err = summarize(host, "--guest", guest)
     lines = out.strip().splitlines()
-    check(rc == 0 and lines[-1] == "2 passed, 0 failed, 3 skipped",
+    check(rc == 0 and lines[-1] == "2 passed, 0 failed, 5 skipped",
           "host skips for want of an RDMA device and a guest skip: skipped, exit 0",
           out + err)
     for name, why in (("iser-loopback", "SKIP: no RDMA device (run through"),
                       ("tools-idm-info-rdma", "SKIP: no RDMA device address"),
+                      ("test_loopback_iser", "test_loopback: SKIP: provider iser needs"),
+                      ("pair-cut-verify-tcp", "SKIP: needs guest B of the two-guest rig"),
                       ("lio-target", "SKIP: kernel 6.1 has no module")):
         check(any(l.startswith(f"summary: skipped: {name}: {why}") for l in lines),
               f"{name}: listed with its reason", out)
@@ -63,7 +70,7 @@ with tempfile.TemporaryDirectory(prefix="idm-ci-summarize-") as tmp:
         print(rec("mystery", "SKIP", "nothing to say\n"), file=f)
     rc, out, err = summarize(host, f"--guest={guest}", "--extra", "build-gcc=pass")
     lines = out.strip().splitlines()
-    check(rc == 1 and lines[-1] == "2 passed, 2 failed, 3 skipped",
+    check(rc == 1 and lines[-1] == "2 passed, 2 failed, 5 skipped",
           "host skips for other reasons: counted as failed, exit 1", out + err)
     check(any("FAILED abi-namespace [SKIP on the host: SKIP: checked what could be, "
               "but libiscsi-dev absent]" in l for l in lines),
@@ -73,7 +80,7 @@ with tempfile.TemporaryDirectory(prefix="idm-ci-summarize-") as tmp:
 
     # the same skips in a guest step's log stay skips
     rc, out, err = summarize("--guest", host)
-    check(rc == 0 and out.strip().splitlines()[-1] == "1 passed, 0 failed, 4 skipped",
+    check(rc == 0 and out.strip().splitlines()[-1] == "1 passed, 0 failed, 6 skipped",
           "in a guest log every skip is a skip", out + err)
 
 finish()
