@@ -2,29 +2,48 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Add up meson test results for .ci/run.
 
-Usage: summarize.py [--extra NAME=RESULT ...] PATH...
+Usage: summarize.py [--extra NAME=RESULT ...] [--guest PATH ...] PATH...
 
 Each PATH is a meson testlog.json file or a directory searched recursively
 for meson-logs/testlog*.json. Each line of such a file is one test's JSON
 record; its "result" decides the bucket:
   OK, EXPECTEDFAIL                      -> passed
-  SKIP                                  -> skipped
+  SKIP                                  -> skipped (but see below)
   FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS  -> failed (anything unknown too)
+A PATH given plainly is a host run's log. On the host the only acceptable
+skip is a test that needs an RDMA device ("no RDMA device", "needs an RDMA
+device") or the two-guest rig: the guest steps run those. Any other skip
+there (a missing package, a tool not found) means CI could have run the
+test and did not: it counts as failed. The reason is the test's
+last output line with "SKIP" in it (tests print "SKIP: why" before exit
+77). A log given with --guest is a guest step's, where a skip stays a skip.
+Every skip is listed with its reason.
 --extra reports a step that ran outside meson (a build, the main job),
 RESULT one of pass/fail/skip. Only a failed step is counted (as failed), so
 the passed and skipped numbers are meson's own, and a build that broke
 before any test could run still shows as a failure.
 
-Prints a per-log breakdown, the failed test names, and then, as the very
-last line, "N passed, N failed, N skipped". Exit status: 1 if anything
-failed or nothing ran at all, else 0.
+Prints a per-log breakdown, every skipped test with its reason, the failed
+test names, and then, as the very last line, "N passed, N failed, N
+skipped". Exit status: 1 if anything failed or nothing ran at all, else 0.
 """
 import json
 import os
+import re
 import sys
 
 PASSED = {"OK", "EXPECTEDFAIL"}
 SKIPPED = {"SKIP"}
+# Host skips that are expected: the test runs in a guest step instead
+# (suite rdma in the soft-RoCE guest, suite rdma-pair in the two-guest rig).
+GUEST_ONLY = re.compile(r"no RDMA device|needs an RDMA device|two-guest rig")
+
+
+def skip_reason(rec):
+    """The last output line of a skipped test that mentions SKIP."""
+    text = (rec.get("stdout") or "") + "\n" + (rec.get("stderr") or "")
+    lines = [l.strip() for l in text.splitlines() if "SKIP" in l]
+    return lines[-1] if lines else "(no SKIP line: the test did not say why)"
 
 
 def find_logs(path):
@@ -38,7 +57,7 @@ def find_logs(path):
     return sorted(found)
 
 
-def count_log(path, failed_names):
+def count_log(path, failed_names, host=True):
     counts = [0, 0, 0]  # passed, failed, skipped
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -56,7 +75,14 @@ def count_log(path, failed_names):
             if result in PASSED:
                 counts[0] += 1
             elif result in SKIPPED:
-                counts[2] += 1
+                name, why = rec.get("name", "?"), skip_reason(rec)
+                if host and not GUEST_ONLY.search(why):
+                    counts[1] += 1
+                    failed_names.append(f"{name} [SKIP on the host: {why}] ({path})")
+                    print(f"summary: skipped on the host, counted as failed: {name}: {why}")
+                else:
+                    counts[2] += 1
+                    print(f"summary: skipped: {name}: {why}")
             else:
                 counts[1] += 1
                 failed_names.append(f"{rec.get('name', '?')} [{result}] ({path})")
@@ -65,24 +91,28 @@ def count_log(path, failed_names):
 
 def main(argv):
     extras = []
-    paths = []
+    paths = []  # (path, host)
     it = iter(argv)
     for a in it:
         if a == "--extra":
             extras.append(next(it, ""))
         elif a.startswith("--extra="):
             extras.append(a[len("--extra="):])
+        elif a == "--guest":
+            paths.append((next(it, ""), False))
+        elif a.startswith("--guest="):
+            paths.append((a[len("--guest="):], False))
         else:
-            paths.append(a)
+            paths.append((a, True))
 
     total = [0, 0, 0]
     failed_names = []
-    for p in paths:
+    for p, host in paths:
         logs = find_logs(p)
         if not logs:
             print(f"summary: no meson test log under {p}")
         for log in logs:
-            c = count_log(log, failed_names)
+            c = count_log(log, failed_names, host)
             print(f"summary: {log}: {c[0]} passed, {c[1]} failed, {c[2]} skipped")
             total = [a + b for a, b in zip(total, c)]
     for e in extras:

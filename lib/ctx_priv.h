@@ -19,6 +19,22 @@ struct addrinfo;
 int idmp_resolve(const char *host, const char *port, const struct addrinfo *hints,
 		 struct addrinfo **res, int fallback);
 
+/* provider_dirs.c: where providers are looked for. `path` (colon-separated)
+ * is searched first: IDM_PROVIDER_PATH, or, when that is unset and this
+ * libidm is the copy in its build tree, the build's provider directories;
+ * NULL when neither. Then `install_dir`. */
+struct idmp_provider_search {
+	const char *path;
+	const char *from; /* "IDM_PROVIDER_PATH" or "build tree" */
+	const char *install_dir;
+};
+void idmp_provider_search(struct idmp_provider_search *s);
+/* "DIRS (FROM), then DIR (install directory)", for messages */
+void idmp_provider_search_describe(const struct idmp_provider_search *s, char *buf,
+				   size_t len);
+/* the build tree's provider directories if this is its libidm, else NULL */
+const char *idmp_build_provider_path(void);
+
 /* provider_loader.c */
 int idmp_providers_load(struct idm_ctx *ctx);
 void idmp_providers_unload(struct idm_ctx *ctx);

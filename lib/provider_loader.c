@@ -2,9 +2,11 @@
 /*
  * Finding and loading transport providers: libidm-<name>.so files in
  * IDM_PROVIDER_PATH (colon-separated; ignored for setuid programs because
- * secure_getenv() is) and then the install directory. A module that fails
- * to load or validate is logged and skipped: one broken provider (say, no
- * RDMA libraries on this host) never takes the others down.
+ * secure_getenv() is), or in the build tree's provider directories for the
+ * build tree's own libidm (provider_dirs.c), and then the install
+ * directory. A module that fails to load or validate is logged and
+ * skipped: one broken provider (say, no RDMA libraries on this host) never
+ * takes the others down.
  */
 #include "core.h"
 #include "ctx_priv.h"
@@ -17,10 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef IDM_PROVIDER_DIR
-#define IDM_PROVIDER_DIR "/usr/local/lib/libidm-1"
-#endif
 
 #define PREFIX "libidm-"
 #define SUFFIX ".so"
@@ -312,15 +310,16 @@ static void scan_dir(struct idm_ctx *ctx, const char *dir, const char *filter)
 
 int idmp_providers_load(struct idm_ctx *ctx)
 {
-	const char *env, *filter;
+	struct idmp_provider_search search;
+	const char *filter;
 
 	if (ctx->providers_loaded)
 		return 0;
 	ctx->providers_loaded = true;
 	filter = secure_getenv("IDM_PROVIDERS");
-	env = secure_getenv("IDM_PROVIDER_PATH");
-	if (env && *env) {
-		char *copy = strdup(env), *save = NULL, *dir;
+	idmp_provider_search(&search);
+	if (search.path) {
+		char *copy = strdup(search.path), *save = NULL, *dir;
 		if (!copy)
 			return -ENOMEM;
 		for (dir = strtok_r(copy, ":", &save); dir;
@@ -328,10 +327,14 @@ int idmp_providers_load(struct idm_ctx *ctx)
 			scan_dir(ctx, dir, filter);
 		free(copy);
 	}
-	scan_dir(ctx, IDM_PROVIDER_DIR, filter);
-	if (!ctx->n_providers)
-		idm_prov_warn(ctx, "no provider found (IDM_PROVIDER_PATH=%s, %s)",
-			  env ? env : "", IDM_PROVIDER_DIR);
+	scan_dir(ctx, search.install_dir, filter);
+	if (!ctx->n_providers) {
+		char where[1024];
+
+		idmp_provider_search_describe(&search, where, sizeof(where));
+		idm_prov_warn(ctx, "no provider found (set IDM_PROVIDER_PATH to the "
+			      "directory of libidm-<name>.so); searched %s", where);
+	}
 	return 0;
 }
 
@@ -390,11 +393,15 @@ int idmp_provider_unusable(struct idm_ctx *ctx, const char *name)
 			st = &ctx->status[i];
 	}
 	if (!st) {
-		const char *env = secure_getenv("IDM_PROVIDER_PATH");
+		struct idmp_provider_search search;
+		char where[1024];
 
-		idmp_last_error_set("no provider \"%s\" (no libidm-%s.so in "
-				    "IDM_PROVIDER_PATH=%s nor in %s)",
-				    name, name, env ? env : "", IDM_PROVIDER_DIR);
+		idmp_provider_search(&search);
+		idmp_provider_search_describe(&search, where, sizeof(where));
+		/* the hint first: idm_last_error() keeps 255 bytes */
+		idmp_last_error_set("no provider \"%s\" (set IDM_PROVIDER_PATH to the "
+				    "directory of libidm-%s.so); searched %s",
+				    name, name, where);
 		return -ENOENT;
 	}
 	idmp_last_error_set("provider %s %s: %s (%s)", name,
@@ -436,9 +443,4 @@ IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
 out:
 	idmp_ctx_unlock(ctx);
 	return r;
-}
-
-IDM_API const char *idm_provider_dir(void)
-{
-	return IDM_PROVIDER_DIR;
 }

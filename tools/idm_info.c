@@ -68,19 +68,35 @@ static void caps(struct out *o, uint64_t c)
 	out_str(o, "caps", "capabilities", "%s", text[0] ? text : "-");
 }
 
-static void search_path(struct out *o)
+/* The directories libidm searches, in its order (lib/provider_dirs.c):
+ * IDM_PROVIDER_PATH or, when that is unset and this is a build tree's
+ * libidm, the build's provider directories; then the install directory.
+ * Sets *from to what the first part comes from; returns it or NULL. */
+static const char *first_dirs(const char **from)
 {
 	const char *env = getenv("IDM_PROVIDER_PATH");
 
-	out_arr_begin(o, "search_path", "provider search path");
 	if (env && *env) {
-		char *copy = strdup(env), *save = NULL, *dir;
+		*from = "IDM_PROVIDER_PATH";
+		return env;
+	}
+	*from = "build tree";
+	return idm_provider_build_path();
+}
+
+static void search_path(struct out *o)
+{
+	const char *from, *dirs = first_dirs(&from);
+
+	out_arr_begin(o, "search_path", "provider search path");
+	if (dirs) {
+		char *copy = strdup(dirs), *save = NULL, *dir;
 
 		for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
 		     dir = strtok_r(NULL, ":", &save)) {
 			out_obj_begin(o, NULL, NULL);
 			out_str(o, "dir", "dir", "%s", dir);
-			out_str(o, "from", "from", "IDM_PROVIDER_PATH");
+			out_str(o, "from", "from", "%s", from);
 			out_bool(o, "exists", "exists", access(dir, X_OK) == 0);
 			out_obj_end(o);
 		}
@@ -92,6 +108,19 @@ static void search_path(struct out *o)
 	out_bool(o, "exists", "exists", access(idm_provider_dir(), X_OK) == 0);
 	out_obj_end(o);
 	out_arr_end(o);
+}
+
+/* "DIRS (FROM), DIR (install directory)": where nothing usable was found */
+static void searched(char *buf, size_t len)
+{
+	const char *from, *dirs = first_dirs(&from);
+
+	if (dirs)
+		snprintf(buf, len, "%s (%s), %s (install directory)", dirs, from,
+			 idm_provider_dir());
+	else
+		snprintf(buf, len, "%s (install directory; IDM_PROVIDER_PATH not set)",
+			 idm_provider_dir());
 }
 
 static void environment(struct out *o)
@@ -156,9 +185,22 @@ static bool providers(struct out *o, idm_ctx *ctx, const char *only,
 		out_obj_end(o);
 	}
 	out_arr_end(o);
-	if (only && !seen)
-		snprintf(why, why_len, "no libidm-%s.so in the search path", only);
+	if (only && !seen) {
+		char where[512];
+
+		searched(where, sizeof(where));
+		snprintf(why, why_len, "no libidm-%s.so in %s; set IDM_PROVIDER_PATH "
+			 "to the directory that holds it", only, where);
+	}
 	return usable;
+}
+
+/* whether the search found any provider file at all, usable or not */
+static bool any_file(idm_ctx *ctx)
+{
+	struct idm_provider_status st = {.size = sizeof(st)};
+
+	return idm_get_provider_status(ctx, 0, &st) == 0;
 }
 
 static void usage(FILE *f, const char *argv0)
@@ -190,7 +232,7 @@ int main(int argc, char **argv)
 	struct idm_ctx_attr attr = {.size = sizeof(attr), .log_level = -1};
 	const char *only = NULL;
 	char why[768] = "";
-	bool json = false, usable;
+	bool json = false, usable, found_any;
 	struct out o;
 	idm_ctx *ctx;
 	int c, r;
@@ -233,6 +275,7 @@ int main(int argc, char **argv)
 	search_path(&o);
 	environment(&o);
 	usable = providers(&o, ctx, only, why, sizeof(why));
+	found_any = any_file(ctx);
 	if (!only || !strcmp(only, "iser"))
 		info_rdma(&o);
 	out_finish(&o);
@@ -244,8 +287,16 @@ int main(int argc, char **argv)
 		if (only)
 			fprintf(stderr, "idm_info: provider %s cannot be used: %s\n",
 				only, why);
-		else
+		else if (found_any) /* the report says why each one is out */
 			fprintf(stderr, "idm_info: no usable provider\n");
+		else {
+			char where[512];
+
+			searched(where, sizeof(where));
+			fprintf(stderr, "idm_info: no usable provider: no libidm-*.so "
+				"in %s; set IDM_PROVIDER_PATH to the directory that "
+				"holds libidm-tcp.so\n", where);
+		}
 		return EXIT_UNUSABLE;
 	}
 	return 0;

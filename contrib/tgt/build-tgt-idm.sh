@@ -120,12 +120,12 @@ elif [ -n "$LIBIDM_BUILD" ]; then
 	meson install -C "$LIBIDM_BUILD" --destdir "$WORK/_dest" >"$WORK/libidm-install.log"
 	pc=$(find "$WORK/_dest" -name libidm.pc | head -1)
 	[ -n "$pc" ] || die "no libidm.pc under $WORK/_dest"
+	# the .pc is relocatable (its prefix is relative to its own
+	# directory): -I, -L and the variables are below the staging dir
 	PKG_CONFIG_PATH=$(dirname "$pc")
 	export PKG_CONFIG_PATH
-	LIBDIR=$WORK/_dest$(pkg-config --variable=libdir libidm)
-	PROVDIR=$WORK/_dest$(pkg-config --variable=providerdir libidm)
-	# -I and -L below the staging dir
-	export PKG_CONFIG_SYSROOT_DIR=$WORK/_dest
+	LIBDIR=$(realpath -m "$(pkg-config --variable=libdir libidm)")
+	PROVDIR=$(realpath -m "$(pkg-config --variable=providerdir libidm)")
 else
 	if [ ! -f "$WORK/libidm-build/build.ninja" ]; then
 		say "configuring libidm ($LIBIDM_SRC) with --prefix=$WORK/_inst"

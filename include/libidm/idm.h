@@ -206,6 +206,15 @@ IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
 IDM_API const char *idm_provider_dir(void);
 
 /**
+ * Since 1.2. When this libidm is the copy in the build tree it was built in
+ * (and the program is not setuid), that build's provider directories,
+ * colon-separated: searched in place of IDM_PROVIDER_PATH when that is
+ * unset, so that programs run from the build tree find its providers.
+ * NULL for an installed libidm, which never searches a build tree.
+ */
+IDM_API const char *idm_provider_build_path(void);
+
+/**
  * Since 1.1. More detail on the last call that failed in this thread, when
  * its return value alone says too little: the resolver's message for a
  * host that does not resolve, why a provider asked for by name cannot be

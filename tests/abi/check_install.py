@@ -4,6 +4,9 @@
 program outside the tree with only `pkg-config --cflags --libs libidm`
 against that installed copy, and run it: it must report the project version
 load tcp and only providers installed in `pkg-config --variable=providerdir`.
+pkg-config gets nothing but PKG_CONFIG_PATH, the staged pkgconfig directory,
+as the README tells a user: the .pc files are relocatable (prefix relative
+to ${pcfiledir}), so their paths are those of the staged tree.
 A provider module builds with only `pkg-config --cflags --libs
 libidm-provider` (<libidm/provider.h>) and defines the entry point that the
 .pc's provider_entry names.
@@ -11,10 +14,14 @@ The installed idm-target and idm-initiator (when the examples are built)
 and idm_info must run `--help` as installed, without LD_LIBRARY_PATH: their RUNPATH
 leads to the installed libidm (none for prefix /usr, where the check is
 skipped: the library is then found only once really installed there).
+The installed libidm never searches the build tree for providers (only the
+build tree's own copy does, lib/provider_dirs.c): the installed idm_info,
+with no IDM_* variable, lists no directory and loads no provider of it.
 
 Usage: check_install.py MESON PKG_CONFIG BUILD_ROOT SOURCE VERSION SANITIZE -- CC...
 """
 import glob
+import json
 import os
 import shlex
 import subprocess
@@ -33,8 +40,8 @@ def run(cmd, env=None, **kw):
 
 def stage_install(meson, pkgconfig, build_root, tmp):
     """`meson install --destdir TMP/dest`; returns (dest, prefix, pkg, env):
-    the pkg-config command and environment that read the staged .pc files
-    with their prefix moved under dest."""
+    the pkg-config command and the environment (PKG_CONFIG_PATH alone) that
+    read the staged .pc files."""
     dest = os.path.join(tmp, "dest")
     run(meson.split() + ["install", "-C", build_root, "--no-rebuild", "--quiet",
                          "--destdir", dest])
@@ -42,17 +49,17 @@ def stage_install(meson, pkgconfig, build_root, tmp):
     if len(pcs) != 1:
         raise SystemExit(f"error: want one installed libidm.pc, found {pcs}")
     pc = pcs[0]
-    prefix = None
-    for line in open(pc, encoding="utf-8"):
-        if line.startswith("prefix="):
-            prefix = line.split("=", 1)[1].strip()
+    # The real prefix: where the staged tree would go (its path under dest).
+    with open(os.path.join(build_root, "meson-info", "intro-buildoptions.json"),
+              encoding="utf-8") as f:
+        prefix = next((o["value"] for o in json.load(f) if o["name"] == "prefix"), None)
     if not prefix or not prefix.startswith("/"):
-        raise SystemExit(f"error: {pc} has no absolute prefix")
-    # The installed .pc names the real prefix; move it under DESTDIR.
+        raise SystemExit(f"error: no absolute prefix in {build_root}'s build options")
     env = dict(os.environ)
+    for var in ("PKG_CONFIG_SYSROOT_DIR", "PKG_CONFIG_LIBDIR"):
+        env.pop(var, None)
     env["PKG_CONFIG_PATH"] = os.path.dirname(pc)
-    pkg = [pkgconfig, "--define-variable=prefix=" + dest + prefix]
-    return dest, prefix, pkg, env
+    return dest, prefix, [pkgconfig], env
 
 
 def main():
@@ -107,6 +114,7 @@ def main():
                 raise SystemExit(f"error: provider loaded from {p}, not from {provdir}")
         check_provider_sdk(cc, pkg, env, dest, work)
         check_programs(dest, prefix)
+        check_no_build_tree(dest, libdir, build_root)
     print("ok: out-of-tree program built with pkg-config against the installed libidm")
     return 0
 
@@ -166,6 +174,36 @@ def check_programs(dest, prefix):
             raise SystemExit(f"error: installed {p} --help exited {r.returncode} "
                              "without LD_LIBRARY_PATH")
         print(f"ok: installed {os.path.relpath(p, dest)} --help runs without LD_LIBRARY_PATH")
+
+
+def check_no_build_tree(dest, libdir, build_root):
+    """The installed libidm, loaded from the staged tree, searches
+    IDM_PROVIDER_PATH (unset here) and its install directory only: never
+    the build tree it was built in, though it carries that path."""
+    infos = glob.glob(os.path.join(dest, "**", "bin", "idm_info"), recursive=True)
+    if len(infos) != 1:
+        raise SystemExit(f"error: want one installed idm_info, found {infos}")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("IDM_") and k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    env["LD_LIBRARY_PATH"] = libdir  # the staged libidm, also for prefix /usr
+    r = subprocess.run([infos[0], "--json"], env=env, capture_output=True, text=True,
+                       timeout=60, cwd="/")
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        sys.stdout.write(r.stdout + r.stderr)
+        raise SystemExit("error: installed idm_info --json printed no JSON")
+    root = os.path.realpath(build_root) + "/"
+    search = doc.get("search_path", [])
+    paths = [p.get("path", "") for p in doc.get("providers", [])]
+    bad = [d["dir"] for d in search
+           if d.get("from") == "build tree" or os.path.realpath(d["dir"]).startswith(root)]
+    bad += [p for p in paths if os.path.realpath(p).startswith(root)]
+    if bad or [d.get("from") for d in search] != ["install directory"]:
+        sys.stdout.write(r.stdout + r.stderr)
+        raise SystemExit(f"error: the installed libidm searches the build tree: {bad}")
+    print("ok: the installed libidm searches only its install directory "
+          f"({search[0]['dir']}), not the build tree")
 
 
 if __name__ == "__main__":

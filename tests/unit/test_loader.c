@@ -221,6 +221,9 @@ START_TEST(filter_selects)
 	ctx = unit_ctx();
 	ck_assert_uint_eq(load(ctx, &list), 0);
 	ck_assert(unit_log_has("no provider found"));
+	/* the way out, and where it looked: the variable's directories */
+	ck_assert(unit_log_has("set IDM_PROVIDER_PATH"));
+	ck_assert(unit_log_has("(IDM_PROVIDER_PATH), then "));
 	idm_ctx_destroy(ctx);
 
 	/* a list: a name in it loads */

@@ -202,6 +202,11 @@ START_TEST(connect_names_the_skip_reason)
 			 -ENOENT);
 	ck_assert_msg(strstr(idm_last_error(), "no provider \"nosuch\""), "%s",
 		      idm_last_error());
+	/* what to do about it comes before the directories searched, which
+	 * a 255-byte detail may cut */
+	ck_assert_msg(strstr(idm_last_error(), "(set IDM_PROVIDER_PATH to the directory "
+					       "of libidm-nosuch.so); searched /"),
+		      "%s", idm_last_error());
 	idm_ctx_destroy(ctx);
 }
 END_TEST

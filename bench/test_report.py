@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""bench/benchlib/report.py without running anything (test bench-report):
+a quick pass (bench/run --quick) gives the goals no verdict and prints them
+"not measured (quick pass)", never MISSED; a full run with the same numbers
+keeps its verdicts; a quick report that judged a goal fails --check; a
+quick report saved before quick passes stopped judging prints no verdict
+(bench/run --from-json)."""
+import copy
+import io
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # leave the source tree as it was
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import report  # noqa: E402
+
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+        if detail:
+            print("     " + detail.strip().replace("\n", "\n     "))
+
+
+def run(workload, iops, cpu=5.0, recv=1.0, sys_io=3.0):
+    return {"workload": workload, "target": "idm-target", "initiator": "idm-initiator",
+            "digests": "none", "iops": iops, "ios": iops, "cpu_us_per_io": cpu,
+            "recv_per_io": recv, "syscalls_per_io": sys_io, "lun_io_per_io": 0.0}
+
+
+# The numbers of a one-second pass on a busy machine: write/read 0.53, a
+# goal a full run would miss.
+RUNS = [run("4k-randread-qd32", 100000.0), run("4k-randwrite-qd32", 53000.0),
+        run("1m-randread-qd4-dig", 2000.0), run("4k-randread-4x16", 200000.0)]
+RSS = [{"target": "idm-target", "sessions": 100, "rss_before_kib": 1000,
+        "rss_held_kib": 1800, "per_session_kib": 8.0, "rss_after_close_kib": 1000}]
+
+
+def doc_for(quick):
+    cells = report.summarize(RUNS, [r["workload"] for r in RUNS])
+    return {"schema": "libidm-bench/1", "date": "2026-11-27 12:00 UTC",
+            "machine": {"cpu_model": "test CPU", "cpus_online": 2, "kernel": "6.1",
+                        "load_avg_start": [0.0, 0.0, 0.0], "libidm": "libidm 1.2.0",
+                        "libidm_git": "0", "buildtype": "debugoptimized",
+                        "compiler": "gcc", "tgt": None, "libiscsi": None},
+            "config": {"reps": 1, "duration_s": 1.0, "quick": quick, "backing": {},
+                       "syscall_method": None, "syscall_note": None},
+            "skipped": [], "runs": RUNS, "cells": cells,
+            "pairs": report.pairs(cells), "rss": RSS,
+            "reach": report.reach(cells, RSS, quick=quick)}
+
+
+def table(doc):
+    out = io.StringIO()
+    report.print_table(doc, out)
+    return out.getvalue()
+
+
+quick, full = doc_for(True), doc_for(False)
+wr = "4k QD32 write/read IOPS"
+
+g = next(g for g in quick["reach"] if g["goal"] == wr)
+check(g["met"] is None and g["measured"] is None and g["note"] == report.QUICK_NOTE,
+      "quick pass: the write/read goal has no verdict and no value", str(g))
+check(all(g["met"] is None for g in quick["reach"]), "quick pass: no goal judged",
+      str(quick["reach"]))
+text = table(quick)
+check("MISSED" not in text and not re.search(r"  met\b", text),
+      "quick pass: the table has no verdict", text)
+check(text.count("not measured (quick pass)") >= 3,
+      "quick pass: the goals read 'not measured (quick pass)'", text)
+check(report.check(quick) == [], "quick pass: --check is happy",
+      str(report.check(quick)))
+
+g = next(g for g in full["reach"] if g["goal"] == wr)
+check(g["met"] is False and abs(g["measured"] - 0.53) < 1e-9,
+      "full run: the same numbers miss the write/read goal", str(g))
+check(any(g["met"] is True for g in full["reach"]), "full run: a goal met is met",
+      str(full["reach"]))
+text = table(full)
+check("MISSED" in text and "not measured (quick pass)" not in text,
+      "full run: the table keeps its verdicts", text)
+check(report.check(full) == [], "full run: --check is happy", str(report.check(full)))
+
+# a quick report from before: verdicts in its JSON
+old = copy.deepcopy(quick)
+old["reach"] = copy.deepcopy(full["reach"])
+text = table(old)
+check("MISSED" not in text and "not measured (quick pass)" in text,
+      "an older quick report: printed without verdicts", text)
+check(any("judged in a quick pass" in p for p in report.check(old)),
+      "an older quick report: --check says a quick pass judged a goal",
+      str(report.check(old)))
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("PASS")
