@@ -229,6 +229,8 @@ static void on_terminate(idm_conn *conn, int reason, void *arg)
 	else if (strstr(err, "retry counter exceeded") ||
 		 strstr(err, "RETRY_EXC"))
 		what = "transport retry exhausted";
+	else if (reason == -ETIMEDOUT && strstr(err, "stopped reading"))
+		what = "target stopped reading"; /* alive, not dead */
 	else if (reason == -ETIMEDOUT)
 		what = "dead peer (transport timeout)";
 	else if (reason == -ECONNRESET)

@@ -241,6 +241,14 @@ struct tcp_conn {
 	uint8_t *bounce;
 	size_t bounce_cap;
 	struct idm_prov_defer tx_defer;
+	/* Liveness (tcp_live.c): the knobs, copied at bind; while the peer
+	 * has data to acknowledge, on the list of its context's timer */
+	int user_ms, zwnd_ms;
+	struct tcp_knobs *live_k; /* the list it is on; NULL: not watched */
+	struct tcp_conn *live_prev, *live_next;
+	bool live_off; /* never watched (knobs 0, not TCP, the fallback) */
+	uint64_t live_acked; /* tcpi_bytes_acked at the last progress */
+	int64_t live_since;  /* CLOCK_MONOTONIC ms of the last progress */
 };
 
 static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
@@ -248,21 +256,40 @@ static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
 	return (struct tcp_conn *)idm_prov_conn_priv(c);
 }
 
+/* The provider's state in a context (prov->priv): the dead-peer knobs,
+ * read once by tcp_init(), and the context's liveness timer. */
+struct tcp_knobs {
+	/* nothing acknowledged for this long, the peer's window open: dead
+	 * (tcp_live.c; no longer TCP_USER_TIMEOUT); 0: the kernel's limits */
+	int user_timeout_ms;
+	/* the peer's window zero and nothing acknowledged for this long:
+	 * it stopped reading; 0: never */
+	int zero_window_ms;
+	int keepidle, keepintvl, keepcnt; /* keepalive; 0: the kernel's */
+	/* tcp_live.c: one timerfd (made by tcp_live_init, -1 if it could
+	 * not) ticking while `live`, the connections with data
+	 * outstanding, is not empty */
+	struct idm_ctx *ctx;
+	int lfd;
+	struct idm_prov_watch lw;
+	bool ticking;
+	struct tcp_conn *live;
+};
+
 /* tc is the transport of conn from now on. */
 static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
+	const struct tcp_knobs *k = (const struct tcp_knobs *)idm_prov_priv(
+		idm_prov_conn_provider(conn));
+
+	tc->user_ms = k ? k->user_timeout_ms : 0;
+	tc->zwnd_ms = k ? k->zero_window_ms : 0;
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
 	tc->st = idm_prov_conn_stats(conn);
 	tc->limits = idm_prov_conn_send_limits(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 }
-
-/* Dead-peer socket options (prov->priv), read once by tcp_init(). */
-struct tcp_knobs {
-	int user_timeout_ms; /* TCP_USER_TIMEOUT; 0: the kernel's */
-	int keepidle, keepintvl, keepcnt; /* keepalive; 0: the kernel's */
-};
 
 /* tcp_conn.c */
 int tcp_init(struct idm_prov *prov);
@@ -298,6 +325,27 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 {
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
 }
+
+/* What an ETIMEDOUT from the socket means: the kernel gave up on an idle
+ * connection's keepalive probes (tcp_live.c watches a busy one), or, with
+ * IDM_TCP_USER_TIMEOUT_MS=0, on its retransmissions. */
+#define TCP_TIMEDOUT_HINT \
+	" (dead peer: keepalive probes or retransmissions unanswered)"
+
+/* tcp_live.c: the dead-peer / stopped-reader watch of a busy connection */
+/* Data went into the socket: watch it until the peer acknowledged all. */
+void tcp_live_start(struct tcp_conn *tc);
+static inline void tcp_live_sent(struct tcp_conn *tc)
+{
+	if (!tc->live_k && !tc->live_off)
+		tcp_live_start(tc);
+}
+void tcp_live_stop(struct tcp_conn *tc);
+/* ops->conn_move: from the old context's timer to the new one's (after
+ * tc->ctx = dst) */
+void tcp_live_move(struct tcp_conn *tc);
+void tcp_live_init(struct tcp_knobs *k, struct idm_ctx *ctx);
+void tcp_live_fini(struct tcp_knobs *k);
 
 /* tcp_adopt.c: sockets the caller set up (idm_conn_adopt_fd(),
  * idm_portal_create_fd()) */

@@ -63,21 +63,28 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 /* The IDM_TCP_* knobs, once per context (providers/tcp/README.md). */
 int tcp_init(struct idm_prov *prov)
 {
-	struct tcp_knobs *k = malloc(sizeof(*k));
+	struct tcp_knobs *k = calloc(1, sizeof(*k));
 
 	if (!k)
 		return -ENOMEM;
 	k->user_timeout_ms = prov_env_int("IDM_TCP_USER_TIMEOUT_MS", 15000, 0, 3600000);
+	k->zero_window_ms =
+		prov_env_int("IDM_TCP_ZERO_WINDOW_TIMEOUT_MS", 60000, 0, 86400000);
 	k->keepidle = prov_env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
 	k->keepintvl = prov_env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
 	k->keepcnt = prov_env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
+	tcp_live_init(k, idm_prov_ctx(prov));
 	idm_prov_set_priv(prov, k);
 	return 0;
 }
 
 void tcp_fini(struct idm_prov *prov)
 {
-	free(idm_prov_priv(prov));
+	struct tcp_knobs *k = idm_prov_priv(prov);
+
+	if (k)
+		tcp_live_fini(k);
+	free(k);
 	idm_prov_set_priv(prov, NULL);
 }
 
@@ -91,9 +98,9 @@ void tcp_tune_socket(int fd, const struct tcp_knobs *k)
 	 * Dead peers. Without these a peer that vanishes (cable pulled, host
 	 * frozen, frames dropped) is noticed only after the kernel's
 	 * retransmission limit, about 15 minutes, or never when we have
-	 * nothing to send. TCP_USER_TIMEOUT bounds how long sent data may
-	 * stay unacknowledged; keepalive probes an idle connection. 0 leaves
-	 * the kernel's default for that knob.
+	 * nothing to send. Keepalive probes an idle connection; a busy one
+	 * is watched by tcp_live.c, which bounds how long sent data may stay
+	 * unacknowledged. 0 leaves the kernel's default for that knob.
 	 */
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	if (k->keepidle > 0)
@@ -105,9 +112,17 @@ void tcp_tune_socket(int fd, const struct tcp_knobs *k)
 	if (k->keepcnt > 0)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &k->keepcnt,
 			   sizeof(k->keepcnt));
-	if (k->user_timeout_ms > 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &k->user_timeout_ms,
-			   sizeof(k->user_timeout_ms));
+	/* Not TCP_USER_TIMEOUT: Linux also applies it while the peer's
+	 * window is zero, from the first window probe or retransmission on
+	 * however much the peer acknowledged since, and so resets a live
+	 * peer that reads slowly (tcp_live.c). Cleared, in case an adopted
+	 * socket came with it, when tcp_live.c does the job. */
+	if (k->user_timeout_ms > 0) {
+		int zero = 0;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &zero,
+			   sizeof(zero));
+	}
 }
 
 /* The one place a connection is made (accepted, connecting, or adopted).
@@ -245,6 +260,7 @@ void tcp_conn_close(struct tcp_conn *tc)
 	if (tc->tfd >= 0)
 		close(tc->tfd);
 	tc->tfd = -1;
+	tcp_live_stop(tc);
 	if (tc->w.added)
 		idm_prov_watch_del(tc->ctx, &tc->w);
 	if (tc->fd >= 0)
@@ -280,6 +296,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	if (!tc)
 		return;
 	tcp_conn_close(tc);
+	tcp_live_stop(tc); /* a failed connect is closed without close() */
 	tcp_tx_free_pool(tc);
 	free(tc->bounce);
 	free(tc->ring);

@@ -86,13 +86,9 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			/* ETIMEDOUT: TCP_USER_TIMEOUT or keepalive gave up */
 			tcp_conn_fail(tc, -errno, "receive failed: %s%s",
 				      strerror(errno),
-				      errno == ETIMEDOUT
-					      ? " (dead peer: TCP user timeout "
-						"or keepalive)"
-					      : "");
+				      errno == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
 			return -1;
 		}
 		/* a short read took all the socket had (TCP hands over what

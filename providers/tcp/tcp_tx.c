@@ -522,13 +522,17 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				tc->tx_blocked = true;
 				tcp_watch_update(tc);
+				tcp_live_sent(tc);
 				return;
 			}
 			tcp_conn_fail(tc, errno == EPIPE ? -ECONNRESET : -errno,
-				      "send failed: %s", strerror(errno));
+				      "send failed: %s%s", strerror(errno),
+				      errno == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
 			return;
 		}
 		sent += (uint64_t)n;
+		if (n > 0)
+			tcp_live_sent(tc); /* a flag test unless just idle */
 		/* account every byte first: a completion callback below may
 		 * cancel a task whose PDU is already partly on the wire */
 		for (unsigned i = 0; i < tc->r_count && n > 0; i++) {

@@ -269,6 +269,7 @@ static void init_once(void)
 
 	/* a socketpair has no dead-peer timers to set (providers/tcp/README.md) */
 	setenv("IDM_TCP_USER_TIMEOUT_MS", "0", 0);
+	setenv("IDM_TCP_ZERO_WINDOW_TIMEOUT_MS", "0", 0);
 	setenv("IDM_TCP_KEEPIDLE", "0", 0);
 	setenv("IDM_TCP_KEEPINTVL", "0", 0);
 	setenv("IDM_TCP_KEEPCNT", "0", 0);

@@ -61,8 +61,10 @@ static void init_once(void)
 	g_loop = &loop0;
 	ex_log_init("fuzz_tcp_target", l ? atoi(l) : -1);
 	/* A socketpair has no dead-peer timers to set: spare the provider
-	 * four failing setsockopt()s per connection (providers/tcp/README.md) */
+	 * failing setsockopt()s and a TCP_INFO per connection
+	 * (providers/tcp/README.md) */
 	setenv("IDM_TCP_USER_TIMEOUT_MS", "0", 0);
+	setenv("IDM_TCP_ZERO_WINDOW_TIMEOUT_MS", "0", 0);
 	setenv("IDM_TCP_KEEPIDLE", "0", 0);
 	setenv("IDM_TCP_KEEPINTVL", "0", 0);
 	setenv("IDM_TCP_KEEPCNT", "0", 0);
