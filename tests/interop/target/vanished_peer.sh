@@ -51,8 +51,9 @@ fi
 
 export IDM_TCP_USER_TIMEOUT_MS=3000 IDM_TCP_KEEPIDLE=1 IDM_TCP_KEEPINTVL=1 IDM_TCP_KEEPCNT=2
 unset IDM_TCP_ZERO_WINDOW_TIMEOUT_MS
+# --allow-all: the clients come from $B, not from loopback
 IDM_TARGET_STDOUT=/dev/null idm_target_start "$TMP/target.log" 5 --portal $A:0 \
-	--target-name "$IQN" --lun ram:16M -v
+	--target-name "$IQN" --lun ram:16M -v --allow-all
 PIDS="$PIDS $TGT_PID"
 # shellcheck disable=SC2034 # for target_alive
 TGT_LOG=$TMP/target.log
