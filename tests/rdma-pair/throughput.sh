@@ -21,11 +21,13 @@ need ib_read_bw perftest
 SECS=${IDM_BW_SECONDS:-4}
 BS=65536
 
-# perftest NAME PORT: prints the average MB/s, or "failed" (for the table).
-perftest() {
-	local tool=ib_$1_bw port=$2 bw i
+# perftest_once NAME PORT: one server in A and one client here; prints
+# the average MB/s, or nothing.
+perftest_once() {
+	local tool=ib_$1_bw port=$2 i
 	pair_a_start "pt-$1" timeout $((SECS + 60)) "$tool" -d rxe0 -R -s $BS -D "$SECS" -F -p "$port"
 	CLEANUP_CMDS+=("pair_a_stop pt-$1 KILL")
+	: >"$TMP/$tool.cli"
 	for ((i = 0; i < 20; i++)); do
 		if timeout -k 5 $((SECS + 60)) "$tool" -d "$IDM_RDMA_DEV" -R -s $BS -D "$SECS" -F \
 			-p "$port" "$A_IP" >"$TMP/$tool.cli" 2>&1; then
@@ -37,12 +39,22 @@ perftest() {
 	done
 	pair_a_stop "pt-$1" >/dev/null
 	sed 's/^/   | /' "$TMP/$tool.cli" >&2
-	bw=$(awk -v bs=$BS '$1 == bs && NF >= 4 { print $4; exit }' "$TMP/$tool.cli")
+	awk -v bs=$BS '$1 == bs && NF >= 4 { print $4; exit }' "$TMP/$tool.cli"
+}
+
+# perftest NAME PORT: prints the average MB/s, or "failed" (for the
+# table). perftest is the reference here, not what is tested: a run that
+# gave no result (under a loaded host a client of the 1-vCPU guests has
+# hung until its timeout) is tried once more, and the table says so.
+perftest() {
+	local bw
+	bw=$(perftest_once "$1" "$2")
 	if [ -z "$bw" ]; then
-		echo failed
-	else
-		echo "$bw"
+		echo "ib_$1_bw gave no result; once more" >&2
+		bw=$(perftest_once "$1" "$2")
+		[ -z "$bw" ] || bw="$bw (2nd try)"
 	fi
+	echo "${bw:-failed}"
 }
 
 # bench MODE READPCT ARGS...: idm-initiator benchmark against idm-target

@@ -62,11 +62,7 @@ session_keys() {
 # counters_since LINE: wait (10 s) for the counters of the session that
 # just logged out, then print the connections' counters from LINE on.
 counters_since() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		conn_counters "$TLOG" "$1" | grep -q '^reads ' && break
-		sleep 0.1
-	done
+	counters_wait "$TLOG" "$1" '^reads ' || true
 	sleep 0.5
 	conn_counters "$TLOG" "$1" | tee "$TMP/counters"
 }

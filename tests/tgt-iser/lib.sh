@@ -50,3 +50,15 @@ conn_counters() {
 		-e 's/.*iser \([0-9.:]*\): \([0-9]*\) PDUs in, \([0-9]*\) out, .*payload copies \([0-9]*\) (\([0-9]*\) bytes).*/conn \1 \2 \3 \4 \5/p' \
 		-e 's/.*iser: \([0-9]*\) write commands (largest [0-9]* bytes), \([0-9]*\) Sends of unsolicited data, \([0-9]*\) RDMA Reads of \([0-9]*\) bytes.*/reads \3 \4 \2 \1/p'
 }
+
+# counters_wait LOG FROM_LINE PATTERN: wait up to 10 s until a line of
+# conn_counters LOG FROM_LINE matches PATTERN (tgtd logs a connection's
+# counters when it has gone, a moment after the initiator is done).
+counters_wait() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		conn_counters "$1" "$2" | grep -q "$3" && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -40,11 +40,7 @@ URL=$URL_idm
 # whose counters tgtd logged from LINE on (waits up to 10 s for the one
 # of the run that just ended: it logs them when the connection is gone).
 copies_since() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		conn_counters "$TLOG" "$1" | grep -q '^conn ' && break
-		sleep 0.1
-	done
+	counters_wait "$TLOG" "$1" '^conn ' || true
 	conn_counters "$TLOG" "$1" | awk '/^conn / { c += $5; b += $6; n++ }
 		END { print c + 0, b + 0, n + 0 }'
 }

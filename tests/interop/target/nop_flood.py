@@ -24,7 +24,7 @@ import struct
 import sys
 import time
 
-from raw_pdu import pad, recv_pdu
+import raw_pdu
 
 PORT = int(sys.argv[1])
 TNAME = sys.argv[2]
@@ -32,27 +32,6 @@ COUNT = int(sys.argv[3])
 BUDGET = float(sys.argv[4])
 STALL = 3.0
 BATCH = 20000  # NOP-Outs per buffer: 960,000 bytes
-
-
-def login(s):
-    keys = ["InitiatorName=iqn.2026-11.test:nopflood", "SessionType=Normal",
-            "TargetName=" + TNAME, "MaxRecvDataSegmentLength=8192"]
-    data = b"".join(k.encode() + b"\0" for k in keys)
-    isid = b"\x80" + struct.pack(">IB", 7, 0)
-    # Login Request, immediate, T=1, CSG 1 -> NSG 3
-    b = struct.pack(">BBBBI", 0x43, 0x87, 0, 0, len(data))
-    b += isid + struct.pack(">H", 0)
-    b += struct.pack(">IHHII", 1, 0, 0, 1, 0)
-    b += b"\0" * 16
-    s.sendall(b + pad(data))
-    hdr, _ = recv_pdu(s)
-    if hdr is None:
-        raise SystemExit("login: the target closed the connection")
-    if hdr[0] & 0x3f != 0x23 or hdr[36] or hdr[37]:
-        print("login failed: opcode %#x status %d/%d" % (hdr[0], hdr[36], hdr[37]))
-        sys.exit(1)
-    statsn, expcmdsn = struct.unpack(">II", hdr[24:32])
-    return statsn, expcmdsn
 
 
 def nop_batch(statsn, cmdsn):
@@ -66,7 +45,7 @@ def nop_batch(statsn, cmdsn):
 
 def main():
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    statsn, cmdsn = login(s)
+    statsn, cmdsn = raw_pdu.login(s, TNAME, "iqn.2026-11.test:nopflood", 8192, 7)
     s.setblocking(False)
     batch = nop_batch(statsn, cmdsn)
     total = COUNT * 48

@@ -39,6 +39,7 @@ import struct
 import sys
 import time
 
+import raw_pdu
 from raw_pdu import pad, recv_pdu
 
 MODE = sys.argv[1]
@@ -48,29 +49,6 @@ TNAME = sys.argv[4]
 ARGS = sys.argv[5:]
 BHS = 48
 OP_NOP_IN = 0x20
-
-
-def login(s, tag):
-    keys = ["InitiatorName=iqn.2026-11.test:" + tag, "SessionType=Normal",
-            "TargetName=" + TNAME, "MaxRecvDataSegmentLength=65536"]
-    data = b"".join(k.encode() + b"\0" for k in keys)
-    isid = b"\x80" + struct.pack(">IB", 9, 0)
-    # Login Request, immediate, T=1, CSG 1 -> NSG 3
-    b = struct.pack(">BBBBI", 0x43, 0x87, 0, 0, len(data))
-    b += isid + struct.pack(">H", 0)
-    b += struct.pack(">IHHII", 1, 0, 0, 1, 0)
-    b += b"\0" * 16
-    s.sendall(b + pad(data))
-    hdr, _ = recv_pdu(s)
-    if hdr is None:
-        print("login: the target closed the connection", flush=True)
-        sys.exit(2)
-    if hdr[0] & 0x3f != 0x23 or hdr[36] or hdr[37]:
-        print("login failed: opcode %#x status %d/%d" % (hdr[0], hdr[36],
-                                                        hdr[37]), flush=True)
-        sys.exit(2)
-    statsn, expcmdsn = struct.unpack(">II", hdr[24:32])
-    return statsn, expcmdsn
 
 
 def nop_out(itt, cmdsn, statsn, data=b""):
@@ -87,7 +65,8 @@ def connect(rcvbuf=0, tag="slowpeer"):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.settimeout(10)
     s.connect((HOST, PORT))
-    statsn, cmdsn = login(s, tag)
+    statsn, cmdsn = raw_pdu.login(s, TNAME, "iqn.2026-11.test:" + tag, 65536, 9,
+                                  fail_status=2)
     return s, statsn, cmdsn
 
 
