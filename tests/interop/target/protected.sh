@@ -19,49 +19,20 @@ IDM_INITIATOR=$(realpath "$2")
 
 # Run again inside a network namespace of our own, bounded: nothing the
 # test sets up outlives it, and the host's network is not touched.
-if [ "${IDM_PROTECTED_NETNS:-}" != 1 ]; then
-	export IDM_PROTECTED_NETNS=1
-	for ns in "unshare --net" "unshare --user --map-root-user --net"; do
-		# shellcheck disable=SC2086 # the words of the command
-		if $ns true 2>/dev/null; then
-			# shellcheck disable=SC2086
-			exec timeout -k 5 100 $ns bash "$0" "$IDM_TARGET" "$IDM_INITIATOR"
-		fi
-	done
-	echo "SKIP: cannot create a network namespace (needs CAP_NET_ADMIN: root, or unprivileged user namespaces)"
-	exit 77
-fi
+# shellcheck source-path=SCRIPTDIR source=../../lib/netns.sh
+. "$(dirname "$0")/../../lib/netns.sh"
+netns_reexec IDM_PROTECTED_NETNS 100 "$0" "$IDM_TARGET" "$IDM_INITIATOR"
 
 IDM_TEST_NAME=idm-target-protected
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
-need ip iproute2
-need nsenter util-linux
 IQN=iqn.2026-11.org.libidm:protected
 T_IP=10.211.0.1
 I_IP=10.211.0.2
 SECRET=Pr0tected-test-secret-42
 
-# --- the network: lo, and a veth pair to a second namespace
-ip link set lo up || skip "cannot bring lo up in the namespace"
-ip link add idm-t type veth peer name idm-i 2>"$TMP/veth.err" ||
-	skip "cannot create a veth pair: $(cat "$TMP/veth.err")"
-{ ip addr add "$T_IP/24" dev idm-t && ip link set idm-t up; } || die "cannot set up idm-t"
-# the initiators' namespace, held open by a process that sleeps in it
-unshare --net sleep 300 &
-HOLDER=$!
-PIDS="$PIDS $HOLDER"
-for _ in $(seq 50); do
-	[ "$(readlink "/proc/$HOLDER/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-	sleep 0.1
-done
-[ "$(readlink "/proc/$HOLDER/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
-	skip "cannot create a second network namespace"
-ip link set idm-i netns "$HOLDER" || die "cannot move idm-i"
-INI_NS=(nsenter "--net=/proc/$HOLDER/ns/net")
-{ "${INI_NS[@]}" ip link set lo up &&
-	"${INI_NS[@]}" ip addr add "$I_IP/24" dev idm-i &&
-	"${INI_NS[@]}" ip link set idm-i up; } || die "cannot set up idm-i"
+# --- the network: lo, and a veth pair to the initiators' namespace
+netns_peer "$T_IP" "$I_IP"
 # one portal for every case: [::] (IPv4 peers as ::ffff:a.b.c.d), or
 # 0.0.0.0 where IPv6 is off
 if [ -e /proc/net/if_inet6 ] && ip -6 addr show dev lo | grep -q "::1"; then
@@ -79,7 +50,7 @@ target() {
 		--target-name "$IQN" --lun ram:16M -v "${@:2}"
 	PIDS="$PIDS $TGT_PID"
 	for _ in $(seq 50); do
-		"${INI_NS[@]}" bash -c "exec 3<>/dev/tcp/$T_IP/$PORT" 2>/dev/null && return 0
+		"${IN_PEER[@]}" bash -c "exec 3<>/dev/tcp/$T_IP/$PORT" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	die "10.211.0.2 cannot reach $T_IP:$PORT"
@@ -120,7 +91,7 @@ check() {
 HAVE_LIBISCSI=0
 command -v iscsi-inq >/dev/null && command -v iscsi-ls >/dev/null && HAVE_LIBISCSI=1
 [ "$HAVE_LIBISCSI" = 1 ] || echo "note: libiscsi-bin not installed: iscsi-inq/iscsi-ls cases not run"
-FROM_I=("${INI_NS[@]}")
+FROM_I=("${IN_PEER[@]}")
 REMOTE=iscsi://$T_IP
 
 # --- protected: no CHAP, no allow-all

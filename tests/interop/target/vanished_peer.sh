@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # A peer that vanishes is reported within the bound (issue #20, item 5).
-# In network namespaces of the test's own (unshare, a veth pair), two
-# clients in namespace "peer" log in to idm-target: one idle, one that
+# In network namespaces of the test's own (tests/lib/netns.sh: a veth
+# pair to a second namespace, "the peer"), two clients there log in to idm-target: one idle, one that
 # sent 200 pings with 4 KiB of data each, whose echoes the target sends
 # through a 1 Mbit/s shaper (so they are still going out). Then the
 # peer goes silent: nothing it sends gets through (no ACK, no RST). With IDM_TCP_USER_TIMEOUT_MS=3000 and keepalive at 1 s
@@ -11,41 +11,21 @@
 #   idle: "dead peer: keepalive ...", within 1 + 2 x 1 + 3 s
 # Exit 77 when namespaces, veth or the shaper are not available.
 # Usage: vanished_peer.sh IDM_TARGET
-if [ -z "${IDM_VANISH_NS:-}" ]; then
-	# a namespace of our own, as root (no user namespace needed) or not
-	command -v unshare >/dev/null 2>&1 ||
-		{ echo "SKIP: unshare not installed (util-linux)"; exit 77; }
-	for flags in -nm -rnm; do
-		if unshare $flags true 2>/dev/null; then
-			IDM_VANISH_NS=1 exec unshare $flags "$BASH" "$0" "$@"
-		fi
-	done
-	echo "SKIP: cannot make a network namespace (no CAP_SYS_ADMIN and no unprivileged user namespaces)"
-	exit 77
-fi
+# shellcheck source-path=SCRIPTDIR source=../../lib/netns.sh
+. "$(dirname "$0")/../../lib/netns.sh"
+netns_reexec IDM_VANISH_NS 85 "$0" "$@"
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
 PEER="$(dirname "$0")/slow_peer.py"
 need python3
-need ip iproute2
 need tc iproute2
 A=10.99.0.1 B=10.99.0.2
 
-# ip netns needs /run/netns: a private /run in our mount namespace
-mount --make-rprivate / 2>/dev/null
-mount -t tmpfs tmpfs /run 2>/dev/null || skip "cannot mount a private /run for ip netns"
-ip link set lo up || skip "no CAP_NET_ADMIN in the namespace"
-ip netns add peer 2>"$TMP/err" || skip "ip netns add: $(cat "$TMP/err")"
-ip link add v0 type veth peer name v1 2>"$TMP/err" || skip "no veth: $(cat "$TMP/err")"
-if ! { ip link set v1 netns peer &&
-	ip addr add $A/24 dev v0 && ip link set v0 up &&
-	ip -n peer addr add $B/24 dev v1 && ip -n peer link set v1 up &&
-	ip -n peer link set lo up; }; then
-	die "cannot set up the veth pair"
-fi
+netns_peer $A $B
 # the target's echoes leave slowly: still on their way when the peer goes
-if ! { tc qdisc add dev v0 root handle 1: htb default 1 2>"$TMP/err" &&
-	tc class add dev v0 parent 1: classid 1:1 htb rate 1mbit ceil 1mbit 2>>"$TMP/err"; }; then
+if ! { tc qdisc add dev "$NETNS_DEV" root handle 1: htb default 1 2>"$TMP/err" &&
+	tc class add dev "$NETNS_DEV" parent 1: classid 1:1 htb rate 1mbit ceil 1mbit 2>>"$TMP/err"; }; then
 	skip "no htb shaper: $(cat "$TMP/err")"
 fi
 
@@ -58,12 +38,12 @@ PIDS="$PIDS $TGT_PID"
 # shellcheck disable=SC2034 # for target_alive
 TGT_LOG=$TMP/target.log
 # shellcheck disable=SC2016 # expanded when a check fails
-FAIL_DIAG='echo "--- idm-target log:"; grep -v " debug: " "$TMP/target.log" | tail -n 20; ss -tino; tc -s qdisc show dev v0'
+FAIL_DIAG='echo "--- idm-target log:"; grep -v " debug: " "$TMP/target.log" | tail -n 20; ss -tino; tc -s qdisc show dev $NETNS_DEV'
 
 peer() { # NAME ARGS...: slow_peer.py in namespace peer, waits for "ready"
 	local name=$1 pid
 	shift
-	ip netns exec peer python3 "$PEER" "$@" >"$TMP/$name.out" 2>&1 &
+	"${IN_PEER[@]}" python3 "$PEER" "$@" >"$TMP/$name.out" 2>&1 &
 	pid=$!
 	PIDS="$PIDS $pid"
 	for _ in $(seq 100); do
@@ -82,7 +62,7 @@ sleep 0.5
 # up, as when a cable or host goes away further on: with its own carrier
 # down the kernel would count a probe it could not send as local
 # congestion and keepalive would never give up.
-ip -n peer rule add pref 10 to $A blackhole || die "cannot cut the peer off"
+"${IN_PEER[@]}" ip rule add pref 10 to $A blackhole || die "cannot cut the peer off"
 T0=$(date +%s.%N)
 log "peer cut off"
 
