@@ -296,7 +296,6 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	if (!tc)
 		return;
 	tcp_conn_close(tc);
-	tcp_live_stop(tc); /* a failed connect is closed without close() */
 	tcp_tx_free_pool(tc);
 	free(tc->bounce);
 	free(tc->ring);
