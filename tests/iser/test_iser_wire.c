@@ -367,6 +367,11 @@ START_TEST(rx_check)
 	ck_assert_int_eq(iser_rx_check(msg, len, len - 1, IDM_ROLE_TARGET, false,
 				       &rx, why, sizeof(why)), -EPROTO);
 	ck_assert_str_eq(why, "malformed iSER message (byte 0 0x10, 84 bytes)");
+	/* a Send of 0 bytes, which nobody posts but soft-RoCE delivers
+	 * after lost ACKs (doc/iser.md): refused, nothing read from it */
+	ck_assert_int_eq(iser_rx_check(msg, 0, sizeof(msg), IDM_ROLE_TARGET, false,
+				       &rx, why, sizeof(why)), -EPROTO);
+	ck_assert_str_eq(why, "malformed iSER message (byte 0 0, 0 bytes)");
 	/* Data-In and R2T never travel in Sends */
 	len = mk_send(msg, 0x25, 0, 0);
 	ck_assert_int_eq(iser_rx_check(msg, len, sizeof(msg), IDM_ROLE_INITIATOR, false,

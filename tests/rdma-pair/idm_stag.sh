@@ -25,6 +25,7 @@ rc=0
 run_bounded 600 "$TMP/out" env IDM_ISER_STAG="$MODE" "$INI" -q -t 30 --no-discovery \
 	--verify $((ROUNDS * 130560)) --verify-io "$SIZES" "iser://$A_IP:$PORT/$IQN/1" || rc=$?
 pair_wire_end "stag-$MODE"
+pair_recoveries "stag-$MODE" "$TMP/out"
 pair_a_alive tgt
 [ $rc -eq 0 ] || {
 	echo "--- idm-target's log (A), last lines:"

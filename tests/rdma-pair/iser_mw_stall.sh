@@ -26,12 +26,14 @@ rc=0
 run_bounded 120 "$TMP/bench" "$INI" -q --no-discovery --bench --duration 20 \
 	--rw-mix 50 -b 64k "$URL" || rc=$?
 pair_wire_end mw-bench
+pair_recoveries mw-bench "$TMP/bench"
 [ $rc -eq 0 ] || fail "benchmark with memory windows failed (status $rc)"
 
 pair_wire_begin
 log "16 MiB verify, memory window STags"
 run_bounded 120 "$TMP/verify" "$INI" -q --no-discovery --verify 16M "$URL" || rc=$?
 pair_wire_end mw-verify
+pair_recoveries mw-verify "$TMP/verify"
 [ $rc -eq 0 ] || fail "verify with memory windows failed (status $rc)"
 grep -q "verify: wrote .*: OK" "$TMP/verify" || fail "no verify OK line"
 pair_a_alive tgt

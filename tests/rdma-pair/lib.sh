@@ -83,3 +83,19 @@ pair_tgtd() {
 	[ -n "$PORT" ] || { tail -n 30 "$(pair_a_log "$name")"; fail "tgtd on libidm ($prov) did not start in A"; }
 	log "tgtd on libidm ($prov) in A listens on $A_IP:$PORT"
 }
+
+# pair_recoveries LABEL FILE: how often idm-initiator's sessions recovered
+# in FILE (its output): each connection it lost (why, as libidm reported
+# it) and the recovery that followed. The two-host tests print this line
+# next to the wire counters, so that a fault the recovery hid (a fatal NAK,
+# a 0-byte Send from soft-RoCE: doc/iser.md) is still counted:
+#   recoveries[stag-mr]: 1 connection(s) lost, 1 recovered
+#   recoveries[stag-mr]:   session 0: ...; recovering (replacement timeout 20 s)
+pair_recoveries() {
+	local lost rec
+	lost=$(grep -c '; recovering (replacement timeout' "$2" 2>/dev/null) || lost=0
+	rec=$(grep -c ': recovered in ' "$2" 2>/dev/null) || rec=0
+	echo "recoveries[$1]: $lost connection(s) lost, $rec recovered"
+	grep -E '; recovering \(replacement timeout|: recovered in ' "$2" 2>/dev/null |
+		sed "s/^/recoveries[$1]:   /" || true
+}

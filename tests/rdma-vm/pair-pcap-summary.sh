@@ -10,7 +10,9 @@
 # Invalidate (Last/Only w/ Inv), RDMA Write (First/Only), RDMA Read
 # Requests and Read Response packets; ACKs; NAKs from the AETH syndrome:
 # RNR NAKs (0x20-0x3f), PSN sequence-error NAKs (0x60) and other NAKs
-# (0x61-0x7f); and retransmitted packets: a request PSN seen before in the
+# (0x61-0x7f); Send packets with no payload (Send Only or Last of 0 bytes:
+# nothing libidm posts on the wire; soft-RoCE makes one after lost ACKs,
+# doc/iser.md); and retransmitted packets: a request PSN seen before in the
 # same direction (the PSN space wraps at 2^24; a wrap resets the record).
 # Read Responses and ACKs are not counted as retransmissions (the
 # responder resends them after a duplicate request, which is counted).
@@ -24,7 +26,7 @@ tshark -r "$pcap" -n -Y 'infiniband' -T fields -E separator=/t -E occurrence=f \
 	-e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.aeth.syndrome \
 	-e infiniband.mad.attributeid -e infiniband.mad.transactionid \
 	-e infiniband.cm.req.localqpn -e infiniband.cm.req.serviceid.dport \
-	-e infiniband.cm.rep.localqpn 2>/dev/null |
+	-e infiniband.cm.rep.localqpn -e udp.length 2>/dev/null |
 awk -F'\t' '
 function flow(s, d, q) { return s " -> " d " QP " q }
 function hex(x,   i, n, c) {	# "0x0cbc" -> 3260 (mawk has no strtonum)
@@ -55,6 +57,8 @@ BEGIN {
 	if (!(f in pkts)) flows[++nflow] = f
 	pkts[f]++
 	if (op == 0 || op == 4 || op == 5) send[f]++
+	# UDP header 8 + BTH 12 (+ immediate 4) + ICRC 4: a Send of 0 bytes
+	if (((op == 2 || op == 4) && $13 + 0 == 24) || ((op == 3 || op == 5) && $13 + 0 == 28)) send0[f]++
 	else if (op == 22 || op == 23) sendinv[f]++
 	else if (op == 6 || op == 10 || op == 11) write[f]++
 	else if (op == 12) rreq[f]++
@@ -84,11 +88,11 @@ END {
 	}
 	if (ntid == 0) printf "  none in the capture\n"
 	for (m in mads) printf "  other CM MADs: %s x %d\n", (m in madname) ? madname[m] : "attribute " m, mads[m]
-	printf "%-42s %-28s %7s %6s %6s %6s %6s %7s %6s %5s %5s %5s %6s\n", "flow (src -> dst QP)", "connection", "pkts", "Send", "SInv", "Write", "RdReq", "RdResp", "ACK", "RNR", "SeqNK", "NAK", "ReTx"
+	printf "%-42s %-28s %7s %6s %6s %6s %6s %7s %6s %5s %5s %5s %6s %5s\n", "flow (src -> dst QP)", "connection", "pkts", "Send", "SInv", "Write", "RdReq", "RdResp", "ACK", "RNR", "SeqNK", "NAK", "ReTx", "Send0"
 	for (i = 1; i <= nflow; i++) {
 		f = flows[i]
-		printf "%-42s %-28s %7d %6d %6d %6d %6d %7d %6d %5d %5d %5d %6d\n", f, (f in conn) ? conn[f] : "-", pkts[f], send[f], sendinv[f], write[f], rreq[f], rresp[f], acks[f], rnrnak[f], seqnak[f], othernak[f], retx[f]
-		tot_rnr += rnrnak[f]; tot_seq += seqnak[f]; tot_nak += othernak[f]; tot_retx += retx[f]; tot_p += pkts[f]
+		printf "%-42s %-28s %7d %6d %6d %6d %6d %7d %6d %5d %5d %5d %6d %5d\n", f, (f in conn) ? conn[f] : "-", pkts[f], send[f], sendinv[f], write[f], rreq[f], rresp[f], acks[f], rnrnak[f], seqnak[f], othernak[f], retx[f], send0[f]
+		tot_rnr += rnrnak[f]; tot_seq += seqnak[f]; tot_nak += othernak[f]; tot_retx += retx[f]; tot_p += pkts[f]; tot_send0 += send0[f]
 	}
-	printf "total: %d RoCE packets, %d RNR NAKs, %d sequence-error NAKs, %d other NAKs, %d retransmitted packets\n", tot_p, tot_rnr, tot_seq, tot_nak, tot_retx
+	printf "total: %d RoCE packets, %d RNR NAKs, %d sequence-error NAKs, %d other NAKs, %d retransmitted packets, %d 0-byte Sends\n", tot_p, tot_rnr, tot_seq, tot_nak, tot_retx, tot_send0
 }'
