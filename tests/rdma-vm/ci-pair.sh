@@ -40,5 +40,14 @@ if [ -s "$logs/rdma-pair.pcap" ]; then
 	echo "ci-pair.sh: the link, from $logs/rdma-pair.pcap ($(du -h "$logs/rdma-pair.pcap" | cut -f1); summary took $(( $(date +%s) - t )) s, status $src_rc):"
 	sed 's/^/wire| /' "$logs/rdma-pair-wire.txt"
 fi
+# One line with what recovery can hide: the capture's NAKs and 0-byte
+# Sends (doc/iser.md), and the connections idm-initiator lost and
+# recovered (the recoveries[...] lines of the tests, tests/rdma-pair/lib.sh).
+if [ -s "$logs/testlog-rdma-pair.txt" ]; then
+	lost=$(sed -n 's/^recoveries\[[^]]*\]: \([0-9]*\) connection(s) lost, \([0-9]*\) recovered$/\1 \2/p' \
+		"$logs/testlog-rdma-pair.txt" | awk '{l += $1; r += $2} END {printf "%d lost, %d recovered", l, r}')
+	wire=$(sed -n 's/^total: //p' "$logs/rdma-pair-wire.txt" 2>/dev/null)
+	echo "ci-pair.sh: counted: idm-initiator connections ${lost}; capture: ${wire:-no summary}"
+fi
 echo "ci-pair.sh: rdma-pair suite finished with status $rc in $(( $(date +%s) - start )) s (guests $guest s)" >&2
 exit "$rc"
