@@ -52,6 +52,49 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+/*
+ * A provider built against another SDK (another IDM_PROV_ABI) must never
+ * run: its view of every shared layout may differ. It cannot: its core
+ * services are bound to the version node IDM_PROV_<its ABI>, which this
+ * libidm does not have (dlopen fails), and its entry point carries its
+ * ABI in its name (dlsym fails). These two read which ABI it was built
+ * for, so that the reason says what to do instead of quoting the linker.
+ */
+#define REBUILD_FMT                                                            \
+	"built for provider ABI %d, this libidm has provider ABI %d: rebuild " \
+	"it against this libidm (pkg-config libidm-provider)"
+
+/* "...: version `IDM_PROV_2' not found (required by ...)" -> 2, else 0 */
+static int abi_of_dlerror(const char *err)
+{
+	static const char key[] = "version `IDM_PROV_";
+	const char *p = err ? strstr(err, key) : NULL;
+	long abi;
+	char *end;
+
+	if (!p)
+		return 0;
+	abi = strtol(p + sizeof(key) - 1, &end, 10);
+	return *end == '\'' && abi > 0 && abi < 1000 && abi != IDM_PROV_ABI ? (int)abi : 0;
+}
+
+/* The ABI whose entry point (idm_provider_entry_v<n>) dl exports, else 0.
+ * Looks at the numbers around ours only: an SDK is never far away. */
+static int abi_of_entry(void *dl)
+{
+	char name[64];
+	int abi;
+
+	for (abi = 1; abi <= IDM_PROV_ABI + 16; abi++) {
+		if (abi == IDM_PROV_ABI)
+			continue;
+		snprintf(name, sizeof(name), "idm_provider_entry_v%d", abi);
+		if (dlsym(dl, name))
+			return abi;
+	}
+	return 0;
+}
+
 /* What idm_get_provider_status() reports of one file; the public struct
  * points into the strings copied here (the module may be unloaded). */
 struct idmp_prov_status {
@@ -218,14 +261,27 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
-		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, "%s", dlerror());
+		const char *err = dlerror();
+		int abi = abi_of_dlerror(err);
+
+		if (abi > 0)
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, REBUILD_FMT,
+				    abi, IDM_PROV_ABI);
+		else
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, "%s", err);
 		return;
 	}
 	entry = (idm_prov_entry_fn)dlsym(dl, IDM_PROV_ENTRY_NAME);
 	if (!entry) {
-		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
-			    "no %s symbol (wrong provider ABI?)",
-			    IDM_PROV_ENTRY_NAME);
+		int abi = abi_of_entry(dl);
+
+		if (abi > 0)
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, REBUILD_FMT,
+				    abi, IDM_PROV_ABI);
+		else
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+				    "no %s symbol: not a libidm provider",
+				    IDM_PROV_ENTRY_NAME);
 		dlclose(dl);
 		return;
 	}

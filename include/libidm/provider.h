@@ -13,7 +13,7 @@
  * returns its ops table. libidm refuses a table whose abi_version differs,
  * whose size is smaller than the mandatory part, or that lacks a mandatory
  * op. The core services below are exported by libidm.so.1 in the version
- * node IDM_PROV_<IDM_PROV_ABI> (IDM_PROV_2): compatible within one
+ * node IDM_PROV_<IDM_PROV_ABI> (IDM_PROV_3): compatible within one
  * IDM_PROV_ABI, replaced as a whole when it is bumped. A provider must be
  * rebuilt when IDM_PROV_ABI changes.
  *
@@ -49,16 +49,24 @@ extern "C" {
 /* ABI number: written here only. Everything else derives from it: the  */
 /* entry symbol, its name for dlsym(), the version node of the core     */
 /* services (the build reads this line to generate the linker maps).    */
+/*                                                                      */
+/* It goes up by one with every change of this header or of             */
+/* provider_util.h that a built provider could notice: a struct's       */
+/* layout (the ops table, idm_prov_xfer, idm_prov_unsol, idm_prov_stats */
+/* and the others), a callback type, a core service added, removed or   */
+/* changed. Test abi-provider-sdk compares the SDK with its baseline    */
+/* for this number and fails on any difference (doc/providers.md,       */
+/* "The SDK's ABI"). Comments and new macros need no bump.              */
 /* ------------------------------------------------------------------ */
 
-#define IDM_PROV_ABI 2
+#define IDM_PROV_ABI 3
 
 #define IDM_PROV_PASTE_(a, b) a##b
 #define IDM_PROV_PASTE(a, b) IDM_PROV_PASTE_(a, b)
 #define IDM_PROV_STR_(x) #x
 #define IDM_PROV_STR(x) IDM_PROV_STR_(x)
 
-/* The one symbol a provider defines, e.g. idm_provider_entry_v2. */
+/* The one symbol a provider defines, e.g. idm_provider_entry_v3. */
 #define IDM_PROV_ENTRY IDM_PROV_PASTE(idm_provider_entry_v, IDM_PROV_ABI)
 /* Its name as a string, for dlsym() and version scripts. */
 #define IDM_PROV_ENTRY_NAME IDM_PROV_STR(IDM_PROV_ENTRY)

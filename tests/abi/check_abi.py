@@ -5,7 +5,7 @@ committed baseline tests/abi/libidm.abi using libabigail's abidiff.
 
 Only the types of the public headers (include/libidm) count, and
 tests/abi/libidm.abignore leaves out the provider SDK (node IDM_PROV_<n>,
-idm_prov_*, versioned by IDM_PROV_ABI) and allows the size-guarded structs to grow at
+idm_prov_*, versioned by IDM_PROV_ABI and checked by check_sdk_abi.py) and allows the size-guarded structs to grow at
 their end. abidiff's exit status is a bit field: 1 error, 2 usage error,
 4 ABI change, 8 incompatible ABI change. The test passes when nothing
 changed, or when the only changes are added symbols (a new version node

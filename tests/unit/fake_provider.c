@@ -11,9 +11,13 @@
  *   FAKE_MISNAME   file libidm-misname.so calls itself "other"
  *   FAKE_INITFAIL  init() fails, as iser does without an RDMA device
  *   FAKE_SECOND    a second, complete "fake" (search order test)
- *   FAKE_OLDER     ops table of the first IDM_PROV_ABI 2 SDK, before the
- *                  optional ops at its end (adopt, listen_fd, conn_stats):
+ *   FAKE_OLDER     ops table ending before the optional ops at its end
+ *                  (adopt, listen_fd, conn_stats), as the 1.1 table did:
  *                  must still load
+ *   FAKE_OLDENTRY  built against the previous IDM_PROV_ABI: its entry
+ *                  point is FAKE_OLD_ENTRY (idm_provider_entry_v<n-1>)
+ *   FAKE_OLDNODE   complete, but linked against a libidm of the previous
+ *                  IDM_PROV_ABI (tests/unit/fakes/oldnode): dlopen fails
  *
  * The good variant works enough for the core's state machine: connect
  * succeeds (or fails for port "1"; for port "2" it reports the failure
@@ -39,6 +43,8 @@
 #define FAKE_INITFAIL 7
 #define FAKE_SECOND 8
 #define FAKE_OLDER 9
+#define FAKE_OLDENTRY 10
+#define FAKE_OLDNODE 11
 
 #ifndef FAKE_VARIANT
 #error "FAKE_VARIANT must be set"
@@ -302,6 +308,10 @@ static void fake_conn_stats(struct idm_conn *conn, struct idm_prov_stats *st)
 #define FAKE_NAME "initfail"
 #elif FAKE_VARIANT == FAKE_OLDER
 #define FAKE_NAME "older"
+#elif FAKE_VARIANT == FAKE_OLDENTRY
+#define FAKE_NAME "oldentry"
+#elif FAKE_VARIANT == FAKE_OLDNODE
+#define FAKE_NAME "oldnode"
 #else
 #define FAKE_NAME "fake"
 #endif
@@ -355,7 +365,14 @@ static const struct idm_prov_ops fake_ops = {
 #endif
 };
 
-#if FAKE_VARIANT == FAKE_NOENTRY
+#if FAKE_VARIANT == FAKE_OLDENTRY
+/* The entry point under the name an older SDK gave it. */
+IDM_PROV_EXPORT const struct idm_prov_ops *fake_old_entry(void) __asm__(FAKE_OLD_ENTRY);
+IDM_PROV_EXPORT const struct idm_prov_ops *fake_old_entry(void)
+{
+	return &fake_ops;
+}
+#elif FAKE_VARIANT == FAKE_NOENTRY
 /* Same function under another name, hidden: dlsym must not find it. */
 const struct idm_prov_ops *fake_entry_hidden(void);
 const struct idm_prov_ops *fake_entry_hidden(void)

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 /* Every fake; the filter keeps installed providers out of the picture. */
-#define ALL_FAKES "fake,badabi,noop,noentry,small,misname,other,initfail,ghost"
+#define ALL_FAKES "fake,badabi,noop,noentry,small,misname,other,initfail,ghost,oldentry,oldnode"
 
 static size_t load(idm_ctx *ctx, const struct idm_provider_info **list)
 {
@@ -108,7 +108,30 @@ END_TEST
 
 START_TEST(missing_entry_refused)
 {
-	refused("noentry", "no " IDM_PROV_ENTRY_NAME " symbol");
+	refused("noentry", "no " IDM_PROV_ENTRY_NAME " symbol: not a libidm provider");
+}
+END_TEST
+
+/* Built against the previous IDM_PROV_ABI: refused whichever way the
+ * mismatch shows, with the ABI it was built for and what to do. */
+static void old_sdk_refused(const char *dir)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "built for provider ABI %d, this libidm has provider "
+		 "ABI %d: rebuild it against this libidm", IDM_PROV_ABI - 1, IDM_PROV_ABI);
+	refused(dir, why);
+}
+
+START_TEST(old_sdk_entry_refused)
+{
+	old_sdk_refused("oldentry");
+}
+END_TEST
+
+START_TEST(old_sdk_node_refused)
+{
+	old_sdk_refused("oldnode");
 }
 END_TEST
 
@@ -334,6 +357,8 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, wrong_abi_refused);
 	tcase_add_test(tc, missing_op_refused);
 	tcase_add_test(tc, missing_entry_refused);
+	tcase_add_test(tc, old_sdk_entry_refused);
+	tcase_add_test(tc, old_sdk_node_refused);
 	tcase_add_test(tc, short_ops_refused);
 	tcase_add_test(tc, older_sdk_table_loads);
 	tcase_add_test(tc, misnamed_refused);
