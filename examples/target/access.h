@@ -12,8 +12,18 @@
  * Every decision goes through access_check(): the login of a normal
  * session (refused with 0x0202, authorization failure) and SendTargets
  * in a discovery session (targets the initiator may not log in to are
- * left out, as tgt and LIO do). Initiator ACLs, by name and by
- * address, belong there too.
+ * left out, as tgt and LIO do).
+ *
+ * Initiator ACLs (--acl RULE, acl = RULE): once there is a rule, the
+ * rules alone decide who may log in, loopback included: a login is
+ * allowed when some rule matches both its InitiatorName and its address.
+ * A rule is "NAME ADDRESS [luns=LIST]": NAME an iSCSI name (compared
+ * without regard to case, RFC 3722) or *, ADDRESS an IPv4 or IPv6
+ * address or prefix (10.9.0.0/24, fd00::/64, [fd00::]/64) or *. IPv4
+ * addresses are compared as IPv4-mapped IPv6 (::ffff:a.b.c.d), so an
+ * IPv4 rule matches an IPv4 peer of an IPv6 portal. luns= limits what
+ * the initiator sees; every rule that matches adds its LUNs, one without
+ * luns= gives every LUN. CHAP, when configured, applies on top.
  */
 #ifndef IDM_TARGET_ACCESS_H
 #define IDM_TARGET_ACCESS_H
@@ -21,6 +31,7 @@
 #include <libidm/idm.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 /* Who asks: what the login told us, and the address it came from. */
@@ -45,5 +56,44 @@ bool access_addr_is_loopback(const struct sockaddr_storage *ss);
 
 /** Log the policy in force, once at start-up (a warning for allow-all). */
 void access_log_policy(void);
+
+/* --- initiator ACLs */
+#define ACCESS_MAX_RULES 256
+#define ACCESS_LUN_IDS 16384               /* LUN numbers 0 .. 16383 */
+#define ACCESS_LUN_WORDS (ACCESS_LUN_IDS / 64)
+
+/* What a login may see: every LUN, or those set in `mask` (bit N: LUN N). */
+struct access_luns {
+	bool all;
+	uint64_t mask[ACCESS_LUN_WORDS];
+};
+
+struct access_acl;
+
+/** A new, empty set of rules; NULL without memory. */
+struct access_acl *access_acl_new(void);
+void access_acl_free(struct access_acl *a);
+/**
+ * Parse `rule` and add it to `a`. 0; -EINVAL with `why` saying what is
+ * wrong; -E2BIG beyond ACCESS_MAX_RULES; -ENOMEM.
+ */
+int access_acl_add(struct access_acl *a, const char *rule, char *why, size_t n);
+/** Rules in `a` (NULL: 0). */
+int access_acl_count(const struct access_acl *a);
+/**
+ * Put `a` in force (NULL or empty: no ACLs) and free the set it replaces;
+ * the generation goes up, so that every loop checks its sessions again.
+ * Safe while other loops log in.
+ */
+void access_acl_install(struct access_acl *a);
+/** Bumped by every access_acl_install(). */
+unsigned access_generation(void);
+
+/**
+ * access_check() that also says which LUNs the login may see (`luns`
+ * may be NULL): all of them but under an ACL rule with luns=.
+ */
+int access_decide(const struct access_request *rq, struct access_luns *luns, char *why,
+		  size_t n);
 
 #endif

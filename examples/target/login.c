@@ -577,6 +577,8 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	c->cid = ls->cid;
 	session_unlock();
 	c->sess = s;
+	/* the LUNs its initiator ACL rules grant (session.c) */
+	session_acl_login(s, c);
 
 	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;

@@ -78,6 +78,13 @@ static void usage(FILE *f, const char *prog)
 "      --allow-all           serve initiators from any address without CHAP\n"
 "                            (warns); by default, without CHAP, only\n"
 "                            initiators on loopback may log in\n"
+"      --acl 'NAME ADDRESS [luns=LIST]'\n"
+"                            initiator ACL rule (repeatable, max 256): NAME\n"
+"                            an initiator name or *, ADDRESS an address or\n"
+"                            prefix (10.9.0.0/24, fd00::/64) or *, LIST LUN\n"
+"                            numbers (0,2,4-7) it sees. With rules, only\n"
+"                            logins some rule matches are served, loopback\n"
+"                            included; not with --allow-all\n"
 "      --login-timeout SEC   close a connection not in full feature phase\n"
 "                            SEC seconds after it connected (default 15)\n"
 "      --max-connections N   connections at once, in login or not; more are\n"
@@ -107,8 +114,9 @@ static void usage(FILE *f, const char *prog)
 "when it ends.\n"
 "\n"
 "Stop with SIGINT or SIGTERM. SIGUSR1 prints every connection's counters\n"
-"on stderr. SIGHUP re-reads the lun lines of the config\n"
-"file. Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
+"on stderr. SIGHUP re-reads the lun and acl lines of the config file\n"
+"(all or nothing); sessions the new rules refuse are asked to log out.\n"
+"Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
 "command line, config file, key or LUN.\n"
 "Example:\n"
 "  %s --portal 127.0.0.1:3260 --target-name iqn.2026-11.org.libidm:t1 \\\n"
@@ -123,6 +131,7 @@ enum {
 	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
 	OPT_THREADS, OPT_ALLOW_ALL, OPT_CREDENTIALS,
+	OPT_ACL,
 };
 
 static const struct option long_opts[] = {
@@ -138,6 +147,7 @@ static const struct option long_opts[] = {
 	{ "chap", required_argument, NULL, OPT_CHAP },
 	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
 	{ "allow-all", no_argument, NULL, OPT_ALLOW_ALL },
+	{ "acl", required_argument, NULL, OPT_ACL },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
@@ -163,7 +173,49 @@ static struct {
 	int level;
 	int log_target;
 	unsigned threads;
+	/* initiator ACL rules; the config file's are acls[acl_at, acl_at +
+	 * acl_n), replaced by a SIGHUP as the LUNs are */
+	char *acls[ACCESS_MAX_RULES];
+	int nacls, acl_at, acl_n;
 } opt;
+
+/* Check an ACL rule: 0, or -1 after a message naming where it is. */
+static int check_acl(const char *rule, const char *where)
+{
+	struct access_acl *a = access_acl_new();
+	char why[512];
+	int r;
+
+	if (!a) {
+		ex_err("%s: out of memory", where);
+		return -1;
+	}
+	r = access_acl_add(a, rule, why, sizeof(why));
+	access_acl_free(a);
+	if (r < 0) {
+		ex_err("%s: %s", where, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Build the rule set of `rules` (each checked already); NULL, after a
+ * message, on failure. */
+static struct access_acl *build_acl(char *const *rules, int n)
+{
+	struct access_acl *a = access_acl_new();
+	char why[512];
+
+	for (int i = 0; a && i < n; i++)
+		if (access_acl_add(a, rules[i], why, sizeof(why)) < 0) {
+			ex_err("acl rule '%.128s': %s", rules[i], why);
+			access_acl_free(a);
+			return NULL;
+		}
+	if (!a)
+		ex_err("no memory for the acl rules");
+	return a;
+}
 
 /* "option --name" or "FILE:LINE" for messages */
 static const char *origin(const char *where, int o, char *buf, size_t n)
@@ -290,9 +342,11 @@ static int set_option(int o, char *arg, const char *where)
 		}
 		opt.config = arg;
 		cfg_at = opt.nluns;
+		opt.acl_at = opt.nacls;
 		if (load_config(arg) < 0)
 			return -1;
 		cfg_n = opt.nluns - cfg_at;
+		opt.acl_n = opt.nacls - opt.acl_at;
 		return 0;
 	case 'p':
 		if (opt.nportals == MAX_PORTALS) {
@@ -353,6 +407,15 @@ static int set_option(int o, char *arg, const char *where)
 		return credentials_load(arg);
 	case OPT_ALLOW_ALL:
 		return set_flag(w, o, arg, &g_tgt.allow_all);
+	case OPT_ACL:
+		if (opt.nacls == ACCESS_MAX_RULES) {
+			ex_err("%s: too many acl rules (max %d)", w, ACCESS_MAX_RULES);
+			return -1;
+		}
+		if (check_acl(arg, w) < 0)
+			return -1;
+		opt.acls[opt.nacls++] = arg;
+		return 0;
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
 		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
@@ -436,6 +499,9 @@ struct reload_specs {
 	char *luns[TGT_MAX_LUNS];
 	int n;
 	uint32_t bs;
+	char *acls[ACCESS_MAX_RULES]; /* the file's acl lines */
+	int nacls;
+	bool allow_all;               /* the file sets allow-all = yes */
 };
 
 static int reload_setting(const char *name, char *value, const char *where, void *arg)
@@ -456,38 +522,100 @@ static int reload_setting(const char *name, char *value, const char *where, void
 			return -1;
 		}
 		rs->luns[rs->n++] = value;
+	} else if (!strcmp(name, "acl")) {
+		if (rs->nacls + opt.nacls - opt.acl_n >= ACCESS_MAX_RULES) {
+			ex_err("%s: too many acl rules (max %d)", where, ACCESS_MAX_RULES);
+			return -1;
+		}
+		if (check_acl(value, where) < 0)
+			return -1;
+		rs->acls[rs->nacls++] = value;
+	} else if (!strcmp(name, "allow-all")) {
+		bool v;
+
+		if (set_flag(where, OPT_ALLOW_ALL, value, &v) < 0)
+			return -1;
+		rs->allow_all = v;
+		if (v != g_tgt.allow_all)
+			ex_warn("%s: allow-all changes need a restart; keeping allow-all = %s",
+				where, g_tgt.allow_all ? "yes" : "no");
 	} else if (!strcmp(name, "block-size") && (uint32_t)atoi(value) != rs->bs) {
 		ex_warn("%s: block-size changes need a restart; keeping %u", where, rs->bs);
 	}
 	return 0;
 }
 
+/* The ACL set of a reload: the command line's rules around the file's,
+ * as at start-up. NULL after a message if the set is refused. */
+static struct access_acl *reload_acl(const struct reload_specs *rs)
+{
+	char *all[ACCESS_MAX_RULES];
+	int n = 0;
+
+	for (int i = 0; i < opt.acl_at; i++)
+		all[n++] = opt.acls[i];
+	for (int i = 0; i < rs->nacls; i++)
+		all[n++] = rs->acls[i];
+	for (int i = opt.acl_at + opt.acl_n; i < opt.nacls; i++)
+		all[n++] = opt.acls[i];
+	if (n && (g_tgt.allow_all || rs->allow_all)) {
+		ex_err("reload: acl rules and allow-all exclude each other");
+		return NULL;
+	}
+	return build_acl(all, n);
+}
+
+/* All or nothing: a file with an error changes neither the LUNs nor the
+ * ACLs. With several loops the LUNs stay (every loop reads the table
+ * unlocked); the ACLs are reloaded (each loop checks its sessions). */
 static void reload(void)
 {
-	struct reload_specs rs = { .bs = opt.bs };
+	struct reload_specs *rs = calloc(1, sizeof(*rs));
+	struct access_acl *acl = NULL;
 	void *mark;
 
 	if (!opt.config) {
 		ex_warn("SIGHUP: no config file (-c) to reload");
+		free(rs);
 		return;
 	}
+	if (!rs) {
+		ex_err("SIGHUP: out of memory; nothing reloaded");
+		return;
+	}
+	rs->bs = opt.bs;
 	notify_send("RELOADING=1");
-	ex_info("SIGHUP: reloading the LUNs of %s", opt.config);
+	ex_info("SIGHUP: reloading the LUNs and acl rules of %s", opt.config);
 	/* the command line's LUNs stay; the file's are read again */
 	for (int i = 0; i < cfg_at; i++)
-		rs.luns[rs.n++] = opt.luns[i];
+		rs->luns[rs->n++] = opt.luns[i];
 	mark = config_mark();
-	if (config_load(opt.config, reload_setting, &rs) == 0) {
-		int after = opt.nluns - cfg_at - cfg_n;
+	if (config_load(opt.config, reload_setting, rs) < 0 || !(acl = reload_acl(rs))) {
+		ex_err("reload failed: LUNs and acl rules unchanged");
+	} else {
+		int after = opt.nluns - cfg_at - cfg_n, r = 0;
 
-		if (rs.n + after > TGT_MAX_LUNS) {
+		if (g_nloops > 1) {
+			ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
+				"restart to change them (acl rules reloaded)");
+		} else if (rs->n + after > TGT_MAX_LUNS) {
 			ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
+			r = -1;
 		} else {
 			for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
-				rs.luns[rs.n++] = opt.luns[i];
-			luns_reload(rs.luns, rs.n, opt.bs);
+				rs->luns[rs->n++] = opt.luns[i];
+			r = luns_reload(rs->luns, rs->n, opt.bs);
+		}
+		if (r < 0) {
+			ex_err("reload failed: acl rules unchanged too");
+			access_acl_free(acl);
+		} else {
+			ex_info("reload: %d acl rule(s) in force", access_acl_count(acl));
+			access_acl_install(acl);
+			access_log_policy();
 		}
 	}
+	free(rs);
 	/* the LUNs copied their specs: the file's strings can go */
 	config_release(mark);
 	notify_send("READY=1");
@@ -617,11 +745,7 @@ static int run_loop(bool single)
 		}
 		if (hup) {
 			hup = 0;
-			if (g_nloops == 1)
-				reload();
-			else /* the LUN table is read by every loop unlocked */
-				ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
-					"restart to change them");
+			reload();
 		}
 		if (usr1) {
 			usr1 = 0;
@@ -698,6 +822,18 @@ int main(int argc, char **argv)
 			       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
 			goto out;
 		}
+	}
+	if (opt.nacls && g_tgt.allow_all) {
+		ex_err("acl rules and allow-all exclude each other: allow-all serves "
+		       "everyone, the rules name whom to serve; drop one");
+		goto out;
+	}
+	if (opt.nacls) {
+		struct access_acl *acl = build_acl(opt.acls, opt.nacls);
+
+		if (!acl)
+			goto out;
+		access_acl_install(acl);
 	}
 	/* before any descriptor of ours: the passed ones start at 3 */
 	nact = activation_fds(MAX_PORTALS);
@@ -886,6 +1022,7 @@ out:
 			idm_ctx_destroy(g_loops[i].ctx);
 	free(g_loops);
 	free(usr1_turn);
+	access_acl_install(NULL);
 	config_free();
 	return rc;
 }

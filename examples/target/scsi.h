@@ -61,6 +61,8 @@ struct scsi_cmd {
 	struct lun *lun;        /* NULL: no such LUN */
 	struct lun *const *luns;/* every LUN, for REPORT LUNS */
 	int nluns;
+	const uint64_t *lunmask;/* those the initiator sees (bit N: LUN N);
+	                           NULL: all */
 	uint32_t max_io;        /* largest transfer we accept (bytes) */
 	uint32_t opt_io;        /* transfer we handle best (bytes); 0: max_io */
 	uint32_t edtl;          /* iSCSI Expected Data Transfer Length */

@@ -179,12 +179,19 @@ void scsi_io_start(struct ttask *t)
 {
 	struct scsi_cmd *sc = &t->sc;
 	struct lun *l = find_lun(t->lun_id);
+	const struct session *s = t->c->sess;
+	const uint64_t *mask = s->lun_all ? NULL : s->lunmask;
 	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
 	uint32_t n;
 
+	/* a LUN its ACL rule does not grant is one that does not exist
+	 * (lun_decode() gives 14 bits: inside the mask) */
+	if (l && mask && !((mask[t->lun_id / 64] >> (t->lun_id % 64)) & 1))
+		l = NULL;
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
 	sc->lun = l;
+	sc->lunmask = mask;
 	sc->luns = g_tgt.luns;
 	sc->nluns = g_tgt.nluns;
 	sc->max_io = TGT_MAX_IO;

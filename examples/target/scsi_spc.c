@@ -192,8 +192,14 @@ static void report_luns(struct scsi_cmd *sc)
 	uint32_t n = 0;
 
 	memset(d, 0, sizeof(d));
-	for (int i = 0; i < sc->nluns; i++)
-		lun_encode(d + 8 + 8 * n++, (uint64_t)sc->luns[i]->id);
+	for (int i = 0; i < sc->nluns; i++) {
+		uint64_t id = (uint64_t)sc->luns[i]->id;
+
+		/* an initiator ACL's luns= hides the others */
+		if (sc->lunmask && !((sc->lunmask[id / 64] >> (id % 64)) & 1))
+			continue;
+		lun_encode(d + 8 + 8 * n++, id);
+	}
 	/* LUN LIST LENGTH is never truncated (Implementer's Guide 3.1.2) */
 	wbe32(d, 8 * n);
 	scsi_put_in(sc, d, 8 + 8 * n, be32(sc->cdb + 6));

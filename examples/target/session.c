@@ -12,6 +12,7 @@
  * its owner loop (s->loop) only.
  */
 #include "target.h"
+#include "access.h"
 #include "ex_log.h"
 
 #include <pthread.h>
@@ -412,8 +413,112 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 	admit(c, t, imm);
 }
 
+/* --- initiator ACLs: the LUNs a session sees, and a session that lost
+ * access asked to log out (doc/idm-target.md, "Initiator ACLs") */
+
+#define ACL_LOGOUT_WAIT_S 5 /* Parameter3 of the Async Message */
+
+/* The session's LUNs become `l` (NULL: none). True if they changed. */
+static bool set_luns(struct session *s, const struct access_luns *l)
+{
+	bool changed;
+
+	_Static_assert(sizeof(s->lunmask) == sizeof(l->mask), "one LUN bitmap");
+	if (l && l->all) {
+		changed = !s->lun_all;
+		s->lun_all = true;
+		return changed;
+	}
+	if (!s->lun_all && l && !memcmp(s->lunmask, l->mask, sizeof(s->lunmask)))
+		return false;
+	s->lun_all = false;
+	if (l)
+		memcpy(s->lunmask, l->mask, sizeof(s->lunmask));
+	else
+		memset(s->lunmask, 0, sizeof(s->lunmask));
+	return true;
+}
+
+/* Decide for s on connection c: 0 with its LUNs set, or -EACCES. */
+static int acl_decide(struct session *s, struct tconn *c, char *why, size_t n)
+{
+	struct access_request rq;
+	struct access_luns l;
+	int r;
+
+	s->acl_gen = access_generation();
+	s->acl_recheck = false;
+	access_request_init(&rq, c->ic, s->iname, g_tgt.name);
+	r = access_decide(&rq, &l, why, n);
+	if (r == 0 && set_luns(s, &l) && c->state == CS_FFP)
+		ex_info("%s: initiator ACLs changed the LUNs %s sees", idm_conn_peer_name(c->ic),
+			s->iname);
+	return r;
+}
+
+void session_acl_login(struct session *s, struct tconn *c)
+{
+	char why[512];
+
+	if (s->discovery || s->logout_asked)
+		return;
+	/* allowed at its first request: a reload since is seen next pass */
+	if (acl_decide(s, c, why, sizeof(why)) < 0) {
+		set_luns(s, NULL);
+		s->acl_recheck = true;
+	}
+}
+
+/* RFC 7143 11.9.1, AsyncEvent 1: the target requests a logout within
+ * Parameter3 seconds; the connection is closed after that. Meanwhile
+ * the session sees no LUN. */
+static void request_logout(struct session *s, const char *why)
+{
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
+	struct tconn *c = s->conn;
+
+	ex_info("%s: session tsih %u lost access, logout requested within %d s: %s",
+		idm_conn_peer_name(c->ic), s->tsih, ACL_LOGOUT_WAIT_S, why);
+	s->logout_asked = true;
+	set_luns(s, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &s->logout_deadline);
+	s->logout_deadline.tv_sec += ACL_LOGOUT_WAIT_S;
+	r[0] = IDM_ISCSI_OP_ASYNC_MSG;
+	r[1] = 0x80;
+	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
+	conn_fill_sn(c, r, true);
+	r[36] = 1; /* AsyncEvent: logout requested */
+	idm_iscsi_put16(r + 42, ACL_LOGOUT_WAIT_S); /* Parameter3 */
+	conn_send(c, r, NULL, 0);
+}
+
+static void acl_check(struct session *s, const struct timespec *now)
+{
+	struct tconn *c = s->conn;
+	char why[512];
+
+	if (s->discovery || s->zombie || !c || c->state != CS_FFP)
+		return;
+	if (s->logout_asked) {
+		if (now->tv_sec > s->logout_deadline.tv_sec ||
+		    (now->tv_sec == s->logout_deadline.tv_sec &&
+		     now->tv_nsec >= s->logout_deadline.tv_nsec))
+			conn_close(c, "no logout after the request: access lost");
+		return;
+	}
+	if (!s->acl_recheck && s->acl_gen == access_generation())
+		return;
+	if (acl_decide(s, c, why, sizeof(why)) < 0)
+		request_logout(s, why);
+}
+
 void session_timers(void)
 {
-	for (struct session *s = g_loop->sessions; s; s = s->next)
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct session *s = g_loop->sessions; s; s = s->next) {
 		tmf_check(s);
+		acl_check(s, &now);
+	}
 }

@@ -26,6 +26,7 @@
 #include "scsi.h"
 
 #define TGT_MAX_LUNS 64
+#define TGT_LUN_IDS 16384          /* LUN numbers 0 .. 16383 */
 #define TGT_CMD_WINDOW 128         /* MaxCmdSN - ExpCmdSN + 1 */
 #define TGT_MAX_IO (16u << 20)     /* largest data transfer of one command */
 #define TGT_MRDSL 262144u          /* MaxRecvDataSegmentLength we declare */
@@ -150,6 +151,14 @@ struct session {
 	bool zombie;               /* reinstated: waiting for its conn to go */
 	struct loop *loop;         /* owner: every use of the session is there */
 	struct session *rnext;     /* in the registry (session.c) */
+	/* initiator ACLs (access.c, session.c): the LUNs it sees, decided
+	 * at login and again when the rules change */
+	bool lun_all;              /* every LUN; else those in lunmask */
+	uint64_t lunmask[TGT_LUN_IDS / 64]; /* bit N: LUN N visible */
+	unsigned acl_gen;          /* access_generation() it was decided at */
+	bool acl_recheck;          /* decide again on the next pass */
+	bool logout_asked;         /* lost access: Async Message sent */
+	struct timespec logout_deadline; /* then closed at this time */
 };
 
 enum conn_state { CS_LOGIN, CS_FFP, CS_CLOSING, CS_DEAD };
@@ -212,6 +221,7 @@ void session_unlock(void);
 void session_task_done(struct ttask *t);
 void session_timers(void);
 void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason);
+void session_acl_login(struct session *s, struct tconn *c);
 
 /* loop.c: a connection finishing its login on the loop that owns its
  * session (the ISID's or TSIH's) */

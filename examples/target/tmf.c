@@ -18,8 +18,11 @@
 
 #define TMF_WAIT_MS 3000
 
-static bool lun_exists(uint64_t id)
+static bool lun_exists(const struct session *s, uint64_t id)
 {
+	/* one an initiator ACL hides does not exist for the session */
+	if (!s->lun_all && !((s->lunmask[id / 64] >> (id % 64)) & 1))
+		return false;
 	for (int i = 0; i < g_tgt.nluns; i++)
 		if ((uint64_t)g_tgt.luns[i]->id == id)
 			return true;
@@ -182,13 +185,18 @@ void tmf_request(struct ttask *req)
 	case IDM_ISCSI_TMF_ABORT_TASK_SET:
 	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
 	case IDM_ISCSI_TMF_LUN_RESET:
-		if (!lun_exists(req->lun_id)) {
+		if (!lun_exists(s, req->lun_id)) {
 			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_LUN);
 			break;
 		}
 		/* fall through */
 	case IDM_ISCSI_TMF_TARGET_WARM_RESET:
 	case IDM_ISCSI_TMF_TARGET_COLD_RESET:
+		/* an initiator an ACL limits to some LUNs resets no others */
+		if (fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET && !s->lun_all) {
+			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_AUTH_FAILED);
+			break;
+		}
 		if (s->tmf.active) { /* one multi-task TMF at a time */
 			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
 			break;

@@ -66,6 +66,31 @@ expect_run "unknown option" 2 "unrecognized option '--bogus'" "${T[@]}" --bogus
 expect_run "extra argument" 2 "unexpected argument 'extra'" "${T[@]}" --lun ram:1M extra
 expect_run "initiator unknown option" 2 "unrecognized option '--bogus'" "$IDM_INITIATOR" --bogus
 
+# initiator ACL rules refused at start-up, with the file and line
+H1=iqn.1994-05.com.example:host1
+printf 'lun = ram:1M\n\nacl = %s 10.0.0.1/8\n' "$H1" >"$TMP/acl.conf"
+expect_run "acl: host bits set, in a config file" 2 \
+	"error: $TMP/acl.conf:3: '10.0.0.1/8': host bits set; the network is 10.0.0.0/8" \
+	"${T[@]}" -c "$TMP/acl.conf"
+printf 'lun = ram:1M\nacl = %s [fd00::]/129\n' "$H1" >"$TMP/acl.conf"
+expect_run "acl: IPv6 prefix too long" 2 \
+	"acl.conf:2: '\[fd00::\]/129': the prefix length of an IPv6 address is 0 to 128" \
+	"${T[@]}" -c "$TMP/acl.conf"
+expect_run "acl: not an iSCSI name" 2 "error: option --acl: 'host1' is not an iSCSI name" \
+	"${T[@]}" --lun ram:1M --acl "host1 *"
+expect_run "acl: one field" 2 "error: option --acl: acl rule '\*': use NAME ADDRESS \[luns=LIST\]" \
+	"${T[@]}" --lun ram:1M --acl "*"
+expect_run "acl: bad luns=" 2 "'luns=1,,2': use luns=N,N-M,... with LUN numbers 0 to 16383" \
+	"${T[@]}" --lun ram:1M --acl "* * luns=1,,2"
+expect_run "acl: with --allow-all" 2 "acl rules and allow-all exclude each other" \
+	"${T[@]}" --lun ram:1M --allow-all --acl "* *"
+printf 'allow-all = yes\n' >"$TMP/allow.conf"
+expect_run "acl: with allow-all = yes in a config file" 2 "acl rules and allow-all exclude each other" \
+	"${T[@]}" --lun ram:1M -c "$TMP/allow.conf" --acl "* *"
+for _ in $(seq 257); do echo "acl = * *"; done >"$TMP/many.conf"
+expect_run "acl: 257 rules" 2 "many.conf:257: too many acl rules \(max 256\)" \
+	"${T[@]}" --lun ram:1M -c "$TMP/many.conf"
+
 # IDM_LOG_LEVEL: the starting level of both programs, a bad value named
 truncate -s 1M "$TMP/disk.img"
 start_target "$TMP/t.log" --portal 127.0.0.1:0 --lun "file:$TMP/disk.img" -q -q

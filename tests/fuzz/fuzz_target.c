@@ -12,7 +12,12 @@
  * configuration bit 0: the connections are iSER; bit 1: CHAP required
  * (--chap); bit 2: the provider does digests; bit 3: an alias; bit 4:
  * --key overrides; bit 5: protected (no allow-all: the peer, 192.0.2.1,
- * may log in with CHAP only, and discovers nothing without it). sel
+ * may log in with CHAP only, and discovers nothing without it); bit 6:
+ * initiator ACL rules (access.c): iqn.2026-11.org.libidm:ini from
+ * 192.0.2.0/24 sees LUN 1 only, any other name is refused; bit 7 (with
+ * bit 6): each time passes, the rules change as a SIGHUP would change
+ * them, between those and rules that refuse every session (which is
+ * then asked to log out). sel
  * bit 0: connection 0 or 1 (a second connection tries session and
  * connection reinstatement); bit 1: the initiator
  * resets that connection first (Connection_Terminate_Notify); bit 2:
@@ -24,6 +29,7 @@
 
 #include "fake_idm.h"
 #include "budget.h"
+#include "access.h"
 #include "ex_log.h"
 #include "target.h"
 
@@ -43,6 +49,21 @@ static const char *overrides[] = {
 	"FirstBurstLength=512", "HeaderDigest=None", "ErrorRecoveryLevel=0",
 };
 
+/* The ACL rules of config bit 6, or (refuse) rules no session matches. */
+static void acl_rules(bool refuse)
+{
+	struct access_acl *a = access_acl_new();
+	char why[256];
+
+	if (!a || access_acl_add(a, refuse ? "* 198.51.100.0/24" :
+				 "iqn.2026-11.org.libidm:ini 192.0.2.0/24 luns=1",
+				 why, sizeof(why)) < 0 ||
+	    (!refuse && access_acl_add(a, "iqn.2026-11.org.libidm:other *", why,
+				       sizeof(why)) < 0))
+		abort();
+	access_acl_install(a);
+}
+
 static void setup(uint8_t cfg)
 {
 	static bool logs;
@@ -59,7 +80,9 @@ static void setup(uint8_t cfg)
 	memset(&g_tgt, 0, sizeof(g_tgt));
 	g_loop = &loop0;
 	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
-	g_tgt.allow_all = !(cfg & 32);
+	g_tgt.allow_all = !(cfg & 32) && !(cfg & 64); /* main.c: not both */
+	if (cfg & 64)
+		acl_rules(false);
 	if (cfg & 2) {
 		g_tgt.chap_user = "user";
 		g_tgt.chap_secret = "secret-secret";
@@ -92,16 +115,19 @@ static void teardown(void)
 	for (int i = 0; i < g_tgt.nluns; i++)
 		lun_close(g_tgt.luns[i]);
 	g_tgt.nluns = 0;
+	access_acl_install(NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *provider;
 	idm_conn *conn[2] = { NULL, NULL };
+	bool reload, refuse = false;
 
 	if (size < 1)
 		return 0;
 	setup(data[0]);
+	reload = (data[0] & 0xc0) == 0xc0;
 	provider = (data[0] & 1) ? "iser" : "tcp";
 	data++;
 	size--;
@@ -131,6 +157,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fake_complete();
 		}
 		if (sel & 4) {
+			if (reload)
+				acl_rules((refuse = !refuse));
 			session_timers();
 			tmf_check_all();
 		}

@@ -266,6 +266,23 @@ def target():
           pdu(bhs(0x1e, 0x80, data=b"vendor", itt=51), b"vendor") +
           pdu(bhs(0x21, 0x80, itt=52)) + pdu(bhs(0x25, 0x81, data=b"data", itt=53), b"data") +
           text_req(b"SendTargets=", 54, 2) + nop_out(55, 3, b"ping") + logout(56, 4))
+    # initiator ACLs (config bit 6): the seeds' initiator sees LUN 1 only
+    # (REPORT LUNS, LUN 0 not supported, resets), another name is refused
+    # and discovers nothing; bit 7: the rules change when time passes,
+    # the session is asked to log out (Async Message) and does
+    write("target", "acl-luns", b"\x40" + c +
+          scsi_cmd(cdb(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), 256, 10, 1, r=True) +
+          scsi_cmd(cdb(0x25), 8, 11, 2, r=True, lun=0) + scsi_cmd(cdb(0x00), 0, 12, 3, lun=1) +
+          scsi_cmd(cdb(0x12, 0, 0, 0, 255, 0), 255, 13, 4, r=True, lun=0) +
+          tmf(5, 14, 5) + tmf(6, 15, 5) + logout(16, 5))
+    write("target", "acl-refused", b"\x40" +
+          login(0, 1, True, FIRST.replace(b"libidm:ini", b"libidm:nobody")) +
+          login(0, 3, True, DISCOVERY.replace(b"libidm:ini", b"libidm:nobody") +
+                text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512")), sel=1) +
+          text_req(text(("SendTargets", "All")), 5, 1, sel=1))
+    write("target", "acl-reload", b"\xc0" + c +
+          scsi_cmd(cdb(0x00), 0, 10, 1, lun=1, sel=4) + scsi_cmd(cdb(0x00), 0, 11, 2, lun=1) +
+          nop_out(12, 3, sel=4) + logout(13, 3))
     write("target", "reinstatement", b"\0" + c + scsi_cmd(cdb(0x00), 0, 40, 1) +
           login(0, 1, True, FIRST, sel=1) + login(1, 3, True, OPER, itt=2, sel=1) +
           scsi_cmd(cdb(0x00), 0, 41, 1, sel=1) + nop_out(42, 2, sel=2) +

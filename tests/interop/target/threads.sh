@@ -5,7 +5,8 @@
 # either loop and must finish on the loop owning their session, with the
 # data of every round read back. The SIGUSR1 dump must show connections
 # on both loops; the target must stop cleanly on SIGTERM (exit 0; under
-# ThreadSanitizer any report fails it). Also: what --threads refuses.
+# ThreadSanitizer any report fails it). Also: what --threads refuses,
+# and initiator ACLs reloaded by SIGHUP with sessions on both loops.
 # Every LUN is written by one session at a time: writes from sessions on
 # two loops to one RAM LUN race like writes from two hosts to one disk,
 # which ThreadSanitizer would rightly report (the bench only reads).
@@ -83,6 +84,50 @@ rc=$?
 if [ "$rc" -ne 0 ] || grep -q "ThreadSanitizer\|AddressSanitizer" "$TMP/target.log"; then
 	echo "FAIL: idm-target exited $rc"
 	grep -A20 "Sanitizer" "$TMP/target.log" | head -n 60
+	fails=$((fails + 1))
+fi
+
+# --- initiator ACLs reloaded with two loops: SIGHUP takes host1's rule
+# away while 8 sessions of each initiator run; each loop asks its own
+# sessions of host1 to log out (every one of the 8), host2's go on
+H1=iqn.1994-05.com.example:host1
+H2=iqn.1994-05.com.example:host2
+printf 'acl = %s 127.0.0.1\nacl = %s 127.0.0.1\n' "$H1" "$H2" >"$TMP/acl.conf"
+IDM_TARGET_STDOUT=/dev/null idm_target_start "$TMP/acl.log" 5 --portal 127.0.0.1:0 \
+	--target-name "$IQN" --threads 2 -v --lun ram:16M --lun ram:16M -c "$TMP/acl.conf"
+TARGET_PID=$TGT_PID
+URL="iscsi://127.0.0.1:$PORT/$IQN"
+timeout 60 "${I[@]}" -n "$H1" --replacement-timeout 0 --bench --sessions 8 --qd 2 \
+	--duration 30 "$URL/1" >"$TMP/acl1.out" 2>&1 &
+b1=$!
+timeout 60 "${I[@]}" -n "$H2" --replacement-timeout 0 --bench --sessions 8 --qd 2 \
+	--duration 8 "$URL/2" >"$TMP/acl2.out" 2>&1 &
+b2=$!
+# each bench: a session for its checks, then its 8
+for _ in $(seq 100); do
+	[ "$(grep -c "normal session" "$TMP/acl.log")" -ge 18 ] && break
+	sleep 0.1
+done
+printf 'acl = %s 127.0.0.1\n' "$H2" >"$TMP/acl.conf"
+kill -HUP "$TARGET_PID"
+wait "$b1"
+rc1=$?
+wait "$b2"
+rc2=$?
+lost=$(grep -c "lost access, logout requested" "$TMP/acl.log")
+echo "ACL reload: $lost session(s) of host1 asked to log out; host1's bench exit $rc1, host2's $rc2"
+if [ "$lost" -ne 8 ] || [ "$rc1" -ne 1 ] || [ "$rc2" -ne 0 ] ||
+	! grep -q "target requested a logout" "$TMP/acl1.out"; then
+	echo "FAIL: ACL reload with two loops"
+	tail -n 5 "$TMP/acl1.out" "$TMP/acl2.out"
+	fails=$((fails + 1))
+fi
+kill "$TARGET_PID"
+wait "$TARGET_PID"
+rc=$?
+if [ "$rc" -ne 0 ] || grep -q "ThreadSanitizer\|AddressSanitizer" "$TMP/acl.log"; then
+	echo "FAIL: idm-target (ACLs) exited $rc"
+	grep -A20 "Sanitizer" "$TMP/acl.log" | head -n 60
 	fails=$((fails + 1))
 fi
 if [ "$fails" -ne 0 ]; then
