@@ -107,3 +107,10 @@ void authlimit_failed(const char *addr)
 	}
 	pthread_mutex_unlock(&lock);
 }
+
+void authlimit_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	memset(slots, 0, sizeof(slots));
+	pthread_mutex_unlock(&lock);
+}

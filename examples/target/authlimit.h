@@ -23,5 +23,7 @@ extern unsigned g_authlimit_max;
 bool authlimit_blocked(const char *addr);
 /** A login from `addr` failed to authenticate. */
 void authlimit_failed(const char *addr);
+/** Forget every address (the fuzz harness, between inputs). */
+void authlimit_reset(void);
 
 #endif

@@ -12,7 +12,12 @@
  * configuration bit 0: the connections are iSER; bit 1: CHAP required
  * (--chap); bit 2: the provider does digests; bit 3: an alias; bit 4:
  * --key overrides; bit 5: protected (no allow-all: the peer, 192.0.2.1,
- * may log in with CHAP only, and discovers nothing without it). sel
+ * may log in with CHAP only, and discovers nothing without it); bit 6:
+ * the rest of CHAP: initiator-chap for iqn.2026-11.org.libidm:ini,
+ * mutual-chap, discovery-chap, chap-algorithms sha3-256,sha256,sha1
+ * (MD5 refused); bit 7: --max-auth-failures 2 (else off). CHAP's
+ * challenges are 00 01 02 ... with CHAP_I 1 in this build (ex_chap.c),
+ * so a seed can answer them. sel
  * bit 0: connection 0 or 1 (a second connection tries session and
  * connection reinstatement); bit 1: the initiator
  * resets that connection first (Connection_Terminate_Notify); bit 2:
@@ -23,6 +28,7 @@
 #include "fuzz.h"
 
 #include "fake_idm.h"
+#include "authlimit.h"
 #include "budget.h"
 #include "ex_log.h"
 #include "target.h"
@@ -64,6 +70,22 @@ static void setup(uint8_t cfg)
 		g_tgt.chap_user = "user";
 		g_tgt.chap_secret = "secret-secret";
 	}
+	if (cfg & 64) {
+		g_tgt.chap_initiators[0] = (struct tgt_chap_cred){
+			"iqn.2026-11.org.libidm:ini", "ini", "ini-secret-0123" };
+		g_tgt.nchap_initiators = 1;
+		g_tgt.mutual_user = "tgt";
+		g_tgt.mutual_secret = "tgt-secret-4567";
+		g_tgt.disc_user = "disc";
+		g_tgt.disc_secret = "disc-secret-89ab";
+		g_tgt.chap_algs[0] = 8;
+		g_tgt.chap_algs[1] = 7;
+		g_tgt.chap_algs[2] = 6;
+		g_tgt.nchap_algs = 3;
+	}
+	/* the failures of one input do not refuse the next */
+	authlimit_reset();
+	g_authlimit_max = (cfg & 128) ? 2 : 0;
 	g_tgt.caps = (cfg & 4) ? IDM_CAP_DIGESTS : 0;
 	if (cfg & 8)
 		g_tgt.alias = "fuzz target";
