@@ -194,17 +194,30 @@ static const char *chap_secret(const struct ini_session *s)
 
 /* The challenges this process sent lately: a target that sends one of
  * them back wants us to answer our own question for it (reflection). */
-static uint8_t sent_chal[16][32];
+#define SENT_CHAL_MAX 16
+static struct {
+	uint8_t c[EX_CHAP_MAX_DIGEST];
+	size_t len;
+} sent_chal[SENT_CHAL_MAX];
 static unsigned nsent;
 
 static bool chal_is_ours(const uint8_t *c, size_t len)
 {
 	bool seen = false;
 
-	for (unsigned i = 0; i < 16 && i < nsent; i++)
-		seen |= len == sizeof(sent_chal[i]) &&
-			ex_chap_equal(sent_chal[i], c, len);
+	for (unsigned i = 0; i < SENT_CHAL_MAX && i < nsent; i++)
+		if (sent_chal[i].len == len &&
+		    ex_chap_equal(sent_chal[i].c, c, len))
+			seen = true;
 	return seen;
+}
+
+static void chal_sent(const uint8_t *c, size_t len)
+{
+	unsigned i = nsent++ % SENT_CHAL_MAX;
+
+	memcpy(sent_chal[i].c, c, len);
+	sent_chal[i].len = len;
 }
 
 /*
@@ -285,8 +298,7 @@ static int chap_step(struct ini_session *s, struct ex_kv *kv, int n,
 					return -1;
 				}
 			} while (dl == len && ex_chap_equal(s->chap_chal, chal, (size_t)dl));
-			memset(sent_chal[nsent % 16], 0, sizeof(sent_chal[0]));
-			memcpy(sent_chal[nsent++ % 16], s->chap_chal, (size_t)dl);
+			chal_sent(s->chap_chal, (size_t)dl);
 			ex_hex_encode(s->chap_chal, (size_t)dl, hex, sizeof(hex));
 			if (ex_text_add(req, "CHAP_I", "%u", s->chap_id) < 0 ||
 			    ex_text_add(req, "CHAP_C", "%s", hex) < 0)
@@ -316,6 +328,12 @@ static int chap_check_target(struct ini_session *s, struct ex_kv *kv, int n)
 	if (s->chap_state != 2) {
 		ini_session_set_failed(s, -EACCES, "CHAP: the target left the "
 				       "security stage without proving itself (mutual CHAP)");
+		return -1;
+	}
+	if (!nm || !r) {
+		ini_session_set_failed(s, -EACCES, "CHAP: the target left the "
+				       "security stage without proving itself: no "
+				       "CHAP_N and CHAP_R (mutual CHAP)");
 		return -1;
 	}
 	dl = ex_chap_response(s->chap_alg, s->chap_id, s->o->mutual_secret,
