@@ -217,20 +217,90 @@ START_TEST(keys_check_setting)
 }
 END_TEST
 
-START_TEST(md5_and_chap)
+START_TEST(chap_responses)
 {
-	uint8_t d[EX_MD5_LEN], b[64];
-	char hex[40];
-	/* RFC 1321 test suite */
-	ex_md5("", 0, d);
-	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
-	ck_assert_str_eq(hex, "0xd41d8cd98f00b204e9800998ecf8427e");
-	ex_md5("message digest", 14, d);
-	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
+	/* H(id || secret || challenge), the values of python3's hashlib:
+	 * id 0x2a, secret "libidm-secret-1", challenge 00 01 02 ... of the
+	 * digest's length */
+	static const struct {
+		int alg;
+		size_t len;
+		const char *want;
+	} v[] = {
+		{ 5, 16, "0x9e0d53e2a88bbfef76749e0edf13a123" },
+		{ 6, 20, "0x57d40c777bdbc7b33422660516ca070927d10398" },
+		{ 7, 32, "0xbbdc22a55e15ccfa34d8a0d8f638579630b41abc34d163485c30f1079583ca12" },
+		{ 8, 32, "0x57ab5319d73c96c61530b06bca9368d2971ce4d2cc45a65be35c6261ae199d9c" },
+	};
+	uint8_t chal[EX_CHAP_MAX_DIGEST], d[EX_CHAP_MAX_DIGEST];
+	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
+
+	for (size_t i = 0; i < sizeof(chal); i++)
+		chal[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		ck_assert_uint_eq(ex_chap_digest_len(v[i].alg), v[i].len);
+		ck_assert_int_eq(ex_chap_response(v[i].alg, 0x2a, "libidm-secret-1", chal,
+						  v[i].len, d), (int)v[i].len);
+		ex_hex_encode(d, v[i].len, hex, sizeof(hex));
+		ck_assert_str_eq(hex, v[i].want);
+		ck_assert(ex_chap_equal(d, d, v[i].len));
+	}
+	/* RFC 1321's MD5 of "message digest" through the same path: id
+	 * 'm', secret "essage ", challenge "digest" */
+	ck_assert_int_eq(ex_chap_response(EX_CHAP_MD5, 'm', "essage ",
+					  (const uint8_t *)"digest", 6, d), 16);
+	ex_hex_encode(d, 16, hex, sizeof(hex));
 	ck_assert_str_eq(hex, "0xf96b697d7cb7938d525a2f31aaf161d0");
-	ex_md5("12345678901234567890123456789012345678901234567890123456789012345678901234567890", 80, d);
-	ex_hex_encode(d, sizeof(d), hex, sizeof(hex));
-	ck_assert_str_eq(hex, "0x57edf4a22be3c955ac49da2e2107b67a");
+	/* unknown algorithm, oversized challenge */
+	ck_assert_int_eq(ex_chap_response(4, 1, "s", chal, 16, d), -EINVAL);
+	ck_assert_int_eq(ex_chap_response(9, 1, "s", chal, 16, d), -EINVAL);
+	ck_assert_int_eq(ex_chap_response(EX_CHAP_MD5, 1, "s", chal, EX_CHAP_CHAL_MAX + 1, d),
+			 -EINVAL);
+	ck_assert_uint_eq(ex_chap_digest_len(4), 0);
+	ck_assert(!ex_chap_equal("abcd", "abce", 4));
+}
+END_TEST
+
+START_TEST(chap_algorithms)
+{
+	int a[EX_CHAP_MAX_ALGS];
+	char buf[16];
+	uint8_t c1[32], c2[32];
+
+	ck_assert_int_eq(ex_chap_alg_list_parse("sha3-256,sha256,sha1,md5", a, 4), 4);
+	ck_assert_int_eq(a[0], 8);
+	ck_assert_int_eq(a[3], 5);
+	ck_assert_int_eq(ex_chap_alg_list_format(a, 4, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "8,7,6,5");
+	/* open-iscsi's spelling, numbers, spaces */
+	ck_assert_int_eq(ex_chap_alg_list_parse("SHA3-256, SHA256", a, 4), 2);
+	ck_assert_int_eq(a[1], 7);
+	ck_assert_int_eq(ex_chap_alg_list_parse("7,5", a, 4), 2);
+	ck_assert_int_eq(ex_chap_alg_list_parse("sha256,sha256", a, 4), -EINVAL);
+	ck_assert_int_eq(ex_chap_alg_list_parse("sha512", a, 4), -EINVAL);
+	ck_assert_int_eq(ex_chap_alg_list_parse("", a, 4), -EINVAL);
+	ck_assert_int_eq(ex_chap_alg_list_parse("md5,", a, 4), -EINVAL);
+	ck_assert_int_eq(ex_chap_alg_list_parse("md5,sha1", a, 1), -EINVAL);
+	ck_assert_str_eq(ex_chap_alg_name(8), "sha3-256");
+	/* our order decides; what we do not know or take is skipped */
+	ck_assert_int_eq(ex_chap_alg_list_parse("sha256,md5", a, 4), 2);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 2, "5,7"), 7);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 2, "5"), 5);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 2, "x,8,6"), -1);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 2, "77,55,5"), 5);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 1, "5"), -1);
+	ck_assert_int_eq(ex_chap_alg_choose(a, 2, ""), -1);
+	/* two challenges differ */
+	ck_assert_int_eq(ex_chap_random(c1, sizeof(c1), NULL), 0);
+	ck_assert_int_eq(ex_chap_random(c2, sizeof(c2), NULL), 0);
+	ck_assert(memcmp(c1, c2, sizeof(c1)) != 0);
+}
+END_TEST
+
+START_TEST(chap_encodings)
+{
+	uint8_t b[64];
+
 	ck_assert_int_eq(ex_bin_decode("0x0102ff", b, sizeof(b)), 3);
 	ck_assert_int_eq(b[2], 0xff);
 	ck_assert_int_eq(ex_bin_decode("0xabc", b, sizeof(b)), 2);
@@ -259,7 +329,9 @@ int main(void)
 	tcase_add_test(tc, keys_check_setting);
 	tcase_add_test(tc, keys_iser_digests);
 	tcase_add_test(tc, url_parse);
-	tcase_add_test(tc, md5_and_chap);
+	tcase_add_test(tc, chap_responses);
+	tcase_add_test(tc, chap_algorithms);
+	tcase_add_test(tc, chap_encodings);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

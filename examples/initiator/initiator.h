@@ -49,6 +49,16 @@ struct ini_opts {
 	int noop_timeout_s;	   /* ... answered within this, or dead */
 	int replacement_timeout_s; /* reconnect for this long; 0: no */
 
+	/* CHAP (login.c): what we give (discovery sessions: disc_* if
+	 * set), what the target must answer (mutual), the algorithms we
+	 * offer in order; secrets from --credentials FILE */
+	const char *credentials;
+	const char *chap_user, *chap_secret;
+	const char *mutual_user, *mutual_secret;
+	const char *disc_user, *disc_secret;
+	int chap_algs[4];
+	int nchap_algs;
+
 	/* data-path keys the user may force */
 	int immediate_data; /* enum ini_tri */
 	int initial_r2t;
@@ -91,6 +101,8 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv);
  * TargetRecvDataSegmentLength we offer on iSER. */
 uint32_t ini_opts_local_dsl(const struct ini_opts *o, bool iser);
 uint32_t ini_opts_target_dsl(const struct ini_opts *o);
+/* Read o->credentials (after logging is set up). 0, or -1 (said why). */
+int ini_credentials_load(struct ini_opts *o);
 void ini_usage(FILE *f, const char *prog);
 
 /* ------------------------------------------------------------------ */
@@ -198,6 +210,11 @@ struct ini_session {
 	bool login_done;
 	bool login_have_statsn; /* a Login Response gave us StatSN */
 	int login_rounds;
+	/* CHAP: 0 none, 1 CHAP_A sent, 2 response sent, 3 done */
+	int chap_state;
+	int chap_alg;
+	uint8_t chap_id;                     /* ours, for mutual CHAP */
+	uint8_t chap_chal[32];               /* ours, digest length */
 	struct ini_offer offers[24]; /* what we offered in this stage */
 	int noffers;
 	char answers[1024]; /* answers to target offers, to send next */

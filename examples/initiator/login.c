@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Login (RFC 7143 sections 6 and 11.12-11.13): a security stage with
- * AuthMethod=None, then operational negotiation, then Notice_Key_Values
+ * AuthMethod=None or CHAP (RFC 7143 12.1.3: one-way, or mutual with
+ * mutual-chap credentials), then operational negotiation, then Notice_Key_Values
  * and Enable_Datamover when the final Login Response arrives.
  * The key table and result functions are in examples/common (ex_keys).
  */
 #include "initiator.h"
 
+#include "ex_chap.h"
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "ex_text.h"
@@ -14,6 +16,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LOGIN_MAX_ROUNDS 16 /* Login Requests per stage before giving up */
@@ -173,6 +176,183 @@ static int send_login(struct ini_session *s, bool transit, const char *data,
 	return ini_send_pdu(s, bhs, len ? data : NULL, len, NULL);
 }
 
+/* The credentials of this session: discovery-chap for discovery when
+ * given, else chap. NULL: none. */
+static const char *chap_user(const struct ini_session *s)
+{
+	if (s->discovery && s->o->disc_user)
+		return s->o->disc_user;
+	return s->o->chap_user;
+}
+
+static const char *chap_secret(const struct ini_session *s)
+{
+	if (s->discovery && s->o->disc_user)
+		return s->o->disc_secret;
+	return s->o->chap_secret;
+}
+
+/* The challenges this process sent lately: a target that sends one of
+ * them back wants us to answer our own question for it (reflection). */
+#define SENT_CHAL_MAX 16
+static struct {
+	uint8_t c[EX_CHAP_MAX_DIGEST];
+	size_t len;
+} sent_chal[SENT_CHAL_MAX];
+static unsigned nsent;
+
+static bool chal_is_ours(const uint8_t *c, size_t len)
+{
+	bool seen = false;
+
+	for (unsigned i = 0; i < SENT_CHAL_MAX && i < nsent; i++)
+		if (sent_chal[i].len == len &&
+		    ex_chap_equal(sent_chal[i].c, c, len))
+			seen = true;
+	return seen;
+}
+
+static void chal_sent(const uint8_t *c, size_t len)
+{
+	unsigned i = nsent++ % SENT_CHAL_MAX;
+
+	memcpy(sent_chal[i].c, c, len);
+	sent_chal[i].len = len;
+}
+
+/*
+ * The CHAP keys of a Login Response in the security stage, and the
+ * request that follows: CHAP_A after AuthMethod=CHAP, CHAP_N and CHAP_R
+ * (with CHAP_I and CHAP_C for mutual CHAP) after the challenge; the
+ * target's answer checked last. Returns 1 with *transit set when it
+ * wrote the next request into `req`, 0 when CHAP has nothing to say,
+ * -1 after failing the session.
+ */
+static int chap_step(struct ini_session *s, struct ex_kv *kv, int n,
+		     struct ex_textbuf *req, bool *transit)
+{
+	const char *am = ex_text_get(kv, (size_t)n, "AuthMethod");
+	const char *a = ex_text_get(kv, (size_t)n, "CHAP_A");
+	const char *id = ex_text_get(kv, (size_t)n, "CHAP_I");
+	const char *c = ex_text_get(kv, (size_t)n, "CHAP_C");
+	uint8_t chal[EX_CHAP_CHAL_MAX], resp[EX_CHAP_MAX_DIGEST];
+	char hex[2 * EX_CHAP_CHAL_MAX + 3], list[16];
+	uint64_t idv;
+	int len, dl;
+
+	if (s->chap_state == 0) {
+		if (!am || strcmp(am, "CHAP"))
+			return 0;
+		ex_chap_alg_list_format(s->o->chap_algs, s->o->nchap_algs,
+					list, sizeof(list));
+		if (ex_text_add(req, "CHAP_A", "%s", list) < 0)
+			return -1;
+		s->chap_state = 1;
+		*transit = false;
+		return 1;
+	}
+	if (s->chap_state == 1) {
+		int want[1];
+
+		if (!a || !id || !c) {
+			ini_session_set_failed(s, -EACCES, "CHAP: the target sent "
+					       "no challenge (CHAP_A, CHAP_I, CHAP_C)");
+			return -1;
+		}
+		/* one of ours, one value */
+		want[0] = (int)strtol(a, NULL, 10);
+		if (strchr(a, ',') || ex_chap_alg_choose(want, 1, a) < 0 ||
+		    ex_chap_alg_choose(s->o->chap_algs, s->o->nchap_algs, a) < 0) {
+			ini_session_set_failed(s, -EACCES, "CHAP: the target chose "
+					       "CHAP_A=%.32s, not one we offered", a);
+			return -1;
+		}
+		s->chap_alg = want[0];
+		len = ex_bin_decode(c, chal, sizeof(chal));
+		if (ex_parse_num(id, &idv) < 0 || idv > 255 || len <= 0) {
+			ini_session_set_failed(s, -EACCES, "CHAP: bad CHAP_I or CHAP_C");
+			return -1;
+		}
+		if (chal_is_ours(chal, (size_t)len)) {
+			ini_session_set_failed(s, -EACCES, "CHAP: the target sent "
+					       "back a challenge of ours (reflection)");
+			return -1;
+		}
+		dl = ex_chap_response(s->chap_alg, (uint8_t)idv, chap_secret(s),
+				      chal, (size_t)len, resp);
+		if (dl < 0) {
+			ini_session_set_failed(s, dl, "CHAP: cannot compute the "
+					       "%s response", ex_chap_alg_name(s->chap_alg));
+			return -1;
+		}
+		ex_hex_encode(resp, (size_t)dl, hex, sizeof(hex));
+		if (ex_text_add(req, "CHAP_N", "%s", chap_user(s)) < 0 ||
+		    ex_text_add(req, "CHAP_R", "%s", hex) < 0)
+			return -1;
+		if (s->o->mutual_user) {
+			dl = (int)ex_chap_digest_len(s->chap_alg);
+			/* a new challenge, never the target's */
+			do {
+				if (ex_chap_random(s->chap_chal, (size_t)dl, &s->chap_id) < 0) {
+					ini_session_set_failed(s, -EIO, "no random bytes");
+					return -1;
+				}
+			} while (dl == len && ex_chap_equal(s->chap_chal, chal, (size_t)dl));
+			chal_sent(s->chap_chal, (size_t)dl);
+			ex_hex_encode(s->chap_chal, (size_t)dl, hex, sizeof(hex));
+			if (ex_text_add(req, "CHAP_I", "%u", s->chap_id) < 0 ||
+			    ex_text_add(req, "CHAP_C", "%s", hex) < 0)
+				return -1;
+		}
+		ex_dbg("session %d: CHAP with %s%s", s->index,
+		       ex_chap_alg_name(s->chap_alg), s->o->mutual_user ? ", mutual" : "");
+		s->chap_state = 2;
+		*transit = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The last Login Response of the security stage: with mutual
+ * credentials, the target must have answered our challenge right. */
+static int chap_check_target(struct ini_session *s, struct ex_kv *kv, int n)
+{
+	const char *nm = ex_text_get(kv, (size_t)n, "CHAP_N");
+	const char *r = ex_text_get(kv, (size_t)n, "CHAP_R");
+	uint8_t got[EX_CHAP_MAX_DIGEST], want[EX_CHAP_MAX_DIGEST];
+	int dl, gl;
+	bool ok;
+
+	if (!s->o->mutual_user)
+		return 0;
+	if (s->chap_state != 2) {
+		ini_session_set_failed(s, -EACCES, "CHAP: the target left the "
+				       "security stage without proving itself (mutual CHAP)");
+		return -1;
+	}
+	if (!nm || !r) {
+		ini_session_set_failed(s, -EACCES, "CHAP: the target left the "
+				       "security stage without proving itself: no "
+				       "CHAP_N and CHAP_R (mutual CHAP)");
+		return -1;
+	}
+	dl = ex_chap_response(s->chap_alg, s->chap_id, s->o->mutual_secret,
+			      s->chap_chal, ex_chap_digest_len(s->chap_alg), want);
+	gl = r ? ex_bin_decode(r, got, sizeof(got)) : -1;
+	ok = dl > 0 && gl == dl && nm && ex_chap_equal(got, want, (size_t)dl);
+	ok = nm && !strcmp(nm, s->o->mutual_user) && ok;
+	if (!ok) {
+		ini_session_set_failed(s, -EACCES, "CHAP: the target's answer "
+				       "(CHAP_N '%.64s', CHAP_R) is wrong: it does "
+				       "not know the mutual-chap secret",
+				       nm ? nm : "");
+		return -1;
+	}
+	s->chap_state = 3;
+	ex_dbg("session %d: the target proved itself (mutual CHAP)", s->index);
+	return 0;
+}
+
 int ini_login_start(struct ini_session *s)
 {
 	char buf[1024];
@@ -196,7 +376,10 @@ int ini_login_start(struct ini_session *s)
 			  s->discovery ? "Discovery" : "Normal");
 	if (!s->discovery)
 		rc |= ex_text_add(&tb, "TargetName", "%s", s->target);
-	rc |= offer(s, &tb, "AuthMethod", "None");
+	s->chap_state = 0;
+	/* with mutual credentials the target must prove itself: no None */
+	rc |= offer(s, &tb, "AuthMethod",
+		    !chap_user(s) ? "None" : s->o->mutual_user ? "CHAP" : "CHAP,None");
 	if (rc)
 		return -ENOSPC;
 	ex_info("session %d: login to %s (%s session)", s->index,
@@ -620,7 +803,8 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 	}
 	ex_textbuf_init(&answers, req, sizeof(req));
 	for (int i = 0; i < n; i++)
-		if (handle_key(s, &answers, kv[i].key, kv[i].val) < 0) {
+		if (strncmp(kv[i].key, "CHAP_", 5) &&
+		    handle_key(s, &answers, kv[i].key, kv[i].val) < 0) {
 			if (s->state != INI_S_FAILED)
 				ini_session_set_failed(s, -E2BIG,
 						       "too many login keys");
@@ -628,6 +812,27 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 		}
 	s->text_len = 0;
 
+	if (s->login_csg == IDM_ISCSI_STAGE_SECURITY) {
+		bool t = true;
+		int r = chap_step(s, kv, n, &answers, &t);
+
+		if (r < 0) {
+			if (s->state != INI_S_FAILED)
+				ini_session_set_failed(s, -E2BIG, "CHAP keys do not fit");
+			return;
+		}
+		if (r == 1 && !transit) {
+			send_login(s, t, req, answers.len);
+			return;
+		}
+		if (transit && chap_check_target(s, kv, n) < 0)
+			return;
+		if (transit && chap_user(s) && s->chap_state == 1) {
+			ini_session_set_failed(s, -EPROTO, "CHAP: the target "
+					       "transited before its challenge");
+			return;
+		}
+	}
 	if (!transit) {
 		/* The target wants another round in this stage. */
 		send_login(s, true, req, answers.len);

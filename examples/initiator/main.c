@@ -105,6 +105,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ex_log_init(argv[0], o.log_level);
+	if (ini_credentials_load(&o) < 0)
+		return 2;
 	/* a peer closing mid-write must not kill us; libidm reports EPIPE */
 	signal(SIGPIPE, SIG_IGN);
 	/* Ctrl-C ends a benchmark early (with its report) or a wait */

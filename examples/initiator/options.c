@@ -2,6 +2,8 @@
 /* Command line and portal URL parsing of idm-initiator. */
 #include "initiator.h"
 
+#include "config.h"
+#include "ex_chap.h"
 #include "ex_log.h"
 
 #include <ctype.h>
@@ -56,6 +58,19 @@ void ini_usage(FILE *f, const char *prog)
 		"      --no-discovery        skip the discovery session (needs "
 		"a target)\n"
 		"  -V, --version             print the program and libidm versions\n"
+		"      --credentials FILE    CHAP secrets from FILE (mode 0600): "
+		"lines\n"
+		"                            chap = USER:SECRET (what we give), "
+		"mutual-chap =\n"
+		"                            USER:SECRET (what the target must "
+		"answer with),\n"
+		"                            discovery-chap = USER:SECRET "
+		"(discovery only)\n"
+		"      --chap USER:SECRET    chap on the command line, where "
+		"every local user\n"
+		"                            can read it: for tests only (warns)\n"
+		"      --chap-algorithms LIST  CHAP_A offered, in order (default\n"
+		"                            sha3-256,sha256,sha1,md5)\n"
 		"  -h, --help                this text\n"
 		"\n"
 		"Keys that change the data path (default: let the target "
@@ -234,6 +249,9 @@ enum {
 	OPT_NOOP_INT,
 	OPT_NOOP_TMO,
 	OPT_REPL_TMO,
+	OPT_CREDENTIALS,
+	OPT_CHAP,
+	OPT_CHAP_ALGS,
 };
 
 static const struct option long_opts[] = {
@@ -275,6 +293,9 @@ static const struct option long_opts[] = {
 	{ "noop-out-interval", required_argument, NULL, OPT_NOOP_INT },
 	{ "noop-out-timeout", required_argument, NULL, OPT_NOOP_TMO },
 	{ "replacement-timeout", required_argument, NULL, OPT_REPL_TMO },
+	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
+	{ "chap", required_argument, NULL, OPT_CHAP },
+	{ "chap-algorithms", required_argument, NULL, OPT_CHAP_ALGS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -321,6 +342,78 @@ uint32_t ini_opts_target_dsl(const struct ini_opts *o)
 	return o->max_recv_dsl ? o->max_recv_dsl : INI_ISER_TRDSL_DEFAULT;
 }
 
+/* "USER:SECRET" split in place. */
+static int split_cred(char *arg, const char **user, const char **secret)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon || colon == arg || !colon[1] ||
+	    strlen(colon + 1) > EX_CHAP_SECRET_MAX || colon - arg > 255)
+		return -EINVAL;
+	*colon = '\0';
+	*user = arg;
+	*secret = colon + 1;
+	return 0;
+}
+
+static bool chap_on_cmdline;
+
+static int cred_setting(const char *name, char *value, const char *where,
+			void *arg)
+{
+	struct ini_opts *o = arg;
+	const char **u, **s;
+
+	if (!strcmp(name, "chap")) {
+		u = &o->chap_user;
+		s = &o->chap_secret;
+	} else if (!strcmp(name, "mutual-chap")) {
+		u = &o->mutual_user;
+		s = &o->mutual_secret;
+	} else if (!strcmp(name, "discovery-chap")) {
+		u = &o->disc_user;
+		s = &o->disc_secret;
+	} else {
+		ex_err("%s: unknown setting '%s' (a credentials file holds: "
+		       "chap, mutual-chap, discovery-chap)",
+		       where, name);
+		return -1;
+	}
+	/* never quoted: the value holds the secret */
+	if (split_cred(value, u, s) < 0) {
+		ex_err("%s: %s needs USER:SECRET (secret up to %d bytes)",
+		       where, name, EX_CHAP_SECRET_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+int ini_credentials_load(struct ini_opts *o)
+{
+	if (chap_on_cmdline)
+		ex_warn("option --chap: every local user can read the secret "
+			"(ps, /proc/PID/cmdline); outside tests keep it in a "
+			"credentials file (--credentials FILE, mode 0600)");
+	if (o->credentials &&
+	    config_load_private(o->credentials, "credentials file", cred_setting,
+				o) < 0)
+		return -1;
+	/* RFC 7143 12.1.3: the target proves itself with its own secret */
+	if (o->mutual_secret &&
+	    ((o->chap_secret && !strcmp(o->mutual_secret, o->chap_secret)) ||
+	     (o->disc_secret && !strcmp(o->mutual_secret, o->disc_secret)))) {
+		ex_err("credentials: the mutual-chap secret must differ from "
+		       "the initiator's own");
+		return -1;
+	}
+	if (o->mutual_user && !o->chap_user && !o->disc_user) {
+		ex_err("credentials: mutual-chap needs chap = USER:SECRET too "
+		       "(the initiator authenticates first)");
+		return -1;
+	}
+	return 0;
+}
+
 /* Returns 0, 1 for --help, 2 for --version (caller exits 0), or -EINVAL
  * (usage error). */
 int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
@@ -351,6 +444,9 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 	o->read_pct = 100;
 	o->duration = 5;
 	o->sessions = 1;
+	chap_on_cmdline = false;
+	o->nchap_algs = ex_chap_alg_list_parse("sha3-256,sha256,sha1,md5",
+					       o->chap_algs, EX_CHAP_MAX_ALGS);
 
 	while ((c = getopt_long(argc, argv, "p:n:t:vqhVb:d:", long_opts,
 				NULL)) != -1) {
@@ -458,6 +554,23 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 			break;
 		case OPT_CDB16:
 			o->use16 = true;
+			break;
+		case OPT_CREDENTIALS:
+			o->credentials = optarg;
+			break;
+		case OPT_CHAP:
+			if (split_cred(optarg, &o->chap_user, &o->chap_secret))
+				bad = "--chap";
+			else
+				chap_on_cmdline = true;
+			break;
+		case OPT_CHAP_ALGS:
+			lvl = ex_chap_alg_list_parse(optarg, o->chap_algs,
+						     EX_CHAP_MAX_ALGS);
+			if (lvl < 0)
+				bad = "--chap-algorithms";
+			else
+				o->nchap_algs = lvl;
 			break;
 		case OPT_BENCH:
 			o->bench = true;

@@ -54,7 +54,7 @@ static enum access_policy policy(void)
 		return ACCESS_ACL;
 	if (g_tgt.allow_all)
 		return ACCESS_ALLOW_ALL;
-	if (g_tgt.chap_user)
+	if (tgt_chap_required())
 		return ACCESS_CHAP;
 	return ACCESS_LOOPBACK_ONLY;
 }
@@ -457,7 +457,7 @@ void access_log_policy(void)
 		ex_warn("allow-all: every initiator that reaches a portal may log in "
 			"and read and write every LUN%s; iSCSI does not encrypt: keep "
 			"the portals on a private network or under IPsec",
-			g_tgt.chap_user ? " once CHAP passed" : ", without authentication");
+			tgt_chap_required() ? " once CHAP passed" : ", without authentication");
 		break;
 	case ACCESS_CHAP:
 		ex_info("access: CHAP required from every initiator, from any address");

@@ -3,10 +3,15 @@
  * idm-target's secrets, kept off the command line (where every local
  * user reads them in /proc/PID/cmdline): a credentials file of
  * "name = value" lines, like the config file, that only its owner may
- * read (config_load_private()). Today it holds the CHAP credentials
- * every initiator must give:
+ * read (config_load_private()). It holds the CHAP credentials:
  *
- *     chap = USER:SECRET
+ *     chap = USER:SECRET            what every initiator without its
+ *                                   own line must give
+ *     initiator-chap = IQN USER:SECRET   what initiator IQN must give
+ *     mutual-chap = USER:SECRET     what the target answers with when
+ *                                   an initiator asks it to prove itself
+ *     discovery-chap = USER:SECRET  what discovery sessions must give
+ *                                   (without it: as normal sessions)
  *
  * Given by --credentials FILE (or "credentials = FILE" in the config
  * file), or passed by systemd as the credential idm-target.credentials
@@ -37,5 +42,11 @@ int credentials_load_systemd(void);
  * and must stay valid). `where` names the setting for messages. 0, or -1.
  */
 int credentials_set_chap(char *arg, const char *where);
+
+/**
+ * After every source of credentials was read: -1 (said why) if the
+ * mutual-chap secret is also one an initiator authenticates with.
+ */
+int credentials_check(void);
 
 #endif

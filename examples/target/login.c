@@ -4,12 +4,15 @@
  * negotiation (operational keys of RFC 7143 section 13 and, on iSER
  * connections, the RFC 7145 section 6 keys), session creation and
  * reinstatement, then Notice_Key_Values + Enable_Datamover with the final
- * Login Response. Security: AuthMethod=None, or one-way CHAP with MD5
- * (RFC 7143 12.1.3) when the target was started with --chap; who may log
- * in at all is access.c's to say (loopback only by default).
+ * Login Response. Security: AuthMethod=None, or CHAP (RFC 7143 12.1.3)
+ * when credentials were given: one-way, or mutual when the initiator
+ * sends CHAP_I and CHAP_C, with SHA3-256, SHA-256, SHA1 or MD5 in the
+ * target's order (--chap-algorithms); who may log in at all is
+ * access.c's to say (loopback only by default).
  */
 #include "target.h"
 #include "access.h"
+#include "authlimit.h"
 #include "budget.h"
 #include "ex_chap.h"
 #include "ex_keys.h"
@@ -51,11 +54,16 @@ struct login_state {
 	struct params p;
 	/* CHAP (RFC 7143 12.1.3): 0 none, 1 agreed, 2 challenged, 3 passed */
 	int chap_state;
+	int chap_alg;             /* CHAP_A chosen */
 	uint8_t chap_id;
-	uint8_t chap_chal[16];
+	uint8_t chap_chal[EX_CHAP_MAX_DIGEST]; /* ours: digest length */
 	char chap_name[256];
-	uint8_t chap_resp[EX_MD5_LEN];
+	uint8_t chap_resp[EX_CHAP_MAX_DIGEST];
 	bool chap_have_resp;
+	/* mutual CHAP: the initiator's identifier and challenge */
+	int chap_ini_id;          /* -1: none */
+	uint8_t *chap_ini_chal;
+	int chap_ini_chal_len;
 	/* The text of the request being received: allocated per request and
 	 * kept between PDUs only while the initiator continues it (C=1), so
 	 * that a connection waiting in login holds a few KB, not 64. */
@@ -82,10 +90,38 @@ static void params_default(struct params *p)
 
 void login_free(struct tconn *c)
 {
-	if (c->login)
+	if (c->login) {
 		free(c->login->in);
+		free(c->login->chap_ini_chal);
+		explicit_bzero(c->login, sizeof(*c->login));
+	}
 	free(c->login);
 	c->login = NULL;
+}
+
+/* Discovery sessions authenticate with discovery-chap if given, else
+ * like normal sessions. */
+static bool chap_wanted(const struct login_state *ls)
+{
+	if (ls && ls->discovery && g_tgt.disc_user)
+		return true;
+	return tgt_chap_required();
+}
+
+/* The credentials this login must give: NULL if it has none. */
+static const char *chap_secret_for(const struct login_state *ls, const char **user)
+{
+	if (ls->discovery && g_tgt.disc_user) {
+		*user = g_tgt.disc_user;
+		return g_tgt.disc_secret;
+	}
+	for (int i = 0; i < g_tgt.nchap_initiators; i++)
+		if (!strcmp(g_tgt.chap_initiators[i].iname, ls->iname)) {
+			*user = g_tgt.chap_initiators[i].user;
+			return g_tgt.chap_initiators[i].secret;
+		}
+	*user = g_tgt.chap_user;
+	return g_tgt.chap_secret;
 }
 
 /* Our side of every negotiable key: the value we want or the list we
@@ -107,7 +143,7 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
 		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
 	if (!strcmp(key, "AuthMethod"))
-		return g_tgt.chap_user ? "CHAP" : "None";
+		return chap_wanted(c->login) ? "CHAP" : "None";
 	if (!strcmp(key, "MaxConnections"))
 		return "1";
 	if (!strcmp(key, "InitialR2T"))
@@ -192,69 +228,162 @@ static void apply(struct params *p, const char *key, const char *v)
 		p->rdma = yes;
 }
 
+/* The algorithms we accept, in our order. */
+static int chap_algs(int *out)
+{
+	if (g_tgt.nchap_algs) {
+		memcpy(out, g_tgt.chap_algs, sizeof(int) * (size_t)g_tgt.nchap_algs);
+		return g_tgt.nchap_algs;
+	}
+	return ex_chap_alg_list_parse(TGT_CHAP_ALGS_DEFAULT, out, EX_CHAP_MAX_ALGS);
+}
+
 /* One CHAP key of the security stage. Returns 0 or a login status. */
-static int chap_key(struct login_state *ls, const char *key, const char *val,
+static int chap_key(struct tconn *c, struct login_state *ls, const char *key, const char *val,
 		    struct ex_textbuf *out)
 {
-	char hex[2 * sizeof(ls->chap_chal) + 3];
+	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
 
-	if (!g_tgt.chap_user || ls->csg > IDM_ISCSI_STAGE_SECURITY)
+	if (!chap_wanted(ls) || ls->csg > IDM_ISCSI_STAGE_SECURITY)
 		return LS_AUTH_FAILED;
 	if (!strcmp(key, "CHAP_A")) {
-		/* a list of algorithms: only 5 (MD5) exists for CHAP here */
-		const char *p = val;
-		bool md5 = false;
+		int algs[EX_CHAP_MAX_ALGS], n = chap_algs(algs);
+		size_t dl;
+
 		if (ls->chap_state != 1)
 			return LS_AUTH_FAILED;
-		while (*p) {
-			if (!strncmp(p, "5", 1) && (p[1] == ',' || !p[1]))
-				md5 = true;
-			p = strchr(p, ',');
-			if (!p)
-				break;
-			p++;
-		}
-		if (!md5)
+		ls->chap_alg = n > 0 ? ex_chap_alg_choose(algs, n, val) : -1;
+		if (ls->chap_alg < 0) {
+			char ours[16] = "";
+
+			ex_chap_alg_list_format(algs, n > 0 ? n : 0, ours, sizeof(ours));
+			ex_warn("%s: no CHAP algorithm in common: the initiator offers "
+				"CHAP_A=%.64s, the target accepts %s (--chap-algorithms)",
+				idm_conn_peer_name(c->ic), val, ours);
 			return LS_AUTH_FAILED;
-		if (getrandom(ls->chap_chal, sizeof(ls->chap_chal), 0) != (ssize_t)sizeof(ls->chap_chal) ||
-		    getrandom(&ls->chap_id, 1, 0) != 1)
+		}
+		/* a new challenge for every login, as long as the digest
+		 * (as Linux's target does) */
+		dl = ex_chap_digest_len(ls->chap_alg);
+		if (ex_chap_random(ls->chap_chal, dl, &ls->chap_id) < 0)
 			return LS_TARGET_ERROR;
-		ex_hex_encode(ls->chap_chal, sizeof(ls->chap_chal), hex, sizeof(hex));
-		if (ex_text_add(out, "CHAP_A", "5") < 0 ||
+		ex_hex_encode(ls->chap_chal, dl, hex, sizeof(hex));
+		if (ex_text_add(out, "CHAP_A", "%d", ls->chap_alg) < 0 ||
 		    ex_text_add(out, "CHAP_I", "%u", ls->chap_id) < 0 ||
 		    ex_text_add(out, "CHAP_C", "%s", hex) < 0)
 			return LS_OUT_OF_RESOURCES;
+		ex_dbg("%s: CHAP with %s", idm_conn_peer_name(c->ic),
+		       ex_chap_alg_name(ls->chap_alg));
 		ls->chap_state = 2;
 		return 0;
 	}
 	if (ls->chap_state != 2)
 		return LS_AUTH_FAILED;
 	if (!strcmp(key, "CHAP_N")) {
+		if (strlen(val) >= sizeof(ls->chap_name))
+			return LS_AUTH_FAILED;
 		snprintf(ls->chap_name, sizeof(ls->chap_name), "%s", val);
 		return 0;
 	}
 	if (!strcmp(key, "CHAP_R")) {
-		ls->chap_have_resp = ex_bin_decode(val, ls->chap_resp, sizeof(ls->chap_resp)) == EX_MD5_LEN;
+		int dl = (int)ex_chap_digest_len(ls->chap_alg);
+
+		ls->chap_have_resp = ex_bin_decode(val, ls->chap_resp, sizeof(ls->chap_resp)) == dl;
 		return ls->chap_have_resp ? 0 : LS_AUTH_FAILED;
 	}
-	/* CHAP_I/CHAP_C from the initiator ask for mutual CHAP: not offered */
+	/* CHAP_I and CHAP_C from the initiator: mutual CHAP */
+	if (!strcmp(key, "CHAP_I")) {
+		uint64_t v;
+
+		if (ls->chap_ini_id >= 0 || ex_parse_num(val, &v) < 0 || v > 255)
+			return LS_AUTH_FAILED;
+		ls->chap_ini_id = (int)v;
+		return 0;
+	}
+	if (!strcmp(key, "CHAP_C")) {
+		uint8_t *b;
+		int n;
+
+		if (ls->chap_ini_chal)
+			return LS_AUTH_FAILED;
+		b = malloc(EX_CHAP_CHAL_MAX);
+		if (!b)
+			return LS_OUT_OF_RESOURCES;
+		n = ex_bin_decode(val, b, EX_CHAP_CHAL_MAX);
+		if (n <= 0) {
+			free(b);
+			return LS_AUTH_FAILED;
+		}
+		ls->chap_ini_chal = b;
+		ls->chap_ini_chal_len = n;
+		return 0;
+	}
 	return LS_AUTH_FAILED;
 }
 
-/* After a request with CHAP_N and CHAP_R: check them. */
-static int chap_verify(struct login_state *ls)
+/* After a request with CHAP_N and CHAP_R: check them, and answer the
+ * initiator's challenge if it sent one. Returns 0 or a login status. */
+static int chap_verify(struct tconn *c, struct login_state *ls, struct ex_textbuf *out)
 {
-	uint8_t want[EX_MD5_LEN];
-	uint8_t diff = 0;
+	const char *peer = idm_conn_peer_name(c->ic);
+	uint8_t want[EX_CHAP_MAX_DIGEST], mine[EX_CHAP_MAX_DIGEST];
+	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
+	const char *user = NULL, *secret;
+	bool mutual = ls->chap_ini_id >= 0 || ls->chap_ini_chal;
+	bool ok;
+	int dl;
 
+	if (ls->chap_state == 3)
+		return 0;
 	if (ls->chap_state != 2 || !ls->chap_have_resp || !ls->chap_name[0])
-		return 0; /* not yet complete */
-	ex_chap_response(ls->chap_id, g_tgt.chap_secret, ls->chap_chal,
-			 sizeof(ls->chap_chal), want);
-	for (int i = 0; i < EX_MD5_LEN; i++) /* constant time */
-		diff |= (uint8_t)(want[i] ^ ls->chap_resp[i]);
-	if (diff || strcmp(ls->chap_name, g_tgt.chap_user))
+		return mutual ? LS_AUTH_FAILED : 0; /* not yet complete */
+	secret = chap_secret_for(ls, &user);
+	if (!secret) {
+		ex_warn("%s: no CHAP credentials for %s", peer, ls->iname);
 		return LS_AUTH_FAILED;
+	}
+	dl = ex_chap_response(ls->chap_alg, ls->chap_id, secret, ls->chap_chal,
+			      ex_chap_digest_len(ls->chap_alg), want);
+	if (dl < 0)
+		return LS_TARGET_ERROR;
+	/* the response first, in constant time; the name after */
+	ok = ex_chap_equal(want, ls->chap_resp, (size_t)dl);
+	ok = (strcmp(ls->chap_name, user) == 0) && ok;
+	if (!ok) {
+		ex_warn("%s: CHAP (%s) of %s as user '%s': wrong name or response",
+			peer, ex_chap_alg_name(ls->chap_alg), ls->iname, ls->chap_name);
+		return LS_AUTH_FAILED;
+	}
+	if (mutual) {
+		/* RFC 7143 12.1.3: both keys together, and never our own
+		 * challenge sent back (that would have us answer it for a
+		 * man in the middle) */
+		if (ls->chap_ini_id < 0 || !ls->chap_ini_chal) {
+			ex_warn("%s: mutual CHAP needs both CHAP_I and CHAP_C", peer);
+			return LS_AUTH_FAILED;
+		}
+		if ((size_t)ls->chap_ini_chal_len == ex_chap_digest_len(ls->chap_alg) &&
+		    ex_chap_equal(ls->chap_ini_chal, ls->chap_chal, (size_t)ls->chap_ini_chal_len)) {
+			ex_warn("%s: the initiator's CHAP challenge is the target's own: refused",
+				peer);
+			return LS_AUTH_FAILED;
+		}
+		if (!g_tgt.mutual_user) {
+			ex_warn("%s: %s asks for mutual CHAP, but the target has no "
+				"mutual-chap credentials", peer, ls->iname);
+			return LS_AUTH_FAILED;
+		}
+		dl = ex_chap_response(ls->chap_alg, (uint8_t)ls->chap_ini_id, g_tgt.mutual_secret,
+				      ls->chap_ini_chal, (size_t)ls->chap_ini_chal_len, mine);
+		if (dl < 0)
+			return LS_TARGET_ERROR;
+		ex_hex_encode(mine, (size_t)dl, hex, sizeof(hex));
+		if (ex_text_add(out, "CHAP_N", "%s", g_tgt.mutual_user) < 0 ||
+		    ex_text_add(out, "CHAP_R", "%s", hex) < 0)
+			return LS_OUT_OF_RESOURCES;
+	}
+	ex_dbg("%s: CHAP (%s%s) passed for %s", peer, ex_chap_alg_name(ls->chap_alg),
+	       mutual ? ", mutual" : "", ls->iname);
 	ls->chap_state = 3;
 	return 0;
 }
@@ -275,7 +404,7 @@ static int negotiate(struct tconn *c, struct login_state *ls, struct ex_kv *kv, 
 		int r;
 
 		if (!strncmp(key, "CHAP_", 5)) {
-			r = chap_key(ls, key, val, out);
+			r = chap_key(c, ls, key, val, out);
 			if (r)
 				return r;
 			continue;
@@ -371,6 +500,8 @@ static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
 static void login_fail(struct tconn *c, const uint8_t *req, int status, const char *why)
 {
 	ex_warn("%s: login failed (0x%04x): %s", idm_conn_peer_name(c->ic), status, why);
+	if (status == LS_AUTH_FAILED)
+		authlimit_failed(c->addr);
 	send_login_rsp(c, req, 0, status, NULL, 0);
 	conn_close_graceful(c, "login failed");
 }
@@ -626,6 +757,12 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
 	nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
 	if (ls->csg < 0) {
+		if (authlimit_blocked(c->addr)) {
+			/* not counted again, and said once (authlimit.c) */
+			send_login_rsp(c, bhs, 0, LS_AUTH_FAILED, NULL, 0);
+			conn_close_graceful(c, "too many failed logins from this address");
+			return;
+		}
 		st = first_request(c, ls, bhs, kv, n);
 		if (st)
 			return login_fail(c, bhs, st, "first login request refused");
@@ -642,13 +779,13 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	}
 	st = negotiate(c, ls, kv, n, &out);
 	if (!st)
-		st = chap_verify(ls);
+		st = chap_verify(c, ls, &out);
 	if (st)
 		return login_fail(c, bhs, st, st == LS_AUTH_FAILED ? "authentication failed" :
 				  "key negotiation failed");
-	/* with --chap nobody leaves the security stage unauthenticated; while
+	/* with CHAP nobody leaves the security stage unauthenticated; while
 	 * the exchange runs the target just does not transit (T=0) */
-	if (g_tgt.chap_user && ls->chap_state != 3 && (csg != IDM_ISCSI_STAGE_SECURITY || transit)) {
+	if (chap_wanted(ls) && ls->chap_state != 3 && (csg != IDM_ISCSI_STAGE_SECURITY || transit)) {
 		if (csg != IDM_ISCSI_STAGE_SECURITY || ls->chap_state == 0)
 			return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
 		transit = false;
@@ -709,6 +846,7 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 		}
 		params_default(&ls->p);
 		ls->csg = -1;
+		ls->chap_ini_id = -1;
 	}
 	transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
 	cont = bhs[1] & IDM_ISCSI_LOGIN_CONTINUE;

@@ -8,6 +8,8 @@
 #include "budget.h"
 #include "config.h"
 #include "credentials.h"
+#include "authlimit.h"
+#include "ex_chap.h"
 #include "ex_keys.h"
 #include "ex_log.h"
 #include "luns.h"
@@ -71,10 +73,19 @@ static void usage(FILE *f, const char *prog)
 "                            checked against the RFC 7143/7145 ranges\n"
 "      --credentials FILE    read secrets from FILE (mode 0600: group and\n"
 "                            others must have no access), e.g.\n"
-"                            \"chap = USER:SECRET\": one-way CHAP (MD5)\n"
-"                            required from every initiator, from any address\n"
+"                            \"chap = USER:SECRET\": CHAP required from\n"
+"                            every initiator, from any address; also\n"
+"                            initiator-chap = IQN USER:SECRET, mutual-chap\n"
+"                            and discovery-chap = USER:SECRET\n"
 "      --chap USER:SECRET    the same on the command line, where every local\n"
 "                            user can read it: for tests only (warns)\n"
+"      --chap-algorithms LIST  CHAP algorithms accepted, in the target's\n"
+"                            order of preference, from sha3-256, sha256,\n"
+"                            sha1, md5 (default sha3-256,sha256,sha1,md5;\n"
+"                            leave md5 out to refuse it)\n"
+"      --max-auth-failures N after N failed authentications from one\n"
+"                            address within 60 s, refuse its logins for\n"
+"                            60 s (default 10; 0: no limit)\n"
 "      --allow-all           serve initiators from any address without CHAP\n"
 "                            (warns); by default, without CHAP, only\n"
 "                            initiators on loopback may log in\n"
@@ -132,6 +143,7 @@ enum {
 	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
 	OPT_THREADS, OPT_ALLOW_ALL, OPT_CREDENTIALS,
 	OPT_ACL,
+	OPT_CHAP_ALGS, OPT_MAX_AUTH_FAILURES, /* CHAP */
 };
 
 static const struct option long_opts[] = {
@@ -146,6 +158,8 @@ static const struct option long_opts[] = {
 	{ "key", required_argument, NULL, 'k' },
 	{ "chap", required_argument, NULL, OPT_CHAP },
 	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
+	{ "chap-algorithms", required_argument, NULL, OPT_CHAP_ALGS },
+	{ "max-auth-failures", required_argument, NULL, OPT_MAX_AUTH_FAILURES },
 	{ "allow-all", no_argument, NULL, OPT_ALLOW_ALL },
 	{ "acl", required_argument, NULL, OPT_ACL },
 	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
@@ -416,6 +430,17 @@ static int set_option(int o, char *arg, const char *where)
 			return -1;
 		opt.acls[opt.nacls++] = arg;
 		return 0;
+	case OPT_CHAP_ALGS:
+		v = ex_chap_alg_list_parse(arg, g_tgt.chap_algs, EX_CHAP_MAX_ALGS);
+		if (v < 0) {
+			ex_err("%s: chap-algorithms '%s': a list of sha3-256, sha256, "
+			       "sha1 and md5, each once", w, arg);
+			return -1;
+		}
+		g_tgt.nchap_algs = v;
+		return 0;
+	case OPT_MAX_AUTH_FAILURES:
+		return set_uint(w, o, arg, 0, 1000000, &g_authlimit_max);
 	case 'k': return add_key(arg, w);
 	case OPT_LOGIN_TIMEOUT:
 		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
@@ -805,6 +830,8 @@ int main(int argc, char **argv)
 	/* under systemd the credential stands for --credentials, read
 	 * after the other options; an explicit file wins */
 	if (!opt.credentials && credentials_load_systemd() < 0)
+		goto out;
+	if (credentials_check() < 0)
 		goto out;
 	{
 		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */

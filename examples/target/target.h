@@ -32,6 +32,9 @@
 #define TGT_MRDSL 262144u          /* MaxRecvDataSegmentLength we declare */
 #define TGT_TEXT_MAX 65536u        /* largest login/text key buffer */
 
+#define TGT_MAX_CHAP_INITIATORS 64 /* initiator-chap lines */
+#define TGT_CHAP_ALGS_DEFAULT "sha3-256,sha256,sha1,md5" /* LIO's order */
+
 struct pbuf;
 struct tconn;
 struct session;
@@ -47,12 +50,30 @@ struct target {
 	uint64_t caps;         /* union of the providers' IDM_CAP_* */
 	const char *chap_user;   /* --chap USER:SECRET: CHAP required */
 	const char *chap_secret;
+	/* the rest of CHAP (credentials.c; login.c): initiator-chap
+	 * entries, the credentials the target answers mutual CHAP with,
+	 * those of discovery sessions, the algorithms in preference order
+	 * (none given: TGT_CHAP_ALGS_DEFAULT) */
+	struct tgt_chap_cred {
+		const char *iname, *user, *secret;
+	} chap_initiators[TGT_MAX_CHAP_INITIATORS];
+	int nchap_initiators;
+	const char *mutual_user, *mutual_secret;
+	const char *disc_user, *disc_secret;
+	int chap_algs[4];
+	int nchap_algs;
 	bool allow_all;          /* allow-all: any address may log in (access.c) */
 	const char *key_overrides[32]; /* --key Name=Value: our login offers */
 	int nkey_overrides;
 };
 
 extern struct target g_tgt;
+
+/* Every login authenticates: some CHAP credentials were given. */
+static inline bool tgt_chap_required(void)
+{
+	return g_tgt.chap_user || g_tgt.nchap_initiators;
+}
 
 /* pool.c's free lists, one set per loop */
 #define POOL_CLS_MIN 12 /* 4 KiB */

@@ -89,8 +89,47 @@ cred_bad() {
 cred_bad "no =" "bad:2: expected 'name = value'$" "# comment" "chap alice:$SECRET"
 cred_bad "no colon" "bad:1: chap needs USER:SECRET$" "chap = $SECRET"
 cred_bad "bad name" "bad:1: bad setting name$" "Chap:$SECRET = x"
-cred_bad "not a secret" "bad:1: unknown setting 'portal' \(a credentials file holds: chap\)" \
+cred_bad "not a secret" "bad:1: unknown setting 'portal' \(a credentials file holds: chap, initiator-chap, mutual-chap, discovery-chap\)" \
 	"portal = 127.0.0.1:0"
+cred_bad "initiator-chap without a name" "bad:1: initiator-chap needs INITIATOR-NAME USER:SECRET$" \
+	"initiator-chap = alice:$SECRET"
+cred_bad "initiator-chap without a colon" "bad:1: initiator-chap needs USER:SECRET$" \
+	"initiator-chap = iqn.2026-11.org.libidm:x $SECRET"
+cred_bad "initiator-chap twice" "bad:2: a second initiator-chap for iqn.2026-11.org.libidm:x$" \
+	"initiator-chap = iqn.2026-11.org.libidm:x a:$SECRET" "initiator-chap = iqn.2026-11.org.libidm:x b:$SECRET"
+cred_bad "mutual-chap without a colon" "bad:1: mutual-chap needs USER:SECRET$" "mutual-chap = $SECRET"
+cred_bad "mutual-chap with an initiator's secret" \
+	"the mutual-chap secret is also an initiator's: the target must prove itself with a secret of its own" \
+	"chap = alice:$SECRET" "mutual-chap = tgt:$SECRET"
+expect_run "chap-algorithms: unknown" 2 "chap-algorithms 'sha512': a list of sha3-256, sha256, sha1 and md5, each once" \
+	"${T[@]}" --chap-algorithms sha512
+expect_run "chap-algorithms: twice the same" 2 "chap-algorithms 'md5,md5'" \
+	"${T[@]}" --chap-algorithms md5,md5
+expect_run "max-auth-failures: not a number" 2 "max-auth-failures='x': must be a number from 0 to 1000000" \
+	"${T[@]}" --max-auth-failures x
+
+# --- idm-initiator's credentials file: the same rules
+cred_file "$TMP/i644" 644 "chap = alice:$SECRET"
+expect_run "idm-initiator: credentials 0644 refused" 2 \
+	"credentials file $TMP/i644: permissions 0644 are too open" \
+	"$IDM_INITIATOR" --credentials "$TMP/i644" iscsi://127.0.0.1:1
+cred_file "$TMP/ibad" 600 "portal = x"
+expect_run "idm-initiator: credentials: unknown setting" 2 \
+	"ibad:1: unknown setting 'portal' \(a credentials file holds: chap, mutual-chap, discovery-chap\)" \
+	"$IDM_INITIATOR" --credentials "$TMP/ibad" iscsi://127.0.0.1:1
+cred_file "$TMP/ibad" 600 "chap = $SECRET"
+expect_run "idm-initiator: credentials: no colon" 2 "ibad:1: chap needs USER:SECRET" \
+	"$IDM_INITIATOR" --credentials "$TMP/ibad" iscsi://127.0.0.1:1
+grep -q -- "$SECRET" "$TMP/out" && fail "idm-initiator: the message shows the secret"
+cred_file "$TMP/ibad" 600 "chap = alice:$SECRET" "mutual-chap = tgt:$SECRET"
+expect_run "idm-initiator: mutual secret = own secret" 2 \
+	"the mutual-chap secret must differ from the initiator's own" \
+	"$IDM_INITIATOR" --credentials "$TMP/ibad" iscsi://127.0.0.1:1
+expect_run "idm-initiator: --chap warns" 1 "warn: option --chap: every local user can read the secret" \
+	"$IDM_INITIATOR" --chap "alice:$SECRET" -t 1 iscsi://127.0.0.1:1
+grep -q -- "$SECRET" "$TMP/out" && fail "idm-initiator --chap: the secret is in the log"
+expect_run "idm-initiator: --chap-algorithms bad" 2 "Try" \
+	"$IDM_INITIATOR" --chap-algorithms md4 iscsi://127.0.0.1:1
 
 # --- from a config file; the systemd credential
 printf 'portal = 127.0.0.1:0\nlun = ram:1M\ncredentials = %s\n' "$TMP/c600" >"$TMP/t.conf"
@@ -159,6 +198,13 @@ else
 fi
 expect_run "CHAP: none (idm-initiator)" 1 "authentication failure \(0x0201\)" \
 	"$IDM_INITIATOR" --no-discovery "iscsi://$URL"
+cred_file "$TMP/i600" 600 "chap = alice:$SECRET"
+expect_run "CHAP: right secret (idm-initiator)" 0 "full feature phase" \
+	"$IDM_INITIATOR" -vv --log-level debug --credentials "$TMP/i600" "iscsi://$URL"
+grep -q -- "$SECRET" "$TMP/out" && fail "idm-initiator at debug level: the secret is in its log"
+cred_file "$TMP/i600w" 600 "chap = alice:not-the-secret"
+expect_run "CHAP: wrong secret (idm-initiator)" 1 "authentication failure \(0x0201\)" \
+	"$IDM_INITIATOR" --credentials "$TMP/i600w" "iscsi://$URL"
 stop_target
 grep -q "login failed (0x0201)" "$TMP/t.log" || fail "no failed CHAP login in the target log"
 if grep -n -- "$SECRET" "$TMP/t.log"; then

@@ -5,7 +5,8 @@
  * every pair goes through what idm-target (ex_key_respond: the peer's
  * offer against our value) and idm-initiator (ex_key_accept: the peer's
  * answer to our offer) do with it, plus the checks of a local setting
- * (ex_key_check_setting), CHAP's binary values (ex_bin_decode) and the
+ * (ex_key_check_setting), CHAP's binary values (ex_bin_decode) and
+ * algorithm lists (ex_chap_alg_choose, ex_chap_alg_list_parse), and the
  * portal URL parser (a TargetAddress from SendTargets). Input: the text
  * as it comes off the wire. Every answer must be a NUL-terminated string
  * within its buffer.
@@ -103,6 +104,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (ex_bin_decode(kv[i].val, bin, sizeof(bin)) > (int)sizeof(bin))
 			abort();
+		/* a CHAP_A list: what the target chooses from it, a list
+		 * setting (--chap-algorithms) and its CHAP_A form */
+		{
+			static const int pref[] = { 8, 7, 6, 5 };
+			int algs[EX_CHAP_MAX_ALGS], na, c;
+			char list[16];
+
+			c = ex_chap_alg_choose(pref, 4, kv[i].val);
+			if (c != -1 && !ex_chap_digest_len(c))
+				abort();
+			na = ex_chap_alg_list_parse(kv[i].val, algs, EX_CHAP_MAX_ALGS);
+			if (na > EX_CHAP_MAX_ALGS)
+				abort();
+			if (na > 0) {
+				if (ex_chap_alg_list_format(algs, na, list, sizeof(list)) < 0)
+					abort();
+				check_out(list, sizeof(list));
+			}
+		}
 		if (ex_url_parse(kv[i].val, &url) == 0) {
 			check_out(url.host, sizeof(url.host));
 			check_out(url.port, sizeof(url.port));

@@ -13,11 +13,16 @@
  * (--chap); bit 2: the provider does digests; bit 3: an alias; bit 4:
  * --key overrides; bit 5: protected (no allow-all: the peer, 192.0.2.1,
  * may log in with CHAP only, and discovers nothing without it); bit 6:
- * initiator ACL rules (access.c): iqn.2026-11.org.libidm:ini from
- * 192.0.2.0/24 sees LUN 1 only, any other name is refused; bit 7 (with
- * bit 6): each time passes, the rules change as a SIGHUP would change
- * them, between those and rules that refuse every session (which is
- * then asked to log out). sel
+ * bits 6-7, one of: 1 (0x40) the rest of CHAP: initiator-chap for
+ * iqn.2026-11.org.libidm:ini, mutual-chap, discovery-chap,
+ * chap-algorithms sha3-256,sha256,sha1 (MD5 refused) and
+ * --max-auth-failures 2; 2 (0x80) initiator ACL rules (access.c):
+ * iqn.2026-11.org.libidm:ini from 192.0.2.0/24 sees LUN 1 only,
+ * iqn.2026-11.org.libidm:other anything, any other name is refused;
+ * 3 (0xc0) those rules, and each time passes they change as a SIGHUP
+ * would change them, between those and rules that refuse every session
+ * (which is then asked to log out). CHAP's challenges are 00 01 02 ...
+ * with CHAP_I 1 in this build (ex_chap.c), so a seed can answer them. sel
  * bit 0: connection 0 or 1 (a second connection tries session and
  * connection reinstatement); bit 1: the initiator
  * resets that connection first (Connection_Terminate_Notify); bit 2:
@@ -28,6 +33,7 @@
 #include "fuzz.h"
 
 #include "fake_idm.h"
+#include "authlimit.h"
 #include "budget.h"
 #include "access.h"
 #include "ex_log.h"
@@ -49,7 +55,8 @@ static const char *overrides[] = {
 	"FirstBurstLength=512", "HeaderDigest=None", "ErrorRecoveryLevel=0",
 };
 
-/* The ACL rules of config bit 6, or (refuse) rules no session matches. */
+/* The ACL rules of config modes 2 and 3, or (refuse) rules no session
+ * matches. */
 static void acl_rules(bool refuse)
 {
 	struct access_acl *a = access_acl_new();
@@ -67,6 +74,7 @@ static void acl_rules(bool refuse)
 static void setup(uint8_t cfg)
 {
 	static bool logs;
+	unsigned mode = cfg >> 6; /* bits 6-7: see the top of this file */
 
 	if (!logs) {
 		/* IDM_FUZZ_LOG=3 shows what the target says; quiet by default */
@@ -80,13 +88,29 @@ static void setup(uint8_t cfg)
 	memset(&g_tgt, 0, sizeof(g_tgt));
 	g_loop = &loop0;
 	g_tgt.name = "iqn.2026-11.org.libidm:fuzz";
-	g_tgt.allow_all = !(cfg & 32) && !(cfg & 64); /* main.c: not both */
-	if (cfg & 64)
+	g_tgt.allow_all = !(cfg & 32) && mode < 2; /* main.c: not with ACLs */
+	if (mode >= 2)
 		acl_rules(false);
 	if (cfg & 2) {
 		g_tgt.chap_user = "user";
 		g_tgt.chap_secret = "secret-secret";
 	}
+	if (mode == 1) {
+		g_tgt.chap_initiators[0] = (struct tgt_chap_cred){
+			"iqn.2026-11.org.libidm:ini", "ini", "ini-secret-0123" };
+		g_tgt.nchap_initiators = 1;
+		g_tgt.mutual_user = "tgt";
+		g_tgt.mutual_secret = "tgt-secret-4567";
+		g_tgt.disc_user = "disc";
+		g_tgt.disc_secret = "disc-secret-89ab";
+		g_tgt.chap_algs[0] = 8;
+		g_tgt.chap_algs[1] = 7;
+		g_tgt.chap_algs[2] = 6;
+		g_tgt.nchap_algs = 3;
+	}
+	/* the failures of one input do not refuse the next */
+	authlimit_reset();
+	g_authlimit_max = mode == 1 ? 2 : 0;
 	g_tgt.caps = (cfg & 4) ? IDM_CAP_DIGESTS : 0;
 	if (cfg & 8)
 		g_tgt.alias = "fuzz target";

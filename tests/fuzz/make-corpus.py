@@ -8,6 +8,7 @@ Python to fuzz. Files it does not write (regress-*: inputs that once
 crashed a harness, kept as regression tests) are left alone.
 Usage: make-corpus.py [OUTDIR] (default: next to this file).
 """
+import hashlib
 import os
 import struct
 import sys
@@ -78,6 +79,9 @@ DISCOVERY = text(("InitiatorName", "iqn.2026-11.org.libidm:ini"),
 CHAP = text(("AuthMethod", "CHAP,None"), ("CHAP_A", "5,7"),
             ("CHAP_N", "user"), ("CHAP_R", "0x" + "ab" * 16),
             ("CHAP_C", "0bAAECAwQFBgcICQoLDA0ODw=="), ("CHAP_I", "7"))
+CHAP_ALL = text(("CHAP_A", "8,7,6,5"), ("CHAP_A", "SHA3-256,SHA256,x,,99"),
+                ("CHAP_R", "0x" + "ab" * 32), ("CHAP_R", "0xabc"), ("CHAP_R", "0b@@"),
+                ("CHAP_C", "0x" + "cd" * 1100), ("CHAP_I", "256"), ("CHAP_N", "n" * 300))
 ANSWERS = text(("TargetPortalGroupTag", "1"), ("HeaderDigest", "None"),
                ("MaxBurstLength", "1048576"), ("ImmediateData", "No"),
                ("TaskReporting", "RFC3720"), ("iSCSIProtocolLevel", "1"),
@@ -94,6 +98,7 @@ def keys():
     write("keys", "login-iser", LOGIN_ISER)
     write("keys", "discovery", DISCOVERY)
     write("keys", "chap", CHAP)
+    write("keys", "chap-algorithms-and-values", CHAP_ALL)
     write("keys", "target-answers", ANSWERS)
     write("keys", "sendtargets", SENDTARGETS)
     write("keys", "cut-by-continue", LOGIN_OPER[:-7])
@@ -266,16 +271,16 @@ def target():
           pdu(bhs(0x1e, 0x80, data=b"vendor", itt=51), b"vendor") +
           pdu(bhs(0x21, 0x80, itt=52)) + pdu(bhs(0x25, 0x81, data=b"data", itt=53), b"data") +
           text_req(b"SendTargets=", 54, 2) + nop_out(55, 3, b"ping") + logout(56, 4))
-    # initiator ACLs (config bit 6): the seeds' initiator sees LUN 1 only
-    # (REPORT LUNS, LUN 0 not supported, resets), another name is refused
-    # and discovers nothing; bit 7: the rules change when time passes,
-    # the session is asked to log out (Async Message) and does
-    write("target", "acl-luns", b"\x40" + c +
+    # initiator ACLs (config mode 2, 0x80): the seeds' initiator sees LUN
+    # 1 only (REPORT LUNS, LUN 0 not supported, resets), another name is
+    # refused and discovers nothing; mode 3 (0xc0): the rules change when
+    # time passes, the session is asked to log out (Async Message) and does
+    write("target", "acl-luns", b"\x80" + c +
           scsi_cmd(cdb(0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0), 256, 10, 1, r=True) +
           scsi_cmd(cdb(0x25), 8, 11, 2, r=True, lun=0) + scsi_cmd(cdb(0x00), 0, 12, 3, lun=1) +
           scsi_cmd(cdb(0x12, 0, 0, 0, 255, 0), 255, 13, 4, r=True, lun=0) +
           tmf(5, 14, 5) + tmf(6, 15, 5) + logout(16, 5))
-    write("target", "acl-refused", b"\x40" +
+    write("target", "acl-refused", b"\x80" +
           login(0, 1, True, FIRST.replace(b"libidm:ini", b"libidm:nobody")) +
           login(0, 3, True, DISCOVERY.replace(b"libidm:ini", b"libidm:nobody") +
                 text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512")), sel=1) +
@@ -287,6 +292,88 @@ def target():
           login(0, 1, True, FIRST, sel=1) + login(1, 3, True, OPER, itt=2, sel=1) +
           scsi_cmd(cdb(0x00), 0, 41, 1, sel=1) + nop_out(42, 2, sel=2) +
           login(0, 3, True, FIRST + OPER, tsih=2, cid=0, sel=0))
+
+    chap()
+
+
+# CHAP (fuzz_target.c config bit 1, mode 1): the fuzz build's challenge is
+# 00 01 02 ... of the digest's length with CHAP_I 1 (ex_chap.c), so the
+# seeds answer it right and reach what follows: mutual CHAP, the
+# operational stage, a command.
+CHAP_ALGS = {5: "md5", 6: "sha1", 7: "sha256", 8: "sha3_256"}
+
+
+def chap_r(alg, secret, cid=1, chal=None):
+    h = hashlib.new(CHAP_ALGS[alg])
+    if chal is None:
+        chal = bytes(range(h.digest_size))
+    h.update(bytes([cid]) + secret.encode() + chal)
+    return "0x" + h.hexdigest()
+
+
+def chap_login(alg_list, answer, first=None, itt0=1, sel=0):
+    """A CHAP login's three requests; sel=2 on a new connection (the
+    initiator resets the one the target closed after a failure)."""
+    first = first or FIRST.replace(b"AuthMethod=None", b"AuthMethod=CHAP,None")
+    return (login(0, 1, False, first, itt=itt0, sel=sel) +
+            login(0, 1, False, text(("CHAP_A", alg_list)), itt=itt0 + 1) +
+            login(0, 1, True, text(*answer), itt=itt0 + 2))
+
+
+def chap():
+    cmd = scsi_cmd(cdb(0x12, 0, 0, 0, 255, 0), 255, 10, 1, r=True)
+    oper = login(1, 3, True, OPER, itt=4)
+    # one-way, each algorithm the default list takes (config bit 1)
+    for alg in (8, 7, 6, 5):
+        write("target", "chap-%s" % CHAP_ALGS[alg], b"\2" +
+              chap_login(str(alg), [("CHAP_N", "user"), ("CHAP_R", chap_r(alg, "secret-secret"))]) +
+              oper + cmd)
+    # per-initiator and mutual (mode 1): SHA-256 chosen from a mixed list
+    mutual = [("CHAP_N", "ini"), ("CHAP_R", chap_r(7, "ini-secret-0123")),
+              ("CHAP_I", "200"), ("CHAP_C", "0x" + "5a" * 32)]
+    write("target", "chap-mutual", b"\x42" + chap_login("x,99,5,7", mutual) + oper + cmd)
+    write("target", "chap-mutual-base64", b"\x42" + chap_login("7", [
+        ("CHAP_N", "ini"), ("CHAP_R", chap_r(7, "ini-secret-0123")),
+        ("CHAP_I", "0"), ("CHAP_C", "0b" + "AAECAwQFBgcICQoLDA0ODw==")]) + oper)
+    # the target's own challenge sent back (reflection), half of the
+    # mutual keys, an out-of-range CHAP_I, a challenge over 1024 bytes
+    write("target", "chap-mutual-reflected", b"\x42" + chap_login("7", [
+        ("CHAP_N", "ini"), ("CHAP_R", chap_r(7, "ini-secret-0123")),
+        ("CHAP_I", "1"), ("CHAP_C", "0x" + bytes(range(32)).hex())]))
+    write("target", "chap-mutual-half", b"\x42" + chap_login("7", [
+        ("CHAP_N", "ini"), ("CHAP_R", chap_r(7, "ini-secret-0123")), ("CHAP_C", "0x0102")]))
+    write("target", "chap-mutual-bad-values", b"\x42" + chap_login("8", [
+        ("CHAP_N", "ini"), ("CHAP_R", chap_r(8, "ini-secret-0123")),
+        ("CHAP_I", "256"), ("CHAP_C", "0x" + "ab" * 1100)]))
+    # MD5 offered alone to a target that refuses it; algorithm lists
+    # that are long, empty or odd
+    write("target", "chap-md5-refused", b"\x42" + chap_login("5", [("CHAP_N", "ini")]))
+    write("target", "chap-alg-lists", b"\x42" +
+          chap_login(",".join(["5"] * 300) + ",8", [("CHAP_N", "ini"), ("CHAP_R", "0xzz")]) +
+          login(0, 1, False, text(("CHAP_A", "")), itt=5, sel=1) +
+          login(0, 1, False, text(("CHAP_A", "Reject")), itt=6, sel=1))
+    # bad encodings and long values: odd hex, bad base64, a response
+    # of the wrong length, a name longer than the buffer
+    write("target", "chap-bad-encodings", b"\2" +
+          chap_login("5", [("CHAP_N", "u" * 300), ("CHAP_R", "0x" + "a" * 33)]) +
+          chap_login("5", [("CHAP_N", "user"), ("CHAP_R", "0b@@@@")], sel=2) +
+          chap_login("5", [("CHAP_N", "user"), ("CHAP_R", "0x" + "ab" * 2000)], sel=2))
+    # discovery credentials of their own (mode 1): right, then chap's
+    disc = DISCOVERY.replace(b"AuthMethod=None", b"AuthMethod=CHAP")
+    write("target", "chap-discovery", b"\x42" +
+          chap_login("6", [("CHAP_N", "disc"), ("CHAP_R", chap_r(6, "disc-secret-89ab"))], first=disc) +
+          login(1, 3, True, text(("HeaderDigest", "None"), ("MaxRecvDataSegmentLength", "512")), itt=4) +
+          text_req(text(("SendTargets", "All")), 5, 1))
+    # the rate limit (mode 1: 2 failures): two wrong logins, then the
+    # right one refused, each on a new connection; an initiator without
+    # credentials of its own, so chap's apply
+    other = FIRST.replace(b"libidm:ini", b"libidm:other").replace(
+        b"AuthMethod=None", b"AuthMethod=CHAP,None")
+    wrong = [("CHAP_N", "user"), ("CHAP_R", "0x" + "00" * 32)]
+    right = [("CHAP_N", "user"), ("CHAP_R", chap_r(7, "secret-secret"))]
+    write("target", "chap-rate-limit", b"\x42" +
+          chap_login("7", wrong, first=other) + chap_login("7", wrong, first=other, sel=2) +
+          chap_login("7", right, first=other, sel=2) + oper)
 
 
 def wire(records):
