@@ -21,18 +21,9 @@ rewrites tests/abi/libidm.abi; commit it with the change.
 Usage: check_abi.py [--update] ABIDW ABIDIFF READELF BASELINE SUPPRESSIONS HEADERS_DIR LIB
 Exits 77 when abidiff is missing or the library has no debug information.
 """
-import subprocess
 import sys
 
-ABI_CHANGE = 4
-ABI_INCOMPATIBLE = 8
-ABI_ERRORS = 1 | 2
-
-
-def run(cmd):
-    print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    return r.returncode, r.stdout + r.stderr
+from libabigail import ABI_ERRORS, ABI_INCOMPATIBLE, missing, run
 
 
 def main():
@@ -41,10 +32,7 @@ def main():
     if update:
         argv = argv[1:]
     abidw, abidiff, readelf, baseline, supp, headers, lib = argv
-    tool = abidw if update else abidiff
-    if not tool:
-        print("SKIP: %s not found (Debian package abigail-tools)"
-              % ("abidw" if update else "abidiff"))
+    if missing(abidw if update else abidiff, "abidw" if update else "abidiff"):
         return 77
     rc, out = run([readelf, "-S", "-W", lib])
     if rc != 0:

@@ -25,14 +25,9 @@ Exits 77 when libabigail's tools are missing.
 """
 import glob
 import os
-import subprocess
 import sys
 
-
-def run(cmd):
-    print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    return r.returncode, r.stdout + r.stderr
+from libabigail import ABI_ERRORS, missing, run
 
 
 def main():
@@ -44,10 +39,7 @@ def main():
     baseline = os.path.join(basedir, f"libidm-provider-{abi}.abi")
     others = sorted(p for p in glob.glob(os.path.join(basedir, "libidm-provider-*.abi"))
                     if p != baseline)
-    tool = abidw if update else abidiff
-    if not tool:
-        print("SKIP: %s not found (Debian package abigail-tools)"
-              % ("abidw" if update else "abidiff"))
+    if missing(abidw if update else abidiff, "abidw" if update else "abidiff"):
         return 77
 
     if update:
@@ -76,7 +68,7 @@ def main():
     if rc == 0:
         print(f"ok: the provider SDK matches {os.path.basename(baseline)}")
         return 0
-    if rc & 3:
+    if rc & ABI_ERRORS:
         print(f"FAIL: abidiff could not compare (exit {rc})")
         return 1
     print(f"FAIL: the provider SDK changed under IDM_PROV_ABI {abi} (abidiff exit {rc}, "

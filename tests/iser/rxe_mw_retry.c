@@ -41,6 +41,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "cm_event.h"
+
 #define MSG 64
 #define RECVS 8
 
@@ -59,29 +61,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int get_event(struct rdma_event_channel *ech, enum rdma_cm_event_type want,
-		     struct rdma_cm_id **id_out)
-{
-	struct rdma_cm_event *ev;
-	struct pollfd p = {.fd = ech->fd, .events = POLLIN};
-	int r;
-
-	if (poll(&p, 1, 5000) != 1) {
-		fprintf(stderr, "timeout waiting for %s\n", rdma_event_str(want));
-		return -1;
-	}
-	if (rdma_get_cm_event(ech, &ev))
-		return -1;
-	r = ev->event == want ? 0 : -1;
-	if (r)
-		fprintf(stderr, "got %s (status %d), wanted %s\n",
-			rdma_event_str(ev->event), ev->status, rdma_event_str(want));
-	if (id_out)
-		*id_out = ev->id;
-	rdma_ack_cm_event(ev);
-	return r;
 }
 
 static int side_qp(struct side *s, struct rdma_cm_id *id)
@@ -137,9 +116,9 @@ static int connect_pair(const char *ip, struct side *rsp, struct side *req,
 	if (!req->ech || rdma_create_id(req->ech, &req->id, NULL, RDMA_PS_TCP))
 		return -1;
 	if (rdma_resolve_addr(req->id, NULL, (struct sockaddr *)&sa, 2000) ||
-	    get_event(req->ech, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    cm_event_wait(req->ech, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 5000) ||
 	    rdma_resolve_route(req->id, 2000) ||
-	    get_event(req->ech, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+	    cm_event_wait(req->ech, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 5000))
 		return -1;
 	if (side_qp(req, req->id))
 		return -1;
@@ -149,14 +128,14 @@ static int connect_pair(const char *ip, struct side *rsp, struct side *req,
 	cp.responder_resources = cp.initiator_depth = 1;
 	if (rdma_connect(req->id, &cp))
 		return -1;
-	if (get_event(lech, RDMA_CM_EVENT_CONNECT_REQUEST, &cid) ||
+	if (cm_event_wait(lech, RDMA_CM_EVENT_CONNECT_REQUEST, &cid, 5000) ||
 	    side_qp(rsp, cid))
 		return -1;
 	rsp->ech = NULL;
 	if (rdma_accept(cid, &cp))
 		return -1;
-	if (get_event(req->ech, RDMA_CM_EVENT_ESTABLISHED, NULL) ||
-	    get_event(lech, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	if (cm_event_wait(req->ech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000) ||
+	    cm_event_wait(lech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000))
 		return -1;
 	return 0;
 }

@@ -44,6 +44,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "cm_event.h"
+
 #define MAGIC 0x5a534e44u /* "ZSND" */
 #define MAX_MSG (128u * 1024u)
 #define DEPTH 16u  /* Sends in flight */
@@ -60,29 +62,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int get_event(struct rdma_event_channel *ech, enum rdma_cm_event_type want,
-		     struct rdma_cm_id **id_out, int ms)
-{
-	struct rdma_cm_event *ev;
-	struct pollfd p = {.fd = ech->fd, .events = POLLIN};
-	int r;
-
-	if (poll(&p, 1, ms) != 1) {
-		fprintf(stderr, "rxe-zero-send: no %s within %d ms\n", rdma_event_str(want), ms);
-		return -1;
-	}
-	if (rdma_get_cm_event(ech, &ev))
-		return -1;
-	r = ev->event == want ? 0 : -1;
-	if (r)
-		fprintf(stderr, "rxe-zero-send: got %s (status %d), wanted %s\n",
-			rdma_event_str(ev->event), ev->status, rdma_event_str(want));
-	if (id_out)
-		*id_out = ev->id;
-	rdma_ack_cm_event(ev);
-	return r;
 }
 
 struct side {
@@ -190,7 +169,7 @@ static int server(const struct sockaddr_in *sa, int seconds)
 	}
 	printf("server: listening\n");
 	fflush(stdout);
-	if (get_event(ech, RDMA_CM_EVENT_CONNECT_REQUEST, &id, seconds * 1000) ||
+	if (cm_event_wait(ech, RDMA_CM_EVENT_CONNECT_REQUEST, &id, seconds * 1000) ||
 	    side_qp(&s, id, (size_t)RECVS * MAX_MSG))
 		return 2;
 	for (i = 0; i < RECVS; i++)
@@ -199,7 +178,7 @@ static int server(const struct sockaddr_in *sa, int seconds)
 	memset(&cp, 0, sizeof(cp));
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
-	if (rdma_accept(id, &cp) || get_event(ech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000))
+	if (rdma_accept(id, &cp) || cm_event_wait(ech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000))
 		return 2;
 	t0 = now_s();
 	deadline = t0 + seconds;
@@ -311,16 +290,16 @@ static int client(const struct sockaddr_in *sa, int seconds, const uint32_t *siz
 
 	if (!ech || rdma_create_id(ech, &id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(id, NULL, (struct sockaddr *)sa, 2000) ||
-	    get_event(ech, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 5000) ||
+	    cm_event_wait(ech, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, 5000) ||
 	    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout,
 			    sizeof(ack_timeout)) ||
-	    rdma_resolve_route(id, 2000) || get_event(ech, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 5000) ||
+	    rdma_resolve_route(id, 2000) || cm_event_wait(ech, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, 5000) ||
 	    side_qp(&s, id, (size_t)DEPTH * MAX_MSG))
 		return 2;
 	memset(&cp, 0, sizeof(cp));
 	cp.retry_count = 7; /* rxe: retry for as long as ACKs keep getting lost */
 	cp.rnr_retry_count = 7;
-	if (rdma_connect(id, &cp) || get_event(ech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000))
+	if (rdma_connect(id, &cp) || cm_event_wait(ech, RDMA_CM_EVENT_ESTABLISHED, NULL, 5000))
 		return 2;
 	t0 = now_s();
 	deadline = t0 + seconds;

@@ -62,3 +62,13 @@ netns_peer() {
 		"${IN_PEER[@]}" ip addr add "$pip/24" dev idm-p &&
 		"${IN_PEER[@]}" ip link set idm-p up; } || die "cannot set up idm-p"
 }
+
+# netns_reach IP PORT: wait (5 s) until the second namespace (IN_PEER)
+# connects to IP:PORT; dies if it never does.
+netns_reach() {
+	for _ in $(seq 50); do
+		"${IN_PEER[@]}" bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "the second namespace cannot reach $1:$2"
+}

@@ -23,16 +23,13 @@ import sys
 
 from hostile_target import Target, recv_pdu
 
+# the raw iSCSI helpers of the tests that play an initiator
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target"))
+from raw_pdu import text_keys as keys  # noqa: E402
+
 ALGS = {5: "md5", 6: "sha1", 7: "sha256", 8: "sha3_256"}
 
 
-def keys(data):
-    out = {}
-    for kv in data.split(b"\0"):
-        if b"=" in kv:
-            k, v = kv.split(b"=", 1)
-            out[k.decode()] = v.decode()
-    return out
 
 
 def text(*pairs):

@@ -58,25 +58,7 @@ target() {
 	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 5 --portal "$PORTAL" \
 		--target-name "$IQN" --lun ram:16M --lun ram:16M --lun 5=ram:8M -v "${@:2}"
 	PIDS="$PIDS $TGT_PID"
-	for _ in $(seq 50); do
-		"${IN_PEER[@]}" bash -c "exec 3<>/dev/tcp/$T_IP/$PORT" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	die "$I_IP cannot reach $T_IP:$PORT"
-}
-# expect_rc WHAT RC PATTERN CMD...: CMD exits RC, its output matches
-expect_rc() {
-	local what=$1 want=$2 pat=$3 rc
-	shift 3
-	timeout 20 "$@" >"$TMP/out" 2>&1
-	rc=$?
-	if [ "$rc" = "$want" ] && grep -Eq -- "$pat" "$TMP/out"; then
-		echo "ok   $what: $(grep -E -m1 -- "$pat" "$TMP/out")"
-	else
-		echo "FAIL $what: exit $rc (want $want), wanted /$pat/ in:"
-		sed 's/^/     /' "$TMP/out" | head -20
-		fails=$((fails + 1))
-	fi
+	netns_reach "$T_IP" "$PORT"
 }
 # check WHAT [!] CMD...: CMD must succeed (with !: fail); counted in fails
 check() {

@@ -11,16 +11,9 @@ import socket
 import struct
 import sys
 
-from raw_pdu import pad, recv_pdu
+from raw_pdu import pad, recv_pdu, text_keys as keys
 
 
-def keys(data):
-    out = {}
-    for kv in data.split(b"\0"):
-        if b"=" in kv:
-            k, v = kv.split(b"=", 1)
-            out[k.decode()] = v.decode()
-    return out
 
 
 def request(s, itt, kvs, transit):

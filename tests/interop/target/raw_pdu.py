@@ -30,6 +30,17 @@ def recv_pdu(s):
     return hdr, data[:dsl]
 
 
+
+def text_keys(data):
+    """A text data segment ("k=v\\0k=v\\0") as a dict; what has no '=' is
+    left out."""
+    out = {}
+    for kv in data.split(b"\0"):
+        if b"=" in kv:
+            k, v = kv.split(b"=", 1)
+            out[k.decode()] = v.decode()
+    return out
+
 def login(s, target, initiator, mrdsl, isid_qualifier, fail_status=1):
     """A one-PDU login of a normal session straight to full feature phase
     (CSG 1 -> NSG 3, T=1) with the default keys but for
