@@ -13,7 +13,7 @@
  * returns its ops table. libidm refuses a table whose abi_version differs,
  * whose size is smaller than the mandatory part, or that lacks a mandatory
  * op. The core services below are exported by libidm.so.1 in the version
- * node IDM_PROV_<IDM_PROV_ABI> (IDM_PROV_2): compatible within one
+ * node IDM_PROV_<n>, n being IDM_PROV_ABI: compatible within one
  * IDM_PROV_ABI, replaced as a whole when it is bumped. A provider must be
  * rebuilt when IDM_PROV_ABI changes.
  *
@@ -224,7 +224,11 @@ struct idm_prov_ops {
 	int (*listen)(struct idm_prov_listener *l, const struct sockaddr *sa,
 		      socklen_t salen, int backlog);
 	void (*unlisten)(struct idm_prov_listener *l);
-	/* bound port of a listener (for port "0") */
+	/* The port the listener is bound to (how the caller learns the one
+	 * picked for port "0"): 1..65535, or a negative errno, -EINVAL when
+	 * the listener has no bound endpoint (no private state); never -1.
+	 * libidm calls it after a successful listen() or listen_fd(), and
+	 * idm_portal_port() returns what it answered. */
 	int (*listener_port)(struct idm_prov_listener *l);
 
 	/* Initiator: start connecting; report with idm_prov_conn_connected().

@@ -75,10 +75,9 @@ static void tcp_task_free(struct idm_task *task)
 
 	if (!tc)
 		return;
-	if (tc->target)
-		tcp_tgt_task_release(tc, task);
-	else
-		tcp_ini_task_release(tc, task);
+	if (tcp_task(task)->task == task)
+		tcp_rx_forget_task(tc, task);
+	tc->role->task_release(tc, task);
 }
 
 static int tcp_notice_key_values(struct idm_conn *conn)
