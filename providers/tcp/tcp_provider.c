@@ -95,6 +95,9 @@ static int tcp_notice_key_values(struct idm_conn *conn)
 	return 0;
 }
 
+/* iscsi://host[:port]/target */
+static const char *const tcp_schemes[] = {"iscsi", NULL};
+
 static const struct idm_prov_ops tcp_ops = {
 	.abi_version = IDM_PROV_ABI,
 	.size = sizeof(struct idm_prov_ops),
@@ -121,6 +124,8 @@ static const struct idm_prov_ops tcp_ops = {
 	.listen_fd = tcp_listen_fd,
 	.conn_stats = tcp_tx_stats,
 	.conn_move = tcp_conn_move,
+	.url_schemes = tcp_schemes,
+	.auto_order = IDM_PROV_AUTO_TCP, /* the fallback: reaches any address */
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
