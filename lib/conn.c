@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Connection objects: creation on both sides, provider choice (with the
- * iSER-then-TCP fallback of "auto"), the notifications raised towards the
- * caller, and destruction.
+ * fallback of "auto", in the order the providers declare: iSER, then
+ * TCP), the notifications raised towards the caller, and destruction.
  */
 #include "core.h"
 #include "ctx_priv.h"
@@ -185,15 +185,31 @@ IDM_API int idm_conn_set_cbs(idm_conn *c, const struct idm_conn_cbs *cbs, void *
 
 /* ---- initiator side ------------------------------------------------- */
 
+/* "tried iser, tcp": the providers "auto" tries, in order, for a
+ * message */
+static const char *auto_names(struct idm_ctx *ctx, char *buf, size_t size)
+{
+	struct idm_prov *p;
+	size_t len = 0;
+
+	for (size_t i = 0; (p = idmp_provider_auto_nth(ctx, i)); i++) {
+		int n = snprintf(buf + len, size - len, "%s%s",
+				 i ? ", " : "tried ", p->ops->name);
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+	}
+	return len ? buf : "no provider loaded takes part in \"auto\"";
+}
+
 static struct idm_prov *next_candidate(struct idm_conn *c)
 {
-	static const char *const order[] = {"iser", "tcp"};
-	struct idm_ctx *ctx = c->ctx;
+	struct idm_prov *p;
 
-	while (c->fallback_index < (int)(sizeof(order) / sizeof(order[0]))) {
-		struct idm_prov *p =
-			idmp_provider_by_name(ctx, order[c->fallback_index++]);
-		if (!p || !(p->ops->caps & IDM_CAP_INITIATOR))
+	/* the providers' own auto_order (provider_order.c) */
+	while ((p = idmp_provider_auto_nth(c->ctx, (size_t)c->fallback_index))) {
+		c->fallback_index++;
+		if (!(p->ops->caps & IDM_CAP_INITIATOR))
 			continue;
 		if (p->ops->conn_is_capable &&
 		    p->ops->conn_is_capable(p, (struct sockaddr *)&c->sa,
@@ -335,10 +351,13 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	if (is_auto) {
 		prov = next_candidate(c);
 		if (!prov) {
+			char tried[128];
+
 			conn_unlink(c);
 			free(c);
-			idmp_last_error_set("\"auto\": neither iser nor tcp can "
-					    "reach %s", host);
+			idmp_last_error_set("\"auto\": no provider can reach "
+					    "%s (%s)", host,
+					    auto_names(ctx, tried, sizeof(tried)));
 			r = -ENOENT;
 			goto out;
 		}

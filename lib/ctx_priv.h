@@ -43,6 +43,12 @@ struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
  * found): sets idm_last_error() and returns the errno to report. */
 int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
 
+/* provider_order.c: the n-th provider "auto" tries (highest
+ * ops->auto_order first; those with 0 never), NULL past the last; the
+ * loaded provider that serves a URL scheme, or NULL */
+struct idm_prov *idmp_provider_auto_nth(struct idm_ctx *ctx, size_t n);
+struct idm_prov *idmp_provider_by_scheme(struct idm_ctx *ctx, const char *scheme);
+
 /* conn.c */
 /* A context's list of connections: add at the head, remove. */
 void idmp_conn_list_add(struct idm_ctx *ctx, struct idm_conn *c);

@@ -202,6 +202,16 @@ struct idm_provider_status {
 IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
 				    struct idm_provider_status *st);
 
+/**
+ * Since 1.2. The loaded provider that serves URL scheme `scheme` ("iscsi",
+ * "iser"; without "://"), as each provider declares: sets *name to its
+ * name (valid until the context is destroyed). Loads the providers first,
+ * as idm_get_providers() does. Returns 0, -ENOENT when no loaded provider
+ * serves it, -EINVAL on a NULL argument (*name is NULL on failure).
+ */
+IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,
+				    const char **name);
+
 /** Since 1.1. The install directory searched after IDM_PROVIDER_PATH. */
 IDM_API const char *idm_provider_dir(void);
 

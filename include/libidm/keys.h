@@ -23,6 +23,13 @@
 #define IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER 1        /* 13.19, Yes */
 #define IDM_ISCSI_DEFAULT_ERROR_RECOVERY_LEVEL 0u         /* 13.20 */
 
+/* The largest data segment of a Login Request or Response: the login
+ * phase runs on the default MaxRecvDataSegmentLength (RFC 7143 6.1,
+ * 13.12), whatever the keys being negotiated will say. The providers
+ * frame and check login PDUs with it. */
+#define IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH \
+	IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH
+
 /* RFC 7145 section 6: the iSER keys. The two RecvDataSegmentLength keys
  * replace MaxRecvDataSegmentLength when RDMAExtensions=Yes. */
 #define IDM_ISER_DEFAULT_RDMA_EXTENSIONS 0 /* No */

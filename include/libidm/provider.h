@@ -13,7 +13,7 @@
  * returns its ops table. libidm refuses a table whose abi_version differs,
  * whose size is smaller than the mandatory part, or that lacks a mandatory
  * op. The core services below are exported by libidm.so.1 in the version
- * node IDM_PROV_<IDM_PROV_ABI> (IDM_PROV_3): compatible within one
+ * node IDM_PROV_<n>, n being IDM_PROV_ABI: compatible within one
  * IDM_PROV_ABI, replaced as a whole when it is bumped. A provider must be
  * rebuilt when IDM_PROV_ABI changes.
  *
@@ -218,7 +218,8 @@ struct idm_prov_ops {
 	uint32_t size;        /* sizeof(struct idm_prov_ops) */
 	const char *name;     /* short, [a-z0-9_]: "tcp" */
 	const char *description;
-	uint64_t caps;        /* IDM_CAP_* */
+	uint64_t caps;        /* IDM_CAP_*; IDM_CAP_RDMA also says the provider
+				 needs an RDMA device (tests skip without one) */
 	size_t task_priv_size; /* bytes libidm reserves in each task, see
 				  idm_prov_task_priv() */
 
@@ -232,7 +233,11 @@ struct idm_prov_ops {
 	int (*listen)(struct idm_prov_listener *l, const struct sockaddr *sa,
 		      socklen_t salen, int backlog);
 	void (*unlisten)(struct idm_prov_listener *l);
-	/* bound port of a listener (for port "0") */
+	/* The port the listener is bound to (how the caller learns the one
+	 * picked for port "0"): 1..65535, or a negative errno, -EINVAL when
+	 * the listener has no bound endpoint (no private state); never -1.
+	 * libidm calls it after a successful listen() or listen_fd(), and
+	 * idm_portal_port() returns what it answered. */
 	int (*listener_port)(struct idm_prov_listener *l);
 
 	/* Initiator: start connecting; report with idm_prov_conn_connected().
@@ -306,7 +311,31 @@ struct idm_prov_ops {
 	 * (the provider keeps no per-context registration). Optional, since
 	 * 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
 	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);
+
+	/* ---- since libidm 1.2: what the provider says about itself, so
+	 * that the core, the programs and the tests need no list of
+	 * providers. Read only when `size` reaches them (0 / NULL below
+	 * that). ---- */
+
+	/* The URL schemes it serves, NULL-terminated: {"iscsi", NULL} for
+	 * TCP, {"iser", NULL} for iSER. idm_provider_for_scheme() answers
+	 * with the loaded provider that lists a scheme (a scheme should be
+	 * served by one provider; the first found in the search wins).
+	 * NULL: none. */
+	const char *const *url_schemes;
+	/* Its place in the "auto" order of idm_conn_connect(): the loaded
+	 * providers with IDM_CAP_INITIATOR and a nonzero auto_order are
+	 * tried from the highest down (equal ones by name), the next one
+	 * when conn_is_capable says no or the connection fails. 0: never
+	 * tried by "auto", only when named. The in-tree providers use
+	 * IDM_PROV_AUTO_RDMA and IDM_PROV_AUTO_TCP (RDMA first, TCP the
+	 * fallback). */
+	uint32_t auto_order;
 };
+
+/* auto_order of the in-tree providers, for a new one to place itself */
+#define IDM_PROV_AUTO_RDMA 200u /* iSER: zero copy where a device reaches */
+#define IDM_PROV_AUTO_TCP 100u  /* TCP: reaches any IP address */
 
 /* The part of the table every provider of this IDM_PROV_ABI has (the
  * libidm 1.1 table); the core refuses a smaller one. */

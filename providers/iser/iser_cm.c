@@ -151,8 +151,7 @@ static void conn_event(struct iser_conn *ic, struct rdma_cm_event *ev,
 
 static void conn_cm_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_conn *ic = (struct iser_conn *)((char *)w -
-					offsetof(struct iser_conn, cm_w));
+	struct iser_conn *ic = IDM_PROV_CONTAINER_OF(w, struct iser_conn, cm_w);
 	struct rdma_cm_event *ev;
 
 	(void)revents;
@@ -316,8 +315,7 @@ refuse:
 
 static void listener_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_listener *il = (struct iser_listener *)((char *)w -
-					offsetof(struct iser_listener, w));
+	struct iser_listener *il = IDM_PROV_CONTAINER_OF(w, struct iser_listener, w);
 	struct rdma_cm_event *ev;
 
 	(void)revents;
@@ -403,5 +401,5 @@ int iser_listener_port(struct idm_prov_listener *l)
 {
 	struct iser_listener *il = idm_prov_listener_priv(l);
 
-	return il ? il->port : -1;
+	return il ? il->port : -EINVAL; /* provider.h: a negative errno */
 }

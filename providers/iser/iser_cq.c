@@ -160,8 +160,7 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
  * established() polls them. */
 static void scq_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_conn *ic = (struct iser_conn *)((char *)w -
-					offsetof(struct iser_conn, scq_w));
+	struct iser_conn *ic = IDM_PROV_CONTAINER_OF(w, struct iser_conn, scq_w);
 
 	(void)revents;
 	cq_events(ic->scc, &ic->scq_unacked);
@@ -170,8 +169,7 @@ static void scq_watch(struct idm_prov_watch *w, uint32_t revents)
 
 static void rcq_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_conn *ic = (struct iser_conn *)((char *)w -
-					offsetof(struct iser_conn, rcq_w));
+	struct iser_conn *ic = IDM_PROV_CONTAINER_OF(w, struct iser_conn, rcq_w);
 
 	(void)revents;
 	cq_events(ic->rcc, &ic->rcq_unacked);

@@ -62,8 +62,7 @@ static void sq_report(struct iser_conn *ic)
 
 static void timer_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_conn *ic = (struct iser_conn *)((char *)w -
-					offsetof(struct iser_conn, timer_w));
+	struct iser_conn *ic = IDM_PROV_CONTAINER_OF(w, struct iser_conn, timer_w);
 	struct ibv_send_wr wr;
 	struct iser_op *op;
 	uint64_t ticks;

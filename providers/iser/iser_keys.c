@@ -50,7 +50,8 @@ static uint32_t round64(uint32_t v)
 
 void iser_sizes_login(struct iser_sizes *s)
 {
-	s->rx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ISER_LOGIN_DSL);
+	s->rx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN +
+			    IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH);
 	s->tx_msg = s->rx_msg;
 	s->rx_depth = ISER_LOGIN_DEPTH;
 	s->tx_depth = ISER_LOGIN_DEPTH;
@@ -83,10 +84,10 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 
 	/* Never below the login size: the final Login Response or a
 	 * Text/NOP may still land in one of these. */
-	if (rx_dsl < ISER_LOGIN_DSL)
-		rx_dsl = ISER_LOGIN_DSL;
-	if (tx_dsl < ISER_LOGIN_DSL)
-		tx_dsl = ISER_LOGIN_DSL;
+	if (rx_dsl < IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH)
+		rx_dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
+	if (tx_dsl < IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH)
+		tx_dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	/* The AHS we may receive is bounded by what *we* declared; the
 	 * one we send by what the peer declared. Both come as one value. */
 	s->rx_msg = round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN +

@@ -7,11 +7,9 @@
 #ifndef IDM_ISER_KEYS_H
 #define IDM_ISER_KEYS_H
 
+#include <libidm/keys.h>
 #include <libidm/provider.h>
 
-/* Login-phase PDUs carry at most 8192 data bytes (RFC 7143 default
- * MaxRecvDataSegmentLength, which governs the login phase). */
-#define ISER_LOGIN_DSL 8192u
 /* Receive provisioning (RFC 7145 8.1: Sends are not flow controlled).
  * ISER_CMD_WINDOW: commands assumed in flight when the caller did not say
  * (idm_conn_set_cmd_window). ISER_RX_SPARE: buffers beyond the window's

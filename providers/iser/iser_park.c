@@ -67,8 +67,7 @@ static void timer_stop(struct iser_prov *ip)
 
 static void park_watch(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct iser_prov *ip = (struct iser_prov *)((char *)w -
-					offsetof(struct iser_prov, park_w));
+	struct iser_prov *ip = IDM_PROV_CONTAINER_OF(w, struct iser_prov, park_w);
 	struct iser_parked **pp = &ip->parked, *p;
 	uint64_t ticks;
 

@@ -198,6 +198,9 @@ static void iser_task_free(struct idm_task *t)
 	ic->role->task_release(ic, t);
 }
 
+/* iser://host[:port]/target */
+static const char *const iser_schemes[] = {"iser", NULL};
+
 static const struct idm_prov_ops iser_ops = {
 	.abi_version = IDM_PROV_ABI,
 	.size = sizeof(struct idm_prov_ops),
@@ -225,6 +228,9 @@ static const struct idm_prov_ops iser_ops = {
 	.buf_release = iser_buf_release,
 	.conn_is_capable = iser_conn_is_capable,
 	.conn_stats = iser_sq_stats,
+	.url_schemes = iser_schemes,
+	/* before TCP where a device reaches the peer (conn_is_capable) */
+	.auto_order = IDM_PROV_AUTO_RDMA,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

@@ -18,8 +18,6 @@
 
 #include "tcp_pdu.h"
 
-#define tcp_container_of(ptr, type, member) IDM_PROV_CONTAINER_OF(ptr, type, member)
-
 /* Send ring: PDUs prepared for one sendmsg. It starts at TCP_RING_MIN
  * entries (login sends one PDU at a time) and doubles, up to TCP_RING,
  * only when more PDUs are ready than it holds: an idle connection keeps a
@@ -160,6 +158,44 @@ static inline struct tcp_task *tcp_task(struct idm_task *t)
 	return (struct tcp_task *)idm_prov_task_priv(t);
 }
 
+/* ---- roles ---------------------------------------------------------- */
+
+struct tcp_conn;
+
+/* What the receive path does with a PDU its role has handled. */
+enum tcp_rx_verdict {
+	TCP_RX_FAILED = -1,   /* the connection failed (tcp_conn_fail) */
+	TCP_RX_DONE = 0,      /* handled: nothing for the caller */
+	TCP_RX_DELIVER,       /* to the caller (control_notify), with *task */
+	TCP_RX_DELIVER_NOP,   /* the same, then trim the idle buffers */
+	TCP_RX_DELIVER_LOGIN, /* the same, then full feature phase if it was
+				 the final successful Login Response */
+};
+
+/* The target's or the initiator's half of the receive path, chosen once
+ * per connection (tcp_conn_bind). tcp_rx.c frames the PDUs and calls
+ * these; they never call back into tcp_rx.c: a role says what to do with
+ * the PDU by its verdict, and tcp_rx.c does it. Calls go one way:
+ * tcp_provider.c, tcp_rx.c -> tcp_target.c / tcp_initiator.c -> the
+ * transfer files (tcp_r2t.c, tcp_datain.c, tcp_tx.c). */
+struct tcp_role {
+	/* header (and header digest) in: set where the data segment goes
+	 * (tc->rdst and friends; DST_RXBUF when untouched); <0: failed */
+	int (*header)(struct tcp_conn *tc, uint8_t op);
+	/* DST_EARLY (set by header): notify the PDU before its data segment
+	 * is read; what the callback asked for says where the data goes.
+	 * NULL for a role that never sets DST_EARLY. */
+	void (*early)(struct tcp_conn *tc);
+	/* the whole PDU in and checked; *task is NULL on entry */
+	enum tcp_rx_verdict (*pdu)(struct tcp_conn *tc, uint8_t op,
+				   struct idm_task **task);
+	/* ops->task_free, after the receive path forgot the task */
+	void (*task_release)(struct tcp_conn *tc, struct idm_task *t);
+};
+
+extern const struct tcp_role tcp_target_role;    /* tcp_target.c */
+extern const struct tcp_role tcp_initiator_role; /* tcp_initiator.c */
+
 /* ---- connection ----------------------------------------------------- */
 
 enum tcp_rx_state { RX_BHS, RX_AHS, RX_DATA, RX_TRAILER };
@@ -169,7 +205,7 @@ enum tcp_rx_dest {
 	DST_PLACE,   /* straight into a caller buffer */
 	DST_STAGE,   /* unsolicited data with no Get_Data yet */
 	DST_EARLY,   /* a SCSI Command's immediate data, not read yet: its
-		      * control_notify comes first (tcp_tgt_cmd_early) */
+		      * control_notify comes first (tcp_role.early) */
 	DST_DISCARD, /* its task was freed mid-PDU: read into rxbuf, drop */
 	DST_REPORT,  /* matches no task: read into rxbuf and drop the data,
 		      * then pass the header up with no task (the caller
@@ -182,6 +218,7 @@ struct tcp_conn {
 	const struct idm_conn_params *params;
 	struct idm_prov_stats *st; /* counters, idm_conn_get_stats() */
 	bool target; /* role */
+	const struct tcp_role *role; /* its half of the receive path */
 	struct idm_ctx *ctx;
 	int fd;
 	struct idm_prov_watch w;
@@ -289,6 +326,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 	tc->st = idm_prov_conn_stats(conn);
 	tc->limits = idm_prov_conn_send_limits(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
+	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
 }
 
 /* tcp_conn.c */
@@ -436,24 +474,14 @@ int tcp_put_data(struct idm_task *task, const uint8_t *tmpl,
 		 uint32_t length, uint32_t flags);
 void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
 		     struct idm_task *t);
-int tcp_tgt_snack(struct tcp_conn *tc);
+/* a SNACK Request at the target: a DataACK is acted on here, any other
+ * goes to the caller */
+enum tcp_rx_verdict tcp_tgt_snack(struct tcp_conn *tc);
 
-/* tcp_target.c */
-int tcp_tgt_cmd_header(struct tcp_conn *tc);
-int tcp_tgt_cmd_done(struct tcp_conn *tc);
-/* DST_EARLY: notify the SCSI Command before its immediate data is read;
- * what the callback asked for (Get_Data) says where the data goes */
-void tcp_tgt_cmd_early(struct tcp_conn *tc);
-int tcp_tgt_dataout_header(struct tcp_conn *tc);
-int tcp_tgt_dataout_done(struct tcp_conn *tc);
-void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t);
+/* tcp_target.c: tcp_target_role */
 
-/* tcp_initiator.c */
+/* tcp_initiator.c: tcp_initiator_role, and */
 int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		     size_t ahs_len, struct idm_task *task);
-int tcp_ini_datain_header(struct tcp_conn *tc);
-int tcp_ini_datain_done(struct tcp_conn *tc);
-int tcp_ini_r2t(struct tcp_conn *tc);
-void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t);
 
 #endif

@@ -43,7 +43,7 @@ struct tcp_listener {
 
 static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, w);
+	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(w, struct tcp_conn, w);
 
 	if (revents & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
 		tc->rx_dry = false;
@@ -380,7 +380,7 @@ static void accept_backoff(struct tcp_listener *tl, int err)
 
 static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, w);
+	struct tcp_listener *tl = IDM_PROV_CONTAINER_OF(w, struct tcp_listener, w);
 
 	(void)revents;
 	if (tl->paused)
@@ -405,7 +405,7 @@ static void listen_event(struct idm_prov_watch *w, uint32_t revents)
 /* The back-off is over: watch the listener again. */
 static void backoff_event(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_listener *tl = tcp_container_of(w, struct tcp_listener, tw);
+	struct tcp_listener *tl = IDM_PROV_CONTAINER_OF(w, struct tcp_listener, tw);
 	uint64_t ticks;
 
 	(void)revents;
@@ -536,7 +536,7 @@ static void connect_done(struct tcp_conn *tc, int status)
 
 static void connect_event(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, w);
+	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(w, struct tcp_conn, w);
 	int err = 0;
 	socklen_t len = sizeof(err);
 
@@ -558,7 +558,7 @@ static void connect_event(struct idm_prov_watch *w, uint32_t revents)
 
 static void timer_event(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_conn *tc = tcp_container_of(w, struct tcp_conn, tw);
+	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(w, struct tcp_conn, tw);
 
 	(void)revents;
 	if (!tc->connecting)

@@ -30,7 +30,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	    (uint64_t)offset + length > 0xffffffffu)
 		return -ERANGE;
 	if (!dsl)
-		dsl = TCP_LOGIN_DSL;
+		dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	d = tcp_txd_get(tc);
 	if (!d)
 		return -ENOMEM;
@@ -79,19 +79,17 @@ static int ack_one(struct idm_task *t, void *arg)
 	return 1;
 }
 
-int tcp_tgt_snack(struct tcp_conn *tc)
+enum tcp_rx_verdict tcp_tgt_snack(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 
-	if ((bhs[1] & 0x0f) != IDM_ISCSI_SNACK_DATA_ACK) {
-		tcp_rx_deliver(tc, NULL); /* status/data SNACK: the caller's */
-		return 0;
-	}
+	if ((bhs[1] & 0x0f) != IDM_ISCSI_SNACK_DATA_ACK)
+		return TCP_RX_DELIVER; /* status/data SNACK: the caller's */
 	if (idm_prov_conn_foreach_task(tc->conn, ack_one, tc->rhdr))
-		return 0;
+		return TCP_RX_DONE;
 	/* RFC 7143 11.16: an invalid DataACK may be ignored or rejected */
 	idm_prov_warn(tc->ctx, "tcp: DataACK SNACK with unknown TTT 0x%08x ignored",
 		  ttt);
-	return 0;
+	return TCP_RX_DONE;
 }

@@ -31,7 +31,9 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		uint32_t dsl = idm_prov_send_dsl(tc->conn);
 
 		out = w.addr;
-		idm_prov_unsol_plan(p, dsl ? dsl : TCP_LOGIN_DSL,
+		if (!dsl)
+			dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
+		idm_prov_unsol_plan(p, dsl,
 				    idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), w.length,
 				    &plan);
 	} else {
@@ -89,7 +91,7 @@ static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt)
 	return t;
 }
 
-int tcp_ini_datain_header(struct tcp_conn *tc)
+static int ini_datain_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t itt = idm_iscsi_bhs_itt(bhs), len = tc->rl.dsl;
@@ -133,7 +135,8 @@ int tcp_ini_datain_header(struct tcp_conn *tc)
 	return 0;
 }
 
-int tcp_ini_datain_done(struct tcp_conn *tc)
+static enum tcp_rx_verdict ini_datain_done(struct tcp_conn *tc,
+					   struct idm_task **deliver)
 {
 	const uint8_t *bhs = tc->rhdr;
 	struct idm_task *t = tc->rtask;
@@ -150,15 +153,16 @@ int tcp_ini_datain_done(struct tcp_conn *tc)
 				tc->exp_statsn, tt->exp_datasn);
 		if (tcp_tx_ctrl(tc, ack, NULL, 0, NULL, 0, NULL, NULL, 0) < 0) {
 			tcp_conn_fail(tc, -ENOMEM, "no memory for a DataACK");
-			return -1;
+			return TCP_RX_FAILED;
 		}
 	}
-	if (bhs[1] & IDM_ISCSI_DATAIN_STATUS)
-		tcp_rx_deliver(tc, t);
-	return 0;
+	if (!(bhs[1] & IDM_ISCSI_DATAIN_STATUS))
+		return TCP_RX_DONE;
+	*deliver = t;
+	return TCP_RX_DELIVER;
 }
 
-int tcp_ini_r2t(struct tcp_conn *tc)
+static int ini_r2t(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t itt = idm_iscsi_bhs_itt(bhs),
@@ -216,7 +220,7 @@ int tcp_ini_r2t(struct tcp_conn *tc)
 	return 0;
 }
 
-void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t)
+static void ini_task_release(struct tcp_conn *tc, struct idm_task *t)
 {
 	struct tcp_task *tt = tcp_task(t);
 
@@ -224,8 +228,47 @@ void tcp_ini_task_release(struct tcp_conn *tc, struct idm_task *t)
 		return;
 	if (!tc->closed && tt->cmd_sent)
 		tcp_dead_itt_add(tc, idm_task_itt(t));
-	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
 	tt->cmd_sent = false;
 	tt->task = NULL;
 }
+
+/* ---- the initiator's half of the receive path ------------------------ */
+
+static int ini_header(struct tcp_conn *tc, uint8_t op)
+{
+	if (op == IDM_ISCSI_OP_DATA_IN)
+		return ini_datain_header(tc);
+	if (op == IDM_ISCSI_OP_R2T && tc->rl.dsl) {
+		tcp_conn_fail(tc, -EPROTO, "R2T with a data segment");
+		return -1;
+	}
+	return 0;
+}
+
+static enum tcp_rx_verdict ini_pdu(struct tcp_conn *tc, uint8_t op,
+				   struct idm_task **task)
+{
+	switch (op) {
+	case IDM_ISCSI_OP_DATA_IN:
+		return ini_datain_done(tc, task);
+	case IDM_ISCSI_OP_R2T:
+		return ini_r2t(tc) < 0 ? TCP_RX_FAILED : TCP_RX_DONE;
+	case IDM_ISCSI_OP_SCSI_RSP:
+		*task = idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr));
+		return TCP_RX_DELIVER;
+	case IDM_ISCSI_OP_NOP_IN:
+		return TCP_RX_DELIVER_NOP;
+	case IDM_ISCSI_OP_LOGIN_RSP:
+		return TCP_RX_DELIVER_LOGIN;
+	default:
+		return TCP_RX_DELIVER;
+	}
+}
+
+const struct tcp_role tcp_initiator_role = {
+	.header = ini_header,
+	.early = NULL, /* never sets DST_EARLY */
+	.pdu = ini_pdu,
+	.task_release = ini_task_release,
+};

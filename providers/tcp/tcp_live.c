@@ -207,7 +207,7 @@ static void live_check(struct tcp_conn *tc, int64_t now, int period)
 
 static void live_tick(struct idm_prov_watch *w, uint32_t revents)
 {
-	struct tcp_knobs *k = tcp_container_of(w, struct tcp_knobs, lw);
+	struct tcp_knobs *k = IDM_PROV_CONTAINER_OF(w, struct tcp_knobs, lw);
 	struct tcp_conn *tc, *next;
 	int period = live_period_ms(k);
 	uint64_t ticks;

@@ -13,12 +13,11 @@
 #include <stdint.h>
 
 #include <libidm/iscsi.h>
+#include <libidm/keys.h>
 
 /* Largest TotalAHSLength accepted: an extended CDB of 260 bytes plus a
  * bidirectional read length AHS need well under this. */
 #define TCP_MAX_AHS_LEN 512u
-/* Login PDUs: data segments up to 8192 bytes (RFC 7143 6.1). */
-#define TCP_LOGIN_DSL 8192u
 
 struct tcp_pdu_lens {
 	uint32_t ahs;	  /* TotalAHSLength in bytes */

@@ -75,10 +75,9 @@ static void tcp_task_free(struct idm_task *task)
 
 	if (!tc)
 		return;
-	if (tc->target)
-		tcp_tgt_task_release(tc, task);
-	else
-		tcp_ini_task_release(tc, task);
+	if (tcp_task(task)->task == task)
+		tcp_rx_forget_task(tc, task);
+	tc->role->task_release(tc, task);
 }
 
 static int tcp_notice_key_values(struct idm_conn *conn)
@@ -95,6 +94,9 @@ static int tcp_notice_key_values(struct idm_conn *conn)
 		tcp_enter_ffp(tc);
 	return 0;
 }
+
+/* iscsi://host[:port]/target */
+static const char *const tcp_schemes[] = {"iscsi", NULL};
 
 static const struct idm_prov_ops tcp_ops = {
 	.abi_version = IDM_PROV_ABI,
@@ -122,6 +124,8 @@ static const struct idm_prov_ops tcp_ops = {
 	.listen_fd = tcp_listen_fd,
 	.conn_stats = tcp_tx_stats,
 	.conn_move = tcp_conn_move,
+	.url_schemes = tcp_schemes,
+	.auto_order = IDM_PROV_AUTO_TCP, /* the fallback: reaches any address */
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

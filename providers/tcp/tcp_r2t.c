@@ -77,7 +77,7 @@ static void get_finish(struct tcp_conn *tc, const struct idm_prov_xfer *x)
 
 static void get_done_defer(struct idm_prov_defer *d)
 {
-	struct tcp_get *g = tcp_container_of(d, struct tcp_get, done_defer);
+	struct tcp_get *g = IDM_PROV_CONTAINER_OF(d, struct tcp_get, done_defer);
 	const struct idm_prov_xfer *x = idm_prov_xfer_from_priv(g);
 
 	if (g->got == x->length)

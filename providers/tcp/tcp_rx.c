@@ -9,7 +9,7 @@
  * bound for a caller buffer is read into it directly (readv) once what
  * is already staged is used up, so big payloads are copied only by the
  * kernel. A SCSI Command's immediate data waits until its control_notify
- * said where it goes (tcp_tgt_cmd_early); the callback never waits for
+ * said where it goes (tcp_role.early); the callback never waits for
  * it.
  */
 #include "tcp.h"
@@ -185,8 +185,8 @@ static uint32_t rx_limit(const struct tcp_conn *tc)
 {
 	uint32_t lim = idm_prov_recv_dsl(tc->conn);
 
-	if (!tc->ffp && lim < TCP_LOGIN_DSL)
-		lim = TCP_LOGIN_DSL;
+	if (!tc->ffp && lim < IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH)
+		lim = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	return lim;
 }
 
@@ -252,18 +252,8 @@ static int on_header(struct tcp_conn *tc)
 	tc->rr2t = NULL;
 	tc->rget = NULL;
 	tc->rcrc = TCP_CRC32C_INIT;
-	if (tc->target) {
-		if (op == IDM_ISCSI_OP_SCSI_CMD && tcp_tgt_cmd_header(tc) < 0)
-			return -1;
-		if (op == IDM_ISCSI_OP_DATA_OUT && tcp_tgt_dataout_header(tc) < 0)
-			return -1;
-	} else if (op == IDM_ISCSI_OP_DATA_IN) {
-		if (tcp_ini_datain_header(tc) < 0)
-			return -1;
-	} else if (op == IDM_ISCSI_OP_R2T && tc->rl.dsl) {
-		tcp_conn_fail(tc, -EPROTO, "R2T with a data segment");
+	if (tc->role->header(tc, op) < 0)
 		return -1;
-	}
 	if (tc->rdst != DST_RXBUF)
 		return 0;
 	if (rxbuf_fit(tc, tc->rl.dsl) < 0)
@@ -288,6 +278,8 @@ void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t)
 static int on_pdu(struct tcp_conn *tc)
 {
 	uint8_t op = idm_iscsi_bhs_opcode(tc->rhdr);
+	struct idm_task *task = NULL;
+	enum tcp_rx_verdict verdict;
 
 	if (tc->rdst == DST_REPORT) {
 		/* a Data-Out that matches no task or R2T: header only */
@@ -302,52 +294,25 @@ static int on_pdu(struct tcp_conn *tc)
 		return 0;
 	}
 
-	if (tc->target) {
-		switch (op) {
-		case IDM_ISCSI_OP_SCSI_CMD:
-			return tcp_tgt_cmd_done(tc);
-		case IDM_ISCSI_OP_DATA_OUT:
-			return tcp_tgt_dataout_done(tc);
-		case IDM_ISCSI_OP_SNACK_REQ:
-			return tcp_tgt_snack(tc);
-		case IDM_ISCSI_OP_NOP_OUT:
-			tcp_rx_deliver(tc, NULL);
-			tcp_conn_trim(tc);
-			return 0;
-		default:
-			tcp_rx_deliver(tc, NULL);
-			return 0;
-		}
-	}
-	switch (op) {
-	case IDM_ISCSI_OP_DATA_IN:
-		return tcp_ini_datain_done(tc);
-	case IDM_ISCSI_OP_R2T:
-		return tcp_ini_r2t(tc);
-	case IDM_ISCSI_OP_SCSI_RSP:
-		tcp_rx_deliver(
-			tc, idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr)));
+	verdict = tc->role->pdu(tc, op, &task);
+	if (verdict == TCP_RX_FAILED)
+		return -1;
+	if (verdict == TCP_RX_DONE)
 		return 0;
-	case IDM_ISCSI_OP_NOP_IN:
-		tcp_rx_deliver(tc, NULL);
+	tcp_rx_deliver(tc, task);
+	if (verdict == TCP_RX_DELIVER_NOP)
 		tcp_conn_trim(tc);
-		return 0;
-	case IDM_ISCSI_OP_LOGIN_RSP:
-		tcp_rx_deliver(tc, NULL);
-		/* the PDUs after a final successful Login Response use the
-		 * negotiated digests (the caller noticed them by now) */
-		if (!tc->closed && !tc->ffp && tcp_pdu_login_final_ok(tc->rhdr))
-			tcp_enter_ffp(tc);
-		return 0;
-	default:
-		tcp_rx_deliver(tc, NULL);
-		return 0;
-	}
+	/* the PDUs after a final successful Login Response use the
+	 * negotiated digests (the caller noticed them by now) */
+	if (verdict == TCP_RX_DELIVER_LOGIN && !tc->closed && !tc->ffp &&
+	    tcp_pdu_login_final_ok(tc->rhdr))
+		tcp_enter_ffp(tc);
+	return 0;
 }
 
 void tcp_rx_defer_fn(struct idm_prov_defer *d)
 {
-	tcp_rx_run(tcp_container_of(d, struct tcp_conn, rx_defer));
+	tcp_rx_run(IDM_PROV_CONTAINER_OF(d, struct tcp_conn, rx_defer));
 }
 
 /* Up to `want` bytes of the data segment into its destination (a caller
@@ -416,7 +381,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 			if (tc->rdst == DST_EARLY) {
 				/* control_notify now: a Get_Data from it
 				 * says where the data segment goes */
-				tcp_tgt_cmd_early(tc);
+				tc->role->early(tc);
 				if (tc->closed)
 					return;
 				break; /* RX_DATA, its destination set */

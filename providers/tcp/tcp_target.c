@@ -17,7 +17,7 @@
 
 /* ---- SCSI Command ---------------------------------------------------- */
 
-int tcp_tgt_cmd_header(struct tcp_conn *tc)
+static int tgt_cmd_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t itt = idm_iscsi_bhs_itt(bhs);
@@ -89,7 +89,7 @@ static void take_staged(struct tcp_conn *tc, struct idm_task *t, uint32_t off,
  * data: a peer that sends a header and holds back its data would stall
  * every connection of the context. So the PDU shows no data
  * (idm_pdu_data() gives NULL, 0); Get_Data is the only way to it. */
-void tcp_tgt_cmd_early(struct tcp_conn *tc)
+static void tgt_cmd_early(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
@@ -129,15 +129,16 @@ void tcp_tgt_cmd_early(struct tcp_conn *tc)
 	tc->rdst = DST_STAGE;
 }
 
-int tcp_tgt_cmd_done(struct tcp_conn *tc)
+static enum tcp_rx_verdict tgt_cmd_done(struct tcp_conn *tc,
+					struct idm_task **deliver)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
 	uint32_t len = tc->rl.dsl;
 
 	if (!len) {
-		tcp_rx_deliver(tc, t); /* no data: notified only now */
-		return 0;
+		*deliver = t; /* no data: notified only now */
+		return TCP_RX_DELIVER;
 	}
 	switch (tc->rdst) {
 	case DST_PLACE:
@@ -152,7 +153,7 @@ int tcp_tgt_cmd_done(struct tcp_conn *tc)
 		break;
 	}
 	tcp_get_complete_ready(tc, t);
-	return 0;
+	return TCP_RX_DONE;
 }
 
 /* ---- Data-Out -------------------------------------------------------- */
@@ -169,7 +170,7 @@ static void dataout_report(struct tcp_conn *tc, const char *what,
 	tc->rdst = DST_REPORT;
 }
 
-int tcp_tgt_dataout_header(struct tcp_conn *tc)
+static int tgt_dataout_header(struct tcp_conn *tc)
 {
 	const uint8_t *bhs = tc->rhdr;
 	uint32_t itt = idm_iscsi_bhs_itt(bhs),
@@ -256,7 +257,7 @@ int tcp_tgt_dataout_header(struct tcp_conn *tc)
 	return 0;
 }
 
-int tcp_tgt_dataout_done(struct tcp_conn *tc)
+static int tgt_dataout_done(struct tcp_conn *tc)
 {
 	struct idm_task *t = tc->rtask;
 	struct tcp_task *tt = tcp_task(t);
@@ -304,7 +305,7 @@ int tcp_tgt_dataout_done(struct tcp_conn *tc)
 	return 0;
 }
 
-void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
+static void tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 {
 	struct tcp_task *tt = tcp_task(t);
 
@@ -312,10 +313,44 @@ void tcp_tgt_task_release(struct tcp_conn *tc, struct idm_task *t)
 		return;
 	if (!tc->closed)
 		tcp_dead_itt_add(tc, idm_task_itt(t));
-	tcp_rx_forget_task(tc, t);
 	tcp_tx_cancel_task(tc, t);
 	tcp_get_cancel_all(tc, t); /* the core drops the records next */
 	idm_prov_unsol_free(&tt->unsol);
 	tt->ack_wait = false;
 	tt->task = NULL;
 }
+
+/* ---- the target's half of the receive path --------------------------- */
+
+static int tgt_header(struct tcp_conn *tc, uint8_t op)
+{
+	if (op == IDM_ISCSI_OP_SCSI_CMD)
+		return tgt_cmd_header(tc);
+	if (op == IDM_ISCSI_OP_DATA_OUT)
+		return tgt_dataout_header(tc);
+	return 0;
+}
+
+static enum tcp_rx_verdict tgt_pdu(struct tcp_conn *tc, uint8_t op,
+				   struct idm_task **task)
+{
+	switch (op) {
+	case IDM_ISCSI_OP_SCSI_CMD:
+		return tgt_cmd_done(tc, task);
+	case IDM_ISCSI_OP_DATA_OUT:
+		return tgt_dataout_done(tc) < 0 ? TCP_RX_FAILED : TCP_RX_DONE;
+	case IDM_ISCSI_OP_SNACK_REQ:
+		return tcp_tgt_snack(tc);
+	case IDM_ISCSI_OP_NOP_OUT:
+		return TCP_RX_DELIVER_NOP;
+	default:
+		return TCP_RX_DELIVER;
+	}
+}
+
+const struct tcp_role tcp_target_role = {
+	.header = tgt_header,
+	.early = tgt_cmd_early,
+	.pdu = tgt_pdu,
+	.task_release = tgt_task_release,
+};

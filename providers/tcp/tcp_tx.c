@@ -120,7 +120,7 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 
 static void tx_defer_fn(struct idm_prov_defer *df)
 {
-	tcp_tx_flush(tcp_container_of(df, struct tcp_conn, tx_defer));
+	tcp_tx_flush(IDM_PROV_CONTAINER_OF(df, struct tcp_conn, tx_defer));
 }
 
 /* Writing happens from progress context only, so that completions never
@@ -295,7 +295,7 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 	bool final, last = true;
 
 	if (!dsl)
-		dsl = TCP_LOGIN_DSL;
+		dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	e->txd = d;
 	e->iovcnt = 0;
 	e->len = e->done = 0;

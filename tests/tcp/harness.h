@@ -329,6 +329,8 @@ int h_run_suite(Suite *s);
 /* Provider and address under test (IDM_TEST_PROVIDER, IDM_TEST_HOST). */
 const char *h_provider(void);
 const char *h_host(void);
+/* the provider under test needs an RDMA device (its IDM_CAP_RDMA) */
+bool h_provider_rdma(void);
 
 /* Log line to stderr, prefixed with the test name. */
 void h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -369,7 +369,7 @@ int h_stats_snapshot(struct h *h, struct h_stats *st)
 int h_check_stats(struct h *h, const struct h_stats *before)
 {
 	struct h_stats now;
-	bool tcp = !strcmp(h_provider(), "tcp");
+	bool stream = !h_provider_rdma(); /* every byte in a PDU */
 
 	if (h_stats_snapshot(h, &now) < 0)
 		return -1;
@@ -383,7 +383,7 @@ int h_check_stats(struct h *h, const struct h_stats *before)
 	}
 	MIRROR(pdus_tx, pdus_rx)
 	MIRROR(pdus_rx, pdus_tx)
-	if (tcp) {
+	if (stream) {
 		MIRROR(bytes_tx, bytes_rx)
 		MIRROR(bytes_rx, bytes_tx)
 		MIRROR(data_in_pdus, data_in_pdus)
@@ -393,7 +393,7 @@ int h_check_stats(struct h *h, const struct h_stats *before)
 #undef MIRROR
 	/* iSER: Data-In comes by RDMA Write and immediate data is gathered
 	 * from the caller's buffer, so the initiator copies no payload */
-	if (!tcp && now.i.payload_copies != before->i.payload_copies) {
+	if (!stream && now.i.payload_copies != before->i.payload_copies) {
 		h_set_err(h, "stats: the iSER initiator copied payload %" PRIu64
 			  " times (%" PRIu64 " bytes)",
 			  now.i.payload_copies - before->i.payload_copies,

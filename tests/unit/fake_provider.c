@@ -24,6 +24,13 @@
  * and then returns it too, a provider defect the core must survive), listen raises one accepted connection
  * from a deferred item, put_data/get_data complete from a deferred item,
  * and every op is counted in fake_stats, which tests read with dlsym().
+ *
+ * Like any provider it says what it serves and where it stands in the
+ * "auto" order, in its own table: URL scheme "fake", and auto_order 0
+ * (never tried by "auto") unless the test places it with
+ * IDM_TEST_FAKE_AUTO_ORDER (a number), read when libidm loads it. That is
+ * all it takes for libidm to pick it by scheme or automatically: nothing
+ * outside this file names it.
  */
 #include <libidm/provider.h>
 
@@ -316,6 +323,10 @@ static void fake_conn_stats(struct idm_conn *conn, struct idm_prov_stats *st)
 #define FAKE_NAME "fake"
 #endif
 
+#if FAKE_VARIANT != FAKE_OLDER
+static const char *const fake_schemes[] = {"fake", NULL};
+#endif
+
 static const struct idm_prov_ops fake_ops = {
 #if FAKE_VARIANT == FAKE_BADABI
 	.abi_version = IDM_PROV_ABI + 1,
@@ -362,6 +373,7 @@ static const struct idm_prov_ops fake_ops = {
 	.buf_release = fake_buf_release,
 #if FAKE_VARIANT != FAKE_OLDER
 	.conn_stats = fake_conn_stats,
+	.url_schemes = fake_schemes,
 #endif
 };
 
@@ -383,6 +395,16 @@ const struct idm_prov_ops *fake_entry_hidden(void)
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void)
 {
+#if FAKE_VARIANT == FAKE_OLDER
 	return &fake_ops;
+#else
+	/* the table with the place in the "auto" order the test asked for */
+	static struct idm_prov_ops ops;
+	const char *order = getenv("IDM_TEST_FAKE_AUTO_ORDER");
+
+	ops = fake_ops;
+	ops.auto_order = order ? (uint32_t)strtoul(order, NULL, 10) : 0;
+	return &ops;
+#endif
 }
 #endif

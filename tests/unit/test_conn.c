@@ -731,6 +731,78 @@ START_TEST(auto_selection)
 }
 END_TEST
 
+/* A provider takes part in "auto" and serves a URL scheme by its ops table
+ * alone (auto_order, url_schemes): the fake, placed above TCP, is tried
+ * first; placed below, it is the fallback when TCP cannot connect; and
+ * its scheme "fake" names it, as "iscsi" names TCP. Also run on the fake
+ * built out of tree (tests/abi/check_outside_provider.py). */
+START_TEST(auto_order_and_scheme_declared)
+{
+	struct idm_conn_attr attr = {.size = sizeof(attr), .cbs = &unit_cbs,
+				     .connect_timeout_ms = 2000};
+	char path[4096], port[16];
+	const char *name;
+	idm_ctx *ctx;
+	idm_conn *conn;
+
+	snprintf(path, sizeof(path), "%s:%s", PROVIDER_BUILD_PATH, unit_fake_dir("good"));
+	unit_use_providers(path, "tcp,fake");
+	snprintf(port, sizeof(port), "%d", closed_port());
+
+	/* above TCP (and iSER): "auto" picks the fake */
+	ck_assert_int_eq(setenv("IDM_TEST_FAKE_AUTO_ORDER", "300", 1), 0);
+	ctx = unit_ctx();
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "fake", &name), 0);
+	ck_assert_str_eq(name, "fake");
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "iscsi", &name), 0);
+	ck_assert_str_eq(name, "tcp");
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "nosuch", &name), -ENOENT);
+	ck_assert_ptr_null(name);
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, NULL, &name), -EINVAL);
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", port, &attr, &conn), 0);
+	ck_assert_str_eq(idm_conn_provider(conn), "fake");
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_eq(unit_ev.connected_status, 0);
+	idm_conn_destroy(conn);
+
+	/* by its scheme, as a program maps fake://host to a provider */
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "fake", &name), 0);
+	attr.provider = name;
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", port, &attr, &conn), 0);
+	ck_assert_str_eq(idm_conn_provider(conn), "fake");
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_eq(unit_ev.connected_status, 0);
+	idm_conn_destroy(conn);
+	attr.provider = NULL;
+	idm_ctx_destroy(ctx);
+
+	/* below TCP: TCP first; nobody listens on the port, so "auto"
+	 * falls back to the fake, which connects */
+	ck_assert_int_eq(setenv("IDM_TEST_FAKE_AUTO_ORDER", "50", 1), 0);
+	ctx = unit_ctx();
+	memset(&unit_ev, 0, sizeof(unit_ev));
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", port, &attr, &conn), 0);
+	ck_assert_str_eq(idm_conn_provider(conn), "tcp");
+	ck_assert(unit_progress_until(ctx, &unit_ev.connected));
+	ck_assert_int_eq(unit_ev.connected_status, 0);
+	ck_assert_str_eq(idm_conn_provider(conn), "fake");
+	ck_assert(unit_log_has("falling back to fake"));
+	idm_conn_destroy(conn);
+	idm_ctx_destroy(ctx);
+
+	/* 0: by name only; alone, the fake is no choice for "auto" */
+	ck_assert_int_eq(setenv("IDM_TEST_FAKE_AUTO_ORDER", "0", 1), 0);
+	unit_use_providers("good", "fake");
+	ctx = unit_ctx();
+	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", port, &attr, &conn), -ENOENT);
+	ck_assert(strstr(idm_last_error(), "no provider can reach") != NULL);
+	idm_ctx_destroy(ctx);
+	unsetenv("IDM_TEST_FAKE_AUTO_ORDER");
+}
+END_TEST
+
 /* A caller compiled against a shorter idm_conn_cbs: the callbacks it does
  * not know about are simply not called. */
 /* A provider without the adopt/listen_fd ops (the fake's table is that of
@@ -890,6 +962,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, destroy_from_own_callback);
 	tcase_add_test(tc, destroy_from_callback_then_ctx_destroy);
 	tcase_add_test(tc, conn_sockaddr);
+	tcase_add_test(tc, auto_order_and_scheme_declared);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the providers say about themselves beyond their ops: the order in
+ * which "auto" tries them (ops->auto_order) and the URL schemes they
+ * serve (ops->url_schemes). Nothing here knows a provider by name: a
+ * provider dropped into the search path takes its place by its table
+ * alone.
+ */
+#include "core.h"
+#include "ctx_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* a before b in the "auto" order: the higher auto_order first, then by
+ * name, so that the order never depends on the search path */
+static bool auto_before(const struct idm_prov *a, const struct idm_prov *b)
+{
+	if (a->ops->auto_order != b->ops->auto_order)
+		return a->ops->auto_order > b->ops->auto_order;
+	return strcmp(a->ops->name, b->ops->name) < 0;
+}
+
+struct idm_prov *idmp_provider_auto_nth(struct idm_ctx *ctx, size_t n)
+{
+	struct idm_prov *order[IDMP_MAX_PROVIDERS];
+	size_t k = 0;
+
+	/* insertion sort of a handful; the fields read are zero in a table
+	 * shorter than today's (the loader's copy) */
+	for (size_t i = 0; i < ctx->n_providers; i++) {
+		struct idm_prov *p = &ctx->providers[i];
+		size_t j;
+
+		if (!p->ops->auto_order)
+			continue; /* by name only */
+		j = k++;
+		while (j > 0 && auto_before(p, order[j - 1])) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = p;
+	}
+	return n < k ? order[n] : NULL;
+}
+
+struct idm_prov *idmp_provider_by_scheme(struct idm_ctx *ctx, const char *scheme)
+{
+	for (size_t i = 0; i < ctx->n_providers; i++) {
+		const char *const *s = ctx->providers[i].ops->url_schemes;
+
+		for (; s && *s; s++)
+			if (!strcmp(*s, scheme))
+				return &ctx->providers[i];
+	}
+	return NULL;
+}
+
+IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,
+				    const char **name)
+{
+	struct idm_prov *p;
+	int r;
+
+	if (name)
+		*name = NULL;
+	if (!ctx || !scheme || !name)
+		return -EINVAL;
+	idmp_ctx_lock(ctx);
+	r = idmp_providers_load(ctx);
+	if (r == 0) {
+		p = idmp_provider_by_scheme(ctx, scheme);
+		if (p)
+			*name = p->ops->name;
+		else
+			r = -ENOENT;
+	}
+	idmp_ctx_unlock(ctx);
+	return r;
+}
