@@ -21,7 +21,7 @@ iscsid_start() {
 	if ! pgrep -x iscsid >/dev/null; then
 		# Its own session: on SIGTERM iscsid signals its whole process
 		# group, which would otherwise include this script.
-		setsid iscsid -f >"$TMP/iscsid.log" 2>&1 &
+		setsid iscsid -f ${ISCSID_DEBUG:+-d "$ISCSID_DEBUG"} >"$TMP/iscsid.log" 2>&1 &
 		ISCSID_PID=$!
 		CLEANUP_CMDS+=("stop_pid $ISCSID_PID")
 		CLEANUP_CMDS+=("timeout 10 iscsiadm -k 0")
