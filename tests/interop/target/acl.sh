@@ -60,23 +60,6 @@ target() {
 	PIDS="$PIDS $TGT_PID"
 	netns_reach "$T_IP" "$PORT"
 }
-# check WHAT [!] CMD...: CMD must succeed (with !: fail); counted in fails
-check() {
-	local what=$1 want=0 rc
-	shift
-	if [ "$1" = "!" ]; then
-		want=1
-		shift
-	fi
-	"$@"
-	rc=$?
-	if [ $((rc != 0)) = "$want" ]; then
-		echo "ok   $what"
-	else
-		echo "FAIL $what"
-		fails=$((fails + 1))
-	fi
-}
 # wait_count PATTERN N SECS: until N lines of the target log match
 wait_count() {
 	for _ in $(seq $(($3 * 10))); do

@@ -51,6 +51,23 @@ expect() {
 	fi
 }
 
+# check WHAT [!] CMD...: CMD must succeed (with !: fail); counted in fails
+check() {
+	local what=$1 want=0 rc
+	shift
+	if [ "$1" = "!" ]; then
+		want=1
+		shift
+	fi
+	"$@"
+	rc=$?
+	if [ $((rc != 0)) = "$want" ]; then
+		echo "ok   $what"
+	else
+		echo "FAIL $what"
+		fails=$((fails + 1))
+	fi
+}
 # expect_rc WHAT RC PATTERN CMD...: CMD (within 20 s) exits RC and its
 # output matches the extended regex PATTERN; a mismatch is counted in
 # fails and shown.

@@ -53,23 +53,6 @@ target() {
 }
 # log_count LOG PATTERN: lines of LOG matching the extended regex
 log_count() { grep -Ec -- "$2" "$1"; }
-# check WHAT [!] CMD...: CMD must succeed (with !: fail); counted in fails
-check() {
-	local what=$1 want=0 rc
-	shift
-	if [ "$1" = "!" ]; then
-		want=1
-		shift
-	fi
-	"$@"
-	rc=$?
-	if [ $((rc != 0)) = "$want" ]; then
-		echo "ok   $what"
-	else
-		echo "FAIL $what"
-		fails=$((fails + 1))
-	fi
-}
 HAVE_LIBISCSI=0
 command -v iscsi-inq >/dev/null && command -v iscsi-ls >/dev/null && HAVE_LIBISCSI=1
 [ "$HAVE_LIBISCSI" = 1 ] || echo "note: libiscsi-bin not installed: iscsi-inq/iscsi-ls cases not run"
