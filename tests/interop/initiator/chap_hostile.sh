@@ -26,34 +26,16 @@ CASES=(
 bad=0
 for c in "${CASES[@]}"; do
 	IFS='|' read -r sc opts want <<<"$c"
-	rm -f "$TMP/port"
-	python3 "$PEER" "$sc" "$TMP/port" alice "$S_INI" tgt "$S_TGT" &
-	pid=$!
-	for ((i = 0; i < 50; i++)); do
-		[ -s "$TMP/port" ] && break
-		sleep 0.1
-	done
-	port=$(cat "$TMP/port" 2>/dev/null)
-	[ -n "$port" ] || { stop_pid $pid; fail "$sc: the target did not start"; }
+	peer_start "$sc" python3 "$PEER" "$sc" "$TMP/port" alice "$S_INI" tgt "$S_TGT"
 	# reflect: the first login passes, the connection drops at the
 	# first command and the reconnection meets the reflected challenge
 	# shellcheck disable=SC2086 # opts: several words
 	timeout -k 2 30 "$INI" -v -t 2 --replacement-timeout 3 --no-discovery $opts \
-		--credentials "$TMP/cred" "iscsi://127.0.0.1:$port/iqn.2026-11.org.libidm:chap/1" \
+		--credentials "$TMP/cred" "iscsi://127.0.0.1:$PEER_PORT/iqn.2026-11.org.libidm:chap/1" \
 		>"$TMP/out.txt" 2>"$TMP/err.txt"
 	rc=$?
-	stop_pid $pid
-	if [ $rc -ne 1 ]; then
-		echo "FAIL $sc: exit status $rc (want 1)"
-		tail -n 20 "$TMP/err.txt"
-		bad=$((bad + 1))
-	elif ! grep -Eq -- "$want" "$TMP/err.txt"; then
-		echo "FAIL $sc: stderr lacks '$want':"
-		tail -n 10 "$TMP/err.txt"
-		bad=$((bad + 1))
-	else
-		echo "ok   $sc: $(grep -Em1 -- "$want" "$TMP/err.txt" | cut -c14-)"
-	fi
+	stop_pid "$PEER_PID"
+	expect_refused "$sc" "$rc" "$want" || bad=$((bad + 1))
 	if grep -qF -e "$S_INI" -e "$S_TGT" "$TMP/out.txt" "$TMP/err.txt"; then
 		echo "FAIL $sc: a secret is in the initiator's output"
 		bad=$((bad + 1))

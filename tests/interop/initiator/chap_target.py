@@ -17,11 +17,9 @@ Usage: chap_target.py SCENARIO PORT_FILE USER SECRET MUTUAL_USER MUTUAL_SECRET
 """
 import hashlib
 import os
-import socket
-import struct
 import sys
 
-from hostile_target import Target, recv_pdu
+from hostile_target import Target, listen_port_file, recv_pdu
 
 # the raw iSCSI helpers of the tests that play an initiator
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target"))
@@ -75,14 +73,7 @@ def serve(t, scenario, n, state, user, secret, muser, msecret):
 
 def main():
     scenario, port_file, user, secret, muser, msecret = sys.argv[1:7]
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(4)
-    ls.settimeout(20)
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(ls.getsockname()[1]))
-    os.rename(port_file + ".tmp", port_file)
+    ls = listen_port_file(port_file, 4)
     state = {}
     for n in range(6):
         try:

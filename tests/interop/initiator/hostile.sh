@@ -33,35 +33,17 @@ bad=0
 for c in "${CASES[@]}"; do
 	sc=${c%%|*}
 	want=${c#*|}
-	rm -f "$TMP/port"
-	python3 "$HOSTILE" "$sc" "$TMP/port" &
-	pid=$!
-	for ((i = 0; i < 50; i++)); do
-		[ -s "$TMP/port" ] && break
-		sleep 0.1
-	done
-	port=$(cat "$TMP/port" 2>/dev/null)
-	[ -n "$port" ] || { stop_pid $pid; fail "$sc: hostile target did not start"; }
+	peer_start "$sc" python3 "$HOSTILE" "$sc" "$TMP/port"
 	start=$SECONDS
 	# a lost connection is retried for --replacement-timeout: this
 	# target accepts one connection only, so keep that short
 	timeout -k 2 "$INI_TIMEOUT" "$INI" -t 2 --replacement-timeout 2 \
 		--no-discovery \
-		"iscsi://127.0.0.1:$port/iqn.2026-11.org.libidm:hostile/1" \
+		"iscsi://127.0.0.1:$PEER_PORT/iqn.2026-11.org.libidm:hostile/1" \
 		>"$TMP/out.txt" 2>"$TMP/err.txt"
 	rc=$?
-	stop_pid $pid
-	if [ $rc -ne 1 ]; then
-		echo "FAIL $sc: exit status $rc (want 1)"
-		tail -n 20 "$TMP/err.txt"
-		bad=$((bad + 1))
-	elif ! grep -Eq -- "$want" "$TMP/err.txt"; then
-		echo "FAIL $sc: stderr lacks '$want':"
-		tail -n 10 "$TMP/err.txt"
-		bad=$((bad + 1))
-	else
-		echo "ok   $sc ($((SECONDS - start)) s): $(grep -Em1 -- "$want" "$TMP/err.txt" | cut -c14-)"
-	fi
+	stop_pid "$PEER_PID"
+	expect_refused "$sc ($((SECONDS - start)) s)" "$rc" "$want" || bad=$((bad + 1))
 done
 [ $bad -eq 0 ] || fail "$bad scenario(s)"
 log "PASS"

@@ -7,6 +7,7 @@ sends something a correct target never would. The test checks that the
 initiator fails that connection with a reason, in bounded time, without
 crashing. Usage: hostile_target.py SCENARIO PORT_FILE
 """
+import os
 import socket
 import struct
 import sys
@@ -160,17 +161,24 @@ class Target:
             pass
 
 
-def main():
-    scenario, port_file = sys.argv[1], sys.argv[2]
+def listen_port_file(port_file, backlog):
+    """A listening socket on 127.0.0.1 (a free port, accept() timing out
+    after 20 s), its port written to port_file whole (renamed into place)
+    for the test script to read."""
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", 0))
-    ls.listen(1)
+    ls.listen(backlog)
     ls.settimeout(20)
     with open(port_file + ".tmp", "w") as f:
         f.write(str(ls.getsockname()[1]))
-    import os
     os.rename(port_file + ".tmp", port_file)
+    return ls
+
+
+def main():
+    scenario, port_file = sys.argv[1], sys.argv[2]
+    ls = listen_port_file(port_file, 1)
     conn, _ = ls.accept()
     conn.settimeout(20)
     t = Target(conn)

@@ -30,3 +30,37 @@ run_ini() {
 }
 
 expect_out() { grep -q -- "$1" "$TMP/out.txt" || fail "output lacks '$1'"; }
+
+# peer_start LABEL CMD...: start CMD, a Python peer that writes the port
+# it listens on to $TMP/port, in the background; sets PEER_PID and
+# PEER_PORT, or fails (after stopping it) if no port came within 5 s.
+peer_start() {
+	local label=$1 i
+	shift
+	rm -f "$TMP/port"
+	"$@" &
+	PEER_PID=$!
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$TMP/port" ] && break
+		sleep 0.1
+	done
+	PEER_PORT=$(cat "$TMP/port" 2>/dev/null)
+	[ -n "$PEER_PORT" ] || { stop_pid "$PEER_PID"; fail "$label: the peer did not start"; }
+}
+
+# expect_refused LABEL RC WANT: idm-initiator exited RC after a run whose
+# stderr is $TMP/err.txt; it must be 1 with a line matching the extended
+# regex WANT. Prints ok or FAIL with the evidence; returns 1 on FAIL.
+expect_refused() {
+	local label=$1 rc=$2 want=$3
+	if [ "$rc" -ne 1 ]; then
+		echo "FAIL $label: exit status $rc (want 1)"
+		tail -n 20 "$TMP/err.txt"
+		return 1
+	elif ! grep -Eq -- "$want" "$TMP/err.txt"; then
+		echo "FAIL $label: stderr lacks '$want':"
+		tail -n 10 "$TMP/err.txt"
+		return 1
+	fi
+	echo "ok   $label: $(grep -Em1 -- "$want" "$TMP/err.txt" | cut -c14-)"
+}
