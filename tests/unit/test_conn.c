@@ -938,36 +938,29 @@ START_TEST(older_callbacks_struct)
 }
 END_TEST
 
-static Suite *conn_suite(void)
-{
-	Suite *s = suite_create("conn");
-	TCase *tc = tcase_create("conn");
-
-	tcase_add_test(tc, initiator_login_then_ffp);
-	tcase_add_test(tc, connect_refused);
-	tcase_add_test(tc, connect_reports_then_fails);
-	tcase_add_test(tc, connect_arguments);
-	tcase_add_test(tc, target_put_get_data);
-	tcase_add_test(tc, control_notify_and_ack);
-	tcase_add_test(tc, deallocate_task_cancels_silently);
-	tcase_add_test(tc, terminate_is_silent);
-	tcase_add_test(tc, peer_failure_notifies_once);
-	tcase_add_test(tc, accept_refused);
-	tcase_add_test(tc, portal_arguments);
-	tcase_add_test(tc, auto_selection);
-	tcase_add_test(tc, older_callbacks_struct);
-	tcase_add_test(tc, adopt_needs_provider_op);
-	tcase_add_test(tc, move_needs_provider_op);
-	tcase_add_test(tc, conn_stats);
-	tcase_add_test(tc, destroy_from_own_callback);
-	tcase_add_test(tc, destroy_from_callback_then_ctx_destroy);
-	tcase_add_test(tc, conn_sockaddr);
-	tcase_add_test(tc, auto_order_and_scheme_declared);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(conn_suite());
+	const TTest *const tests[] = { initiator_login_then_ffp,
+				       connect_refused,
+				       connect_reports_then_fails,
+				       connect_arguments,
+				       target_put_get_data,
+				       control_notify_and_ack,
+				       deallocate_task_cancels_silently,
+				       terminate_is_silent,
+				       peer_failure_notifies_once,
+				       accept_refused,
+				       portal_arguments,
+				       auto_selection,
+				       older_callbacks_struct,
+				       adopt_needs_provider_op,
+				       move_needs_provider_op,
+				       conn_stats,
+				       destroy_from_own_callback,
+				       destroy_from_callback_then_ctx_destroy,
+				       conn_sockaddr,
+				       auto_order_and_scheme_declared,
+				       NULL };
+
+	return test_suite_run_one("conn", 0, tests);
 }

@@ -323,23 +323,16 @@ START_TEST(provider_dir_and_version)
 }
 END_TEST
 
-static Suite *status_suite(void)
-{
-	Suite *s = suite_create("status");
-	TCase *tc = tcase_create("status");
-
-	tcase_add_test(tc, loaded_and_skipped_are_described);
-	tcase_add_test(tc, shadowed_and_filtered);
-	tcase_add_test(tc, shorter_struct_gets_its_part);
-	tcase_add_test(tc, connect_names_the_skip_reason);
-	tcase_add_test(tc, unresolvable_host_gives_resolver_message);
-	tcase_add_test(tc, iser_without_rdma_device);
-	tcase_add_test(tc, provider_dir_and_version);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(status_suite());
+	const TTest *const tests[] = { loaded_and_skipped_are_described,
+				       shadowed_and_filtered,
+				       shorter_struct_gets_its_part,
+				       connect_names_the_skip_reason,
+				       unresolvable_host_gives_resolver_message,
+				       iser_without_rdma_device,
+				       provider_dir_and_version,
+				       NULL };
+
+	return test_suite_run_one("status", 0, tests);
 }

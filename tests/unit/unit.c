@@ -216,14 +216,3 @@ idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp)
 	}
 	return conn;
 }
-
-int unit_run(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}

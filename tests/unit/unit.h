@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
+#include "check_suite.h"
 #include "fake_provider.h"
 
 /* FAKES_DIR (set by meson) holds one directory per fake variant. */
@@ -67,8 +68,5 @@ idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp);
 
 /* A BHS with just the opcode and ITT set. */
 void unit_bhs(uint8_t bhs[IDM_ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt);
-
-/* Run one suite with Check; returns the process exit status. */
-int unit_run(Suite *s);
 
 #endif
