@@ -33,11 +33,11 @@ int test_suite_run(Suite *s)
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
-int test_suite_run_one(const char *name, unsigned timeout_s,
-		       const TTest *const tests[])
+int test_suite_run_case(const char *suite, const char *tcase,
+			unsigned timeout_s, const TTest *const tests[])
 {
-	Suite *s = suite_create(name);
+	Suite *s = suite_create(suite);
 
-	test_case_add(s, name, timeout_s, tests);
+	test_case_add(s, tcase, timeout_s, tests);
 	return test_suite_run(s);
 }

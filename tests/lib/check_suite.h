@@ -23,8 +23,9 @@ TCase *test_case_add(Suite *s, const char *name, unsigned timeout_s,
  * and free it; returns EXIT_SUCCESS when none failed, else EXIT_FAILURE. */
 int test_suite_run(Suite *s);
 
-/* A suite and its only test case, both called `name`, run as above. */
-int test_suite_run_one(const char *name, unsigned timeout_s,
-		       const TTest *const tests[]);
+/* Suite `suite` with the one test case `tcase` of `tests` (timeout as in
+ * test_case_add()), run as test_suite_run() does. */
+int test_suite_run_case(const char *suite, const char *tcase,
+			unsigned timeout_s, const TTest *const tests[]);
 
 #endif

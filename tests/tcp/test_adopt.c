@@ -321,19 +321,14 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("adopt");
-	TCase *tc = tcase_create("adopt");
+	const TTest *const tests[] = { test_refusals,
+				       test_target_login,
+				       test_initiator_login,
+				       test_initiator_ffp,
+				       test_target_ffp,
+				       test_portal_fd,
+				       NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 300))
-		return 77;
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_refusals);
-	tcase_add_test(tc, test_target_login);
-	tcase_add_test(tc, test_initiator_login);
-	tcase_add_test(tc, test_initiator_ffp);
-	tcase_add_test(tc, test_target_ffp);
-	tcase_add_test(tc, test_portal_fd);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 300, "adopt", "adopt", 60, tests);
 }

@@ -299,17 +299,10 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("move");
-	TCase *tc = tcase_create("move");
+	const TTest *const tests[] = { test_reuseport, test_refusals,
+				       test_move_thread, test_move_callback,
+				       NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 300))
-		return 77;
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_reuseport);
-	tcase_add_test(tc, test_refusals);
-	tcase_add_test(tc, test_move_thread);
-	tcase_add_test(tc, test_move_callback);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 300, "move", "move", 120, tests);
 }

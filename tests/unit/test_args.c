@@ -122,5 +122,5 @@ int main(void)
 {
 	const TTest *const tests[] = { null_everywhere, pdu_accessors, NULL };
 
-	return test_suite_run_one("args", 0, tests);
+	return test_suite_run_case("args", "args", 0, tests);
 }

@@ -962,5 +962,5 @@ int main(void)
 				       auto_order_and_scheme_declared,
 				       NULL };
 
-	return test_suite_run_one("conn", 0, tests);
+	return test_suite_run_case("conn", "conn", 0, tests);
 }

@@ -490,5 +490,5 @@ int main(void)
 				       destroy_with_objects_open,
 				       NULL };
 
-	return test_suite_run_one("ctx", 0, tests);
+	return test_suite_run_case("ctx", "ctx", 0, tests);
 }

@@ -56,5 +56,5 @@ int main(void)
 				       strerror_never_null,
 				       version_matches_headers, NULL };
 
-	return test_suite_run_one("errors", 0, tests);
+	return test_suite_run_case("errors", "errors", 0, tests);
 }

@@ -362,5 +362,5 @@ int main(void)
 		contexts_are_independent, NULL
 	};
 
-	return test_suite_run_one("loader", 0, tests);
+	return test_suite_run_case("loader", "loader", 0, tests);
 }

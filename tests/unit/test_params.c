@@ -373,5 +373,5 @@ int main(void)
 				       notice_key_values_on_conn,
 				       NULL };
 
-	return test_suite_run_one("params", 0, tests);
+	return test_suite_run_case("params", "params", 0, tests);
 }

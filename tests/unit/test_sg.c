@@ -333,5 +333,5 @@ int main(void)
 		refused_without_cap, record_addr_with_cap, NULL
 	};
 
-	return test_suite_run_one("sg", 0, tests);
+	return test_suite_run_case("sg", "sg", 0, tests);
 }

@@ -334,5 +334,5 @@ int main(void)
 				       provider_dir_and_version,
 				       NULL };
 
-	return test_suite_run_one("status", 0, tests);
+	return test_suite_run_case("status", "status", 0, tests);
 }

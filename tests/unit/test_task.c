@@ -204,5 +204,5 @@ int main(void)
 				       buffers,
 				       NULL };
 
-	return test_suite_run_one("task", 0, tests);
+	return test_suite_run_case("task", "task", 0, tests);
 }
