@@ -150,11 +150,7 @@ END_TEST
  * memory (the ASan build catches it). Nothing is reported. */
 START_TEST(connect_reports_then_fails)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
 	idm_ctx *ctx = setup();
 	idm_conn *conn = (idm_conn *)&attr;
 	struct fake_stats *st;
@@ -646,11 +642,7 @@ END_TEST
 
 START_TEST(portal_arguments)
 {
-	struct idm_portal_attr attr = {
-		.size = sizeof(attr),
-		.providers = "fake",
-		.accept = refuse,
-	};
+	struct idm_portal_attr attr = unit_portal_attr("fake", refuse);
 	idm_ctx *ctx = setup();
 	idm_portal *p = (idm_portal *)&attr;
 
@@ -811,16 +803,8 @@ END_TEST
  * caller's, flags unchanged. */
 START_TEST(adopt_needs_provider_op)
 {
-	struct idm_conn_attr ca = {
-		.size = sizeof(ca),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pa = {
-		.size = sizeof(pa),
-		.providers = "fake",
-		.accept = refuse,
-	};
+	struct idm_conn_attr ca = unit_conn_attr("fake");
+	struct idm_portal_attr pa = unit_portal_attr("fake", refuse);
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t len = sizeof(sa);
 	idm_ctx *ctx = setup();

@@ -352,11 +352,7 @@ END_TEST
 
 START_TEST(progress_thread)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
 	idm_ctx *ctx;
 	idm_conn *conn;
 

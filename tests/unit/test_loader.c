@@ -313,11 +313,7 @@ END_TEST
 
 START_TEST(unknown_provider_by_name)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "nosuch",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("nosuch");
 	idm_conn *conn = (idm_conn *)&attr;
 	idm_ctx *ctx;
 

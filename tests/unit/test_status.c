@@ -165,16 +165,10 @@ END_TEST
 
 START_TEST(connect_names_the_skip_reason)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "initfail",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pattr = {
-		.size = sizeof(pattr),
-		.providers = "initfail",
-		.accept = (idm_accept_fn)1, /* never called */
-	};
+	struct idm_conn_attr attr = unit_conn_attr("initfail");
+	/* accept is never called */
+	struct idm_portal_attr pattr =
+		unit_portal_attr("initfail", (idm_accept_fn)1);
 	idm_conn *conn;
 	idm_portal *p;
 	idm_ctx *ctx;
@@ -213,16 +207,9 @@ END_TEST
 
 START_TEST(unresolvable_host_gives_resolver_message)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pattr = {
-		.size = sizeof(pattr),
-		.providers = "fake",
-		.accept = (idm_accept_fn)1,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
+	struct idm_portal_attr pattr =
+		unit_portal_attr("fake", (idm_accept_fn)1);
 	idm_conn *conn;
 	idm_portal *p;
 	idm_ctx *ctx;
@@ -264,11 +251,7 @@ static bool host_has_rdma(void)
 
 START_TEST(iser_without_rdma_device)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "iser",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("iser");
 	const struct idm_provider_info *list;
 	struct idm_provider_status st;
 	char path[4096];

@@ -60,6 +60,13 @@ struct unit_events {
 extern struct unit_events unit_ev;
 extern const struct idm_conn_cbs unit_cbs;
 
+/* Attributes of a connection on `provider` that reports to unit_cbs, and
+ * of a portal on `providers` that accepts through `accept`; the rest
+ * zero, as a test's own designated initializer would leave it. */
+struct idm_conn_attr unit_conn_attr(const char *provider);
+struct idm_portal_attr unit_portal_attr(const char *providers,
+					idm_accept_fn accept);
+
 /* Initiator connection on the fake provider, in login phase (or, with
  * ffp, after Enable_Datamover). */
 idm_conn *unit_initiator(idm_ctx *ctx, bool ffp);
