@@ -241,6 +241,10 @@ int h_stats_snapshot(struct h *h, struct h_stats *st);
 int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
+/* Check's assertions after an h_run_io() that returned rc: it succeeded,
+ * neither side was terminated or called back after termination, and
+ * neither saw anything unexpected. */
+void h_assert_io_clean(struct h *h, int rc);
 
 /* Scatter-gather (harness_sg.c): after h_init, make the disk and every
  * initiator buffer idm_buf_create_iov() buffers of segments of

@@ -36,11 +36,7 @@ static void run_io(struct h *h)
 {
 	int rc = h_run_io(h, ios, N_IOS, 4, 30000);
 
-	ck_assert_msg(rc == 0, "I/O: %s", h->err);
-	ck_assert_int_eq(h->i.terminate_count + h->t.terminate_count, 0);
-	ck_assert_int_eq(h->i.cb_after_terminate + h->t.cb_after_terminate, 0);
-	ck_assert_msg(h->i.unexpected == 0, "initiator: %s", h->i.why);
-	ck_assert_msg(h->t.unexpected == 0, "target: %s", h->t.why);
+	h_assert_io_clean(h, rc);
 }
 
 /* ---- refusals ------------------------------------------------------ */
