@@ -4,6 +4,7 @@
  * with DATA PROTECT, WRITE PROTECTED (27h/00h), whatever MODE SELECT
  * says about the software write protect bit. */
 #include <check.h>
+#include "check_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,17 +124,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("target-lun");
-	TCase *tc = tcase_create("lun");
-	SRunner *sr;
-	int nf;
+	const TTest *const tests[] = { ro_lun_write_protected, bad_specs,
+				       NULL };
 
-	tcase_add_test(tc, ro_lun_write_protected);
-	tcase_add_test(tc, bad_specs);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("target-lun", "lun", 0, tests);
 }

@@ -10,6 +10,7 @@
  * build host, where no RDMA device exists): "auto" to 127.0.0.1 is TCP.
  */
 #include <check.h>
+#include "check_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,6 @@ int main(void)
 	const char *only = getenv("CK_RUN_CASE");
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	s = suite_create("iser_fallback");
 	if (!only || strcmp(only, "host")) {
@@ -102,9 +101,5 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, auto_no_rdma_device);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run(s);
 }

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -443,8 +444,6 @@ int main(int argc, char **argv)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	ip = rdma_test_ip();
 	if (argc == 3 && !strcmp(argv[1], "--serve-target"))
@@ -466,9 +465,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, target_killed_mid_transfer);
 	tcase_add_test(tc, link_down_idle);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run(s);
 }

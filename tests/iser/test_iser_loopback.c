@@ -7,6 +7,7 @@
  * every guard checked, across the keys that shape the data movement.
  */
 #include <check.h>
+#include "check_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -120,21 +121,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("iser_loopback");
-	TCase *tc = tcase_create("loopback");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { sizes_1_to_16m, key_combinations,
+				       status_in_datain_and_data_ack,
+				       throughput, NULL };
 
 	ip = rdma_test_ip();
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, sizes_1_to_16m);
-	tcase_add_test(tc, key_combinations);
-	tcase_add_test(tc, status_in_datain_and_data_ack);
-	tcase_add_test(tc, throughput);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("iser_loopback", "loopback", 300, tests);
 }

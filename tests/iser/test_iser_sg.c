@@ -18,6 +18,7 @@
  * segment of such a buffer, and adjacent segments (one region), work.
  */
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,21 +287,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("iser_sg");
-	TCase *tc = tcase_create("sg");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { target_odd_segments,
+				       target_more_segments_than_sges,
+				       target_many_small_segments,
+				       initiator_one_stag_per_direction, NULL };
 
 	ip = rdma_test_ip();
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, target_odd_segments);
-	tcase_add_test(tc, target_more_segments_than_sges);
-	tcase_add_test(tc, target_many_small_segments);
-	tcase_add_test(tc, initiator_one_stag_per_direction);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("iser_sg", "sg", 300, tests);
 }

@@ -24,6 +24,7 @@
  *    instead of the backlog growing without limit.
  */
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -868,8 +869,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	ip = rdma_test_ip();
 	s = suite_create("iser_stag");
@@ -893,9 +892,5 @@ int main(void)
 	ADD(tc, target_stops_reposting_when_not_read);
 	ADD(tc, target_passes_up_unknown_opcode);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run(s);
 }

@@ -6,6 +6,7 @@
  * Send-with-Invalidate truth table) and the key policy (section 6, 8.1).
  */
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,27 +420,19 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("iser_wire");
-	TCase *tc = tcase_create("pure");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { hdr_layout,
+				       hdr_invalid_halves_are_zero,
+				       hdr_decode_roundtrip_and_ignores,
+				       hdr_decode_rejects,
+				       hello_codec,
+				       rx_check,
+				       hello_answer,
+				       cm_private_data,
+				       keys_force_and_check,
+				       sizes,
+				       rx_provisioning,
+				       unsolicited,
+				       NULL };
 
-	tcase_add_test(tc, hdr_layout);
-	tcase_add_test(tc, hdr_invalid_halves_are_zero);
-	tcase_add_test(tc, hdr_decode_roundtrip_and_ignores);
-	tcase_add_test(tc, hdr_decode_rejects);
-	tcase_add_test(tc, hello_codec);
-	tcase_add_test(tc, rx_check);
-	tcase_add_test(tc, hello_answer);
-	tcase_add_test(tc, cm_private_data);
-	tcase_add_test(tc, keys_force_and_check);
-	tcase_add_test(tc, sizes);
-	tcase_add_test(tc, rx_provisioning);
-	tcase_add_test(tc, unsolicited);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("iser_wire", "pure", 0, tests);
 }

@@ -72,3 +72,23 @@ run_bounded() {
 	[ $rc -ne 124 ] || echo "   (timed out after $secs s: $*)"
 	return $rc
 }
+
+# run_expect WHAT WANT_RC PATTERN CMD...: CMD (within 20 s) must exit
+# WANT_RC with its stdout+stderr, left in $TMP/out, matching the extended
+# regex PATTERN. Says "ok" with the first matching line and returns 0,
+# or shows what CMD printed and returns 1: the areas that count failures
+# and go on wrap it (tests/cli's expect_run, tests/interop/target's
+# expect_rc).
+run_expect() {
+	local what=$1 want=$2 pat=$3 rc
+	shift 3
+	timeout 20 "$@" >"$TMP/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ] && grep -Eq -- "$pat" "$TMP/out"; then
+		echo "ok   $what: $(grep -E -m1 -- "$pat" "$TMP/out")"
+		return 0
+	fi
+	echo "FAIL $what: exit $rc (want $want), wanted /$pat/ in:"
+	sed 's/^/     /' "$TMP/out"
+	return 1
+}

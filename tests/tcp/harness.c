@@ -678,13 +678,10 @@ bool h_main_prologue(const char *prog, unsigned alarm_s)
 	return true;
 }
 
-int h_run_suite(Suite *s)
+int h_main(const char *prog, unsigned alarm_s, const char *suite,
+	   const char *tcase, unsigned timeout_s, const TTest *const tests[])
 {
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (!h_main_prologue(prog, alarm_s))
+		return 77;
+	return test_suite_run_case(suite, tcase, timeout_s, tests);
 }

@@ -22,6 +22,7 @@
 #include <libidm/iscsi.h>
 
 #include <check.h>
+#include "check_suite.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -240,6 +241,10 @@ int h_stats_snapshot(struct h *h, struct h_stats *st);
 int h_check_stats(struct h *h, const struct h_stats *before);
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms);
+/* Check's assertions after an h_run_io() that returned rc: it succeeded,
+ * neither side was terminated or called back after termination, and
+ * neither saw anything unexpected. */
+void h_assert_io_clean(struct h *h, int rc);
 
 /* Scatter-gather (harness_sg.c): after h_init, make the disk and every
  * initiator buffer idm_buf_create_iov() buffers of segments of
@@ -324,8 +329,12 @@ void h_unexpected(struct h_side *s, const char *fmt, ...)
  * hang even with CK_FORK=no, and a check that 127.0.0.1 works. Returns
  * false (after saying why) when the test must be skipped (exit 77). */
 bool h_main_prologue(const char *prog, unsigned alarm_s);
-/* Run the suite (Check's CK_* environment applies); the exit status. */
-int h_run_suite(Suite *s);
+/* The whole main() of a test program with one test case: the prologue
+ * above (77 when it says skip), then suite `suite` holding test case
+ * `tcase` of the NULL-terminated `tests` with a `timeout_s` timeout, run
+ * as test_suite_run() does (Check's CK_* environment applies). */
+int h_main(const char *prog, unsigned alarm_s, const char *suite,
+	   const char *tcase, unsigned timeout_s, const TTest *const tests[]);
 /* Provider and address under test (IDM_TEST_PROVIDER, IDM_TEST_HOST). */
 const char *h_provider(void);
 const char *h_host(void);

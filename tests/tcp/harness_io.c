@@ -16,34 +16,33 @@
 #include <time.h>
 #include <unistd.h>
 
-/* xorshift32, one word at a time: cheap enough for 16 MiB */
+/* Byte i of the pattern seeded *x, i taken in order from 0: xorshift32,
+ * one word at a time (cheap enough for 16 MiB). */
+static uint8_t pattern_byte(uint32_t *x, size_t i)
+{
+	if ((i & 3) == 0) {
+		*x ^= *x << 13;
+		*x ^= *x >> 17;
+		*x ^= *x << 5;
+	}
+	return (uint8_t)(*x >> ((i & 3) * 8));
+}
+
 void h_pattern(uint8_t *p, size_t len, uint32_t seed)
 {
 	uint32_t x = seed ? seed : 1;
 
-	for (size_t i = 0; i < len; i++) {
-		if ((i & 3) == 0) {
-			x ^= x << 13;
-			x ^= x >> 17;
-			x ^= x << 5;
-		}
-		p[i] = (uint8_t)(x >> ((i & 3) * 8));
-	}
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern_byte(&x, i);
 }
 
 long h_pattern_check(const uint8_t *p, size_t len, uint32_t seed)
 {
 	uint32_t x = seed ? seed : 1;
 
-	for (size_t i = 0; i < len; i++) {
-		if ((i & 3) == 0) {
-			x ^= x << 13;
-			x ^= x >> 17;
-			x ^= x << 5;
-		}
-		if (p[i] != (uint8_t)(x >> ((i & 3) * 8)))
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pattern_byte(&x, i))
 			return (long)i;
-	}
 	return -1;
 }
 
@@ -411,4 +410,13 @@ int h_check_stats(struct h *h, const struct h_stats *before)
 		return -1;
 	}
 	return 0;
+}
+
+void h_assert_io_clean(struct h *h, int rc)
+{
+	ck_assert_msg(rc == 0, "I/O: %s", h->err);
+	ck_assert_int_eq(h->i.terminate_count + h->t.terminate_count, 0);
+	ck_assert_int_eq(h->i.cb_after_terminate + h->t.cb_after_terminate, 0);
+	ck_assert_msg(h->i.unexpected == 0, "initiator: %s", h->i.why);
+	ck_assert_msg(h->t.unexpected == 0, "target: %s", h->t.why);
 }

@@ -65,6 +65,20 @@ static const char *dg(bool v)
 	return v ? "CRC32C" : "None";
 }
 
+/* The data transfer keys of both lists below, in the same order. */
+static void add_data_keys(const struct h_params *p, char *buf, size_t *pos,
+			  size_t cap)
+{
+	h_kv_add(buf, pos, cap, "ImmediateData=%s", yes_no(p->immediate_data));
+	h_kv_add(buf, pos, cap, "InitialR2T=%s", yes_no(p->initial_r2t));
+	h_kv_add(buf, pos, cap, "FirstBurstLength=%u", p->first_burst);
+	h_kv_add(buf, pos, cap, "MaxBurstLength=%u", p->max_burst);
+	h_kv_add(buf, pos, cap, "MaxOutstandingR2T=%u", p->max_r2t);
+	h_kv_add(buf, pos, cap, "ErrorRecoveryLevel=%u", p->erl);
+	h_kv_add(buf, pos, cap, "DataPDUInOrder=Yes");
+	h_kv_add(buf, pos, cap, "DataSequenceInOrder=Yes");
+}
+
 size_t h_login_keys(const struct h_params *p, bool initiator, char *buf,
 		    size_t cap)
 {
@@ -88,14 +102,7 @@ size_t h_login_keys(const struct h_params *p, bool initiator, char *buf,
 		h_kv_add(buf, &pos, cap, "MaxRecvDataSegmentLength=%u",
 			 p->tgt_mrdsl);
 	}
-	h_kv_add(buf, &pos, cap, "ImmediateData=%s", yes_no(p->immediate_data));
-	h_kv_add(buf, &pos, cap, "InitialR2T=%s", yes_no(p->initial_r2t));
-	h_kv_add(buf, &pos, cap, "FirstBurstLength=%u", p->first_burst);
-	h_kv_add(buf, &pos, cap, "MaxBurstLength=%u", p->max_burst);
-	h_kv_add(buf, &pos, cap, "MaxOutstandingR2T=%u", p->max_r2t);
-	h_kv_add(buf, &pos, cap, "ErrorRecoveryLevel=%u", p->erl);
-	h_kv_add(buf, &pos, cap, "DataPDUInOrder=Yes");
-	h_kv_add(buf, &pos, cap, "DataSequenceInOrder=Yes");
+	add_data_keys(p, buf, &pos, cap);
 	h_kv_add(buf, &pos, cap, "MaxConnections=1");
 	h_kv_add(buf, &pos, cap, "DefaultTime2Wait=0");
 	h_kv_add(buf, &pos, cap, "DefaultTime2Retain=0");
@@ -108,14 +115,7 @@ size_t h_notice_keys(const struct h_params *p, char *buf, size_t cap)
 
 	h_kv_add(buf, &pos, cap, "HeaderDigest=%s", dg(p->header_digest));
 	h_kv_add(buf, &pos, cap, "DataDigest=%s", dg(p->data_digest));
-	h_kv_add(buf, &pos, cap, "ImmediateData=%s", yes_no(p->immediate_data));
-	h_kv_add(buf, &pos, cap, "InitialR2T=%s", yes_no(p->initial_r2t));
-	h_kv_add(buf, &pos, cap, "FirstBurstLength=%u", p->first_burst);
-	h_kv_add(buf, &pos, cap, "MaxBurstLength=%u", p->max_burst);
-	h_kv_add(buf, &pos, cap, "MaxOutstandingR2T=%u", p->max_r2t);
-	h_kv_add(buf, &pos, cap, "ErrorRecoveryLevel=%u", p->erl);
-	h_kv_add(buf, &pos, cap, "DataPDUInOrder=Yes");
-	h_kv_add(buf, &pos, cap, "DataSequenceInOrder=Yes");
+	add_data_keys(p, buf, &pos, cap);
 	h_kv_add(buf, &pos, cap, "InitiatorRecvDataSegmentLength=%u",
 		 p->ini_mrdsl);
 	h_kv_add(buf, &pos, cap, "TargetRecvDataSegmentLength=%u",

@@ -187,15 +187,9 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("addr");
-	TCase *tc = tcase_create("addr");
+	const TTest *const tests[] = { test_sockaddr_both_ends,
+				       test_portal_v6only, NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 60))
-		return 77;
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_sockaddr_both_ends);
-	tcase_add_test(tc, test_portal_v6only);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 60, "addr", "addr", 30, tests);
 }

@@ -36,11 +36,7 @@ static void run_io(struct h *h)
 {
 	int rc = h_run_io(h, ios, N_IOS, 4, 30000);
 
-	ck_assert_msg(rc == 0, "I/O: %s", h->err);
-	ck_assert_int_eq(h->i.terminate_count + h->t.terminate_count, 0);
-	ck_assert_int_eq(h->i.cb_after_terminate + h->t.cb_after_terminate, 0);
-	ck_assert_msg(h->i.unexpected == 0, "initiator: %s", h->i.why);
-	ck_assert_msg(h->t.unexpected == 0, "target: %s", h->t.why);
+	h_assert_io_clean(h, rc);
 }
 
 /* ---- refusals ------------------------------------------------------ */
@@ -321,19 +317,14 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("adopt");
-	TCase *tc = tcase_create("adopt");
+	const TTest *const tests[] = { test_refusals,
+				       test_target_login,
+				       test_initiator_login,
+				       test_initiator_ffp,
+				       test_target_ffp,
+				       test_portal_fd,
+				       NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 300))
-		return 77;
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_refusals);
-	tcase_add_test(tc, test_target_login);
-	tcase_add_test(tc, test_initiator_login);
-	tcase_add_test(tc, test_initiator_ffp);
-	tcase_add_test(tc, test_target_ffp);
-	tcase_add_test(tc, test_portal_fd);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 300, "adopt", "adopt", 60, tests);
 }

@@ -177,16 +177,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *t;
+	const TTest *const tests[] = { limits_args,
+				       ping_flood_stops_input_then_resumes,
+				       NULL };
 
-	if (!h_main_prologue("test_backpressure", 110))
-		return 77;
-	s = suite_create("tcp_backpressure");
-	t = tcase_create("send_queue_bound");
-	tcase_set_timeout(t, 90);
-	tcase_add_test(t, limits_args);
-	tcase_add_test(t, ping_flood_stops_input_then_resumes);
-	suite_add_tcase(s, t);
-	return h_run_suite(s);
+	return h_main("test_backpressure", 110, "tcp_backpressure",
+		      "send_queue_bound", 90, tests);
 }

@@ -764,47 +764,41 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *t;
+	const TTest *const tests[] = { unknown_opcode,
+				       unknown_opcode_data_digests,
+				       target_opcode_from_initiator,
+				       datain_from_initiator,
+				       ahs_too_long,
+				       dsl_over_mrdsl,
+				       dsl_huge_header_only,
+				       header_digest_mismatch,
+				       data_digest_mismatch,
+				       dataout_digest_mismatch,
+				       dataout_unknown_ttt,
+				       dataout_unknown_ttt_digests,
+				       dataout_unknown_itt,
+				       dataout_unsolicited_unknown_itt,
+				       dataout_outside_r2t,
+				       dataout_outside_buffer,
+				       dataout_offset_wraps,
+				       truncated_bhs_then_close,
+				       truncated_data_then_close,
+				       vanish_mid_dataout,
+				       vanish_mid_datain,
+				       imm_beyond_edtl,
+				       imm_not_negotiated,
+				       unsolicited_with_initial_r2t,
+				       unsolicited_beyond_first_burst,
+				       dataout_for_read_task,
+				       dataout_duplicate,
+				       dataout_early_final,
+				       scsi_cmd_before_login,
+				       dataout_before_login,
+				       login_too_long,
+				       close_before_login,
+				       itt_reused_while_active,
+				       NULL };
 
-	if (!h_main_prologue("test_badinput", 110))
-		return 77;
-	s = suite_create("tcp_badinput");
-	t = tcase_create("evil_initiator");
-	tcase_set_timeout(t, 30);
-	tcase_add_test(t, unknown_opcode);
-	tcase_add_test(t, unknown_opcode_data_digests);
-	tcase_add_test(t, target_opcode_from_initiator);
-	tcase_add_test(t, datain_from_initiator);
-	tcase_add_test(t, ahs_too_long);
-	tcase_add_test(t, dsl_over_mrdsl);
-	tcase_add_test(t, dsl_huge_header_only);
-	tcase_add_test(t, header_digest_mismatch);
-	tcase_add_test(t, data_digest_mismatch);
-	tcase_add_test(t, dataout_digest_mismatch);
-	tcase_add_test(t, dataout_unknown_ttt);
-	tcase_add_test(t, dataout_unknown_ttt_digests);
-	tcase_add_test(t, dataout_unknown_itt);
-	tcase_add_test(t, dataout_unsolicited_unknown_itt);
-	tcase_add_test(t, dataout_outside_r2t);
-	tcase_add_test(t, dataout_outside_buffer);
-	tcase_add_test(t, dataout_offset_wraps);
-	tcase_add_test(t, truncated_bhs_then_close);
-	tcase_add_test(t, truncated_data_then_close);
-	tcase_add_test(t, vanish_mid_dataout);
-	tcase_add_test(t, vanish_mid_datain);
-	tcase_add_test(t, imm_beyond_edtl);
-	tcase_add_test(t, imm_not_negotiated);
-	tcase_add_test(t, unsolicited_with_initial_r2t);
-	tcase_add_test(t, unsolicited_beyond_first_burst);
-	tcase_add_test(t, dataout_for_read_task);
-	tcase_add_test(t, dataout_duplicate);
-	tcase_add_test(t, dataout_early_final);
-	tcase_add_test(t, scsi_cmd_before_login);
-	tcase_add_test(t, dataout_before_login);
-	tcase_add_test(t, login_too_long);
-	tcase_add_test(t, close_before_login);
-	tcase_add_test(t, itt_reused_while_active);
-	suite_add_tcase(s, t);
-	return h_run_suite(s);
+	return h_main("test_badinput", 110, "tcp_badinput", "evil_initiator",
+		      30, tests);
 }

@@ -381,29 +381,17 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *t;
+	const TTest *const tests[] = {
+		datain_unknown_itt,    datain_outside_buffer,
+		datain_offset_wraps,   datain_over_mrdsl,
+		target_unknown_opcode, datain_header_digest,
+		vanish_mid_datain_pdu, r2t_unknown_itt,
+		r2t_beyond_buffer,     r2t_offset_wraps,
+		r2t_zero_length,       r2t_over_max_burst,
+		r2t_for_read_task,     datain_for_write_task,
+		connect_refused,       NULL
+	};
 
-	if (!h_main_prologue("test_badinput_ini", 110))
-		return 77;
-	s = suite_create("tcp_badinput_initiator");
-	t = tcase_create("evil_target");
-	tcase_set_timeout(t, 30);
-	tcase_add_test(t, datain_unknown_itt);
-	tcase_add_test(t, datain_outside_buffer);
-	tcase_add_test(t, datain_offset_wraps);
-	tcase_add_test(t, datain_over_mrdsl);
-	tcase_add_test(t, target_unknown_opcode);
-	tcase_add_test(t, datain_header_digest);
-	tcase_add_test(t, vanish_mid_datain_pdu);
-	tcase_add_test(t, r2t_unknown_itt);
-	tcase_add_test(t, r2t_beyond_buffer);
-	tcase_add_test(t, r2t_offset_wraps);
-	tcase_add_test(t, r2t_zero_length);
-	tcase_add_test(t, r2t_over_max_burst);
-	tcase_add_test(t, r2t_for_read_task);
-	tcase_add_test(t, datain_for_write_task);
-	tcase_add_test(t, connect_refused);
-	suite_add_tcase(s, t);
-	return h_run_suite(s);
+	return h_main("test_badinput_ini", 110, "tcp_badinput_initiator",
+		      "evil_target", 30, tests);
 }

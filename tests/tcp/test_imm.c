@@ -347,19 +347,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *tc;
+	const TTest *const tests[] = {
+		imm_into_get_data,   imm_pdu_data_is_empty,
+		imm_get_data_later,  imm_staged_for_split_get,
+		imm_bad_data_digest, NULL
+	};
 
-	if (!h_main_prologue("test_imm", 110))
-		return 77;
-	s = suite_create("tcp_imm");
-	tc = tcase_create("imm");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, imm_into_get_data);
-	tcase_add_test(tc, imm_pdu_data_is_empty);
-	tcase_add_test(tc, imm_get_data_later);
-	tcase_add_test(tc, imm_staged_for_split_get);
-	tcase_add_test(tc, imm_bad_data_digest);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main("test_imm", 110, "tcp_imm", "imm", 60, tests);
 }

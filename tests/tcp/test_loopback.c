@@ -413,26 +413,20 @@ END_TEST
 
 int main(void)
 {
+	const TTest *const first[] = { small_all_combos, NULL };
+	const TTest *const rest[] = {
+		one_mib_all_combos, large_16m,	     queue_depth,
+		poll_driven,	    odd_lengths,     nop_ping_large,
+		io_after_idle_nop,  progress_thread, NULL
+	};
 	Suite *s;
 	TCase *tc;
 
 	if (!h_main_prologue("test_loopback", 110))
 		return 77;
 	s = suite_create("tcp_loopback");
-	tc = tcase_create("loopback");
-	tcase_set_timeout(tc, 110);
-	tcase_add_test(tc, small_all_combos);
-	if (getenv("IDM_TEST_COMBO")) /* debugging one combination */
-		goto run;
-	tcase_add_test(tc, one_mib_all_combos);
-	tcase_add_test(tc, large_16m);
-	tcase_add_test(tc, queue_depth);
-	tcase_add_test(tc, poll_driven);
-	tcase_add_test(tc, odd_lengths);
-	tcase_add_test(tc, nop_ping_large);
-	tcase_add_test(tc, io_after_idle_nop);
-	tcase_add_test(tc, progress_thread);
-run:
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	tc = test_case_add(s, "loopback", 110, first);
+	if (!getenv("IDM_TEST_COMBO")) /* else: debugging one combination */
+		test_case_add_tests(tc, rest);
+	return test_suite_run(s);
 }

@@ -114,11 +114,7 @@ static void run_io(struct h *h, unsigned rounds)
 			many[n++] = ios[i];
 	int rc = h_run_io(h, many, n, 8, 60000);
 
-	ck_assert_msg(rc == 0, "I/O: %s", h->err);
-	ck_assert_int_eq(h->i.terminate_count + h->t.terminate_count, 0);
-	ck_assert_int_eq(h->i.cb_after_terminate + h->t.cb_after_terminate, 0);
-	ck_assert_msg(h->i.unexpected == 0, "initiator: %s", h->i.why);
-	ck_assert_msg(h->t.unexpected == 0, "target: %s", h->t.why);
+	h_assert_io_clean(h, rc);
 }
 
 /* Raw connections land on both contexts; a login lands on one and works. */
@@ -299,17 +295,10 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("move");
-	TCase *tc = tcase_create("move");
+	const TTest *const tests[] = { test_reuseport, test_refusals,
+				       test_move_thread, test_move_callback,
+				       NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 300))
-		return 77;
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_reuseport);
-	tcase_add_test(tc, test_refusals);
-	tcase_add_test(tc, test_move_thread);
-	tcase_add_test(tc, test_move_callback);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 300, "move", "move", 120, tests);
 }

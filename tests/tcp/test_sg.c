@@ -100,15 +100,9 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("sg");
-	TCase *tc = tcase_create("sg");
+	const TTest *const tests[] = { odd_segments, many_small_segments,
+				       NULL };
 
 	(void)argc;
-	if (!h_main_prologue(argv[0], 300))
-		return 77;
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, odd_segments);
-	tcase_add_test(tc, many_small_segments);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main(argv[0], 300, "sg", "sg", 120, tests);
 }

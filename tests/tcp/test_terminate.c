@@ -549,26 +549,20 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *tc;
+	const TTest *const tests[] = { initiator_terminate_in_flight,
+				       target_terminate_in_flight,
+				       target_dealloc_pending_get,
+				       target_dealloc_pending_get_sg,
+				       target_dealloc_pending_put,
+				       target_dealloc_pending_put_sg,
+				       initiator_dealloc_pending_write,
+				       initiator_dealloc_pending_read,
+				       terminate_from_control_notify,
+				       destroy_from_control_notify,
+				       destroy_from_notify_target,
+				       destroy_from_notify_initiator,
+				       NULL };
 
-	if (!h_main_prologue("test_terminate", 110))
-		return 77;
-	s = suite_create("tcp_terminate");
-	tc = tcase_create("terminate");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, initiator_terminate_in_flight);
-	tcase_add_test(tc, target_terminate_in_flight);
-	tcase_add_test(tc, target_dealloc_pending_get);
-	tcase_add_test(tc, target_dealloc_pending_get_sg);
-	tcase_add_test(tc, target_dealloc_pending_put);
-	tcase_add_test(tc, target_dealloc_pending_put_sg);
-	tcase_add_test(tc, initiator_dealloc_pending_write);
-	tcase_add_test(tc, initiator_dealloc_pending_read);
-	tcase_add_test(tc, terminate_from_control_notify);
-	tcase_add_test(tc, destroy_from_control_notify);
-	tcase_add_test(tc, destroy_from_notify_target);
-	tcase_add_test(tc, destroy_from_notify_initiator);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main("test_terminate", 110, "tcp_terminate", "terminate", 30,
+		      tests);
 }

@@ -573,19 +573,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s;
-	TCase *tc;
+	const TTest *const tests[] = { put_data_segmentation,	 get_data_r2ts,
+				       initiator_write_pdus,	 data_ack,
+				       control_data_and_padding, NULL };
 
-	if (!h_main_prologue("test_wire", 110))
-		return 77;
-	s = suite_create("tcp_wire");
-	tc = tcase_create("wire");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, put_data_segmentation);
-	tcase_add_test(tc, get_data_r2ts);
-	tcase_add_test(tc, initiator_write_pdus);
-	tcase_add_test(tc, data_ack);
-	tcase_add_test(tc, control_data_and_padding);
-	suite_add_tcase(s, tc);
-	return h_run_suite(s);
+	return h_main("test_wire", 110, "tcp_wire", "wire", 60, tests);
 }

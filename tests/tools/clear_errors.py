@@ -18,6 +18,10 @@ import threading
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from toolcheck import check, finish, has_rdma, iser_built
+# the raw-socket helpers of the Python peers of tests/interop
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "interop", "target"))
+from raw_pdu import recv_exact  # noqa: E402
 
 INI = sys.argv[1]
 IQN = "iqn.2026-11.org.libidm:status"
@@ -51,16 +55,6 @@ def run_ini(url, env=None):
     p = subprocess.run([INI, "-q", "-t", "5", "--no-discovery", url],
                        capture_output=True, text=True, timeout=60, env=e)
     return p.returncode, p.stderr
-
-
-def recv_exact(c, n):
-    b = b""
-    while len(b) < n:
-        chunk = c.recv(n - len(b))
-        if not chunk:
-            raise EOFError
-        b += chunk
-    return b
 
 
 def answer_login(ls, status, text):

@@ -118,18 +118,9 @@ START_TEST(pdu_accessors)
 }
 END_TEST
 
-static Suite *args_suite(void)
-{
-	Suite *s = suite_create("args");
-	TCase *tc = tcase_create("args");
-
-	tcase_add_test(tc, null_everywhere);
-	tcase_add_test(tc, pdu_accessors);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(args_suite());
+	const TTest *const tests[] = { null_everywhere, pdu_accessors, NULL };
+
+	return test_suite_run_case("args", "args", 0, tests);
 }

@@ -150,11 +150,7 @@ END_TEST
  * memory (the ASan build catches it). Nothing is reported. */
 START_TEST(connect_reports_then_fails)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
 	idm_ctx *ctx = setup();
 	idm_conn *conn = (idm_conn *)&attr;
 	struct fake_stats *st;
@@ -646,11 +642,7 @@ END_TEST
 
 START_TEST(portal_arguments)
 {
-	struct idm_portal_attr attr = {
-		.size = sizeof(attr),
-		.providers = "fake",
-		.accept = refuse,
-	};
+	struct idm_portal_attr attr = unit_portal_attr("fake", refuse);
 	idm_ctx *ctx = setup();
 	idm_portal *p = (idm_portal *)&attr;
 
@@ -811,16 +803,8 @@ END_TEST
  * caller's, flags unchanged. */
 START_TEST(adopt_needs_provider_op)
 {
-	struct idm_conn_attr ca = {
-		.size = sizeof(ca),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pa = {
-		.size = sizeof(pa),
-		.providers = "fake",
-		.accept = refuse,
-	};
+	struct idm_conn_attr ca = unit_conn_attr("fake");
+	struct idm_portal_attr pa = unit_portal_attr("fake", refuse);
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t len = sizeof(sa);
 	idm_ctx *ctx = setup();
@@ -938,36 +922,29 @@ START_TEST(older_callbacks_struct)
 }
 END_TEST
 
-static Suite *conn_suite(void)
-{
-	Suite *s = suite_create("conn");
-	TCase *tc = tcase_create("conn");
-
-	tcase_add_test(tc, initiator_login_then_ffp);
-	tcase_add_test(tc, connect_refused);
-	tcase_add_test(tc, connect_reports_then_fails);
-	tcase_add_test(tc, connect_arguments);
-	tcase_add_test(tc, target_put_get_data);
-	tcase_add_test(tc, control_notify_and_ack);
-	tcase_add_test(tc, deallocate_task_cancels_silently);
-	tcase_add_test(tc, terminate_is_silent);
-	tcase_add_test(tc, peer_failure_notifies_once);
-	tcase_add_test(tc, accept_refused);
-	tcase_add_test(tc, portal_arguments);
-	tcase_add_test(tc, auto_selection);
-	tcase_add_test(tc, older_callbacks_struct);
-	tcase_add_test(tc, adopt_needs_provider_op);
-	tcase_add_test(tc, move_needs_provider_op);
-	tcase_add_test(tc, conn_stats);
-	tcase_add_test(tc, destroy_from_own_callback);
-	tcase_add_test(tc, destroy_from_callback_then_ctx_destroy);
-	tcase_add_test(tc, conn_sockaddr);
-	tcase_add_test(tc, auto_order_and_scheme_declared);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(conn_suite());
+	const TTest *const tests[] = { initiator_login_then_ffp,
+				       connect_refused,
+				       connect_reports_then_fails,
+				       connect_arguments,
+				       target_put_get_data,
+				       control_notify_and_ack,
+				       deallocate_task_cancels_silently,
+				       terminate_is_silent,
+				       peer_failure_notifies_once,
+				       accept_refused,
+				       portal_arguments,
+				       auto_selection,
+				       older_callbacks_struct,
+				       adopt_needs_provider_op,
+				       move_needs_provider_op,
+				       conn_stats,
+				       destroy_from_own_callback,
+				       destroy_from_callback_then_ctx_destroy,
+				       conn_sockaddr,
+				       auto_order_and_scheme_declared,
+				       NULL };
+
+	return test_suite_run_case("conn", "conn", 0, tests);
 }

@@ -352,11 +352,7 @@ END_TEST
 
 START_TEST(progress_thread)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
 	idm_ctx *ctx;
 	idm_conn *conn;
 
@@ -474,28 +470,21 @@ START_TEST(destroy_with_objects_open)
 }
 END_TEST
 
-static Suite *ctx_suite(void)
-{
-	Suite *s = suite_create("ctx");
-	TCase *tc = tcase_create("ctx");
-
-	tcase_add_test(tc, create_arguments);
-	tcase_add_test(tc, defer_and_fd);
-	tcase_add_test(tc, defer_from_other_threads);
-	tcase_add_test(tc, defer_wakes_infinite_wait);
-	tcase_add_test(tc, defer_without_waiter_writes_no_eventfd);
-	tcase_add_test(tc, requeueing_item_does_not_starve_fds);
-	tcase_add_test(tc, progress_waits_for_timeout);
-	tcase_add_test(tc, progress_from_callback_refused);
-	tcase_add_test(tc, progress_thread);
-	tcase_add_test(tc, progress_thread_flag_and_destroy);
-	tcase_add_test(tc, logging_levels);
-	tcase_add_test(tc, destroy_with_objects_open);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(ctx_suite());
+	const TTest *const tests[] = { create_arguments,
+				       defer_and_fd,
+				       defer_from_other_threads,
+				       defer_wakes_infinite_wait,
+				       defer_without_waiter_writes_no_eventfd,
+				       requeueing_item_does_not_starve_fds,
+				       progress_waits_for_timeout,
+				       progress_from_callback_refused,
+				       progress_thread,
+				       progress_thread_flag_and_destroy,
+				       logging_levels,
+				       destroy_with_objects_open,
+				       NULL };
+
+	return test_suite_run_case("ctx", "ctx", 0, tests);
 }

@@ -505,32 +505,25 @@ START_TEST(unsol_all_taken_stages_nothing)
 }
 END_TEST
 
-static Suite *dm_suite(void)
-{
-	Suite *s = suite_create("dm");
-	TCase *tc = tcase_create("opcode");
-
-	tcase_add_test(tc, opcodes_login_phase);
-	tcase_add_test(tc, opcodes_full_feature_phase);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("xfer");
-	tcase_add_test(tc, xfer_recorded_until_completion);
-	tcase_add_test(tc, xfer_dropped_with_task_and_connection);
-	tcase_add_test(tc, xfer_walk_newest_and_priv);
-	tcase_add_test(tc, xfer_no_malloc_once_warm);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("unsol");
-	tcase_add_test(tc, unsol_plan);
-	tcase_add_test(tc, unsol_roundtrip);
-	tcase_add_test(tc, unsol_cmd_errors);
-	tcase_add_test(tc, unsol_dataout_accounting);
-	tcase_add_test(tc, unsol_staging_and_take);
-	tcase_add_test(tc, unsol_all_taken_stages_nothing);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(dm_suite());
+	const TTest *const opcode[] = { opcodes_login_phase,
+					opcodes_full_feature_phase, NULL };
+	const TTest *const xfer[] = { xfer_recorded_until_completion,
+				      xfer_dropped_with_task_and_connection,
+				      xfer_walk_newest_and_priv,
+				      xfer_no_malloc_once_warm, NULL };
+	const TTest *const unsol[] = { unsol_plan,
+				       unsol_roundtrip,
+				       unsol_cmd_errors,
+				       unsol_dataout_accounting,
+				       unsol_staging_and_take,
+				       unsol_all_taken_stages_nothing,
+				       NULL };
+	Suite *s = suite_create("dm");
+
+	test_case_add(s, "opcode", 0, opcode);
+	test_case_add(s, "xfer", 0, xfer);
+	test_case_add(s, "unsol", 0, unsol);
+	return test_suite_run(s);
 }

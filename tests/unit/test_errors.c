@@ -50,19 +50,11 @@ START_TEST(version_matches_headers)
 }
 END_TEST
 
-static Suite *errors_suite(void)
-{
-	Suite *s = suite_create("errors");
-	TCase *tc = tcase_create("errors");
-
-	tcase_add_test(tc, strerror_libidm_codes);
-	tcase_add_test(tc, strerror_never_null);
-	tcase_add_test(tc, version_matches_headers);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(errors_suite());
+	const TTest *const tests[] = { strerror_libidm_codes,
+				       strerror_never_null,
+				       version_matches_headers, NULL };
+
+	return test_suite_run_case("errors", "errors", 0, tests);
 }

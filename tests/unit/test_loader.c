@@ -313,11 +313,7 @@ END_TEST
 
 START_TEST(unknown_provider_by_name)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "nosuch",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("nosuch");
 	idm_conn *conn = (idm_conn *)&attr;
 	idm_ctx *ctx;
 
@@ -347,35 +343,20 @@ START_TEST(contexts_are_independent)
 }
 END_TEST
 
-static Suite *loader_suite(void)
-{
-	Suite *s = suite_create("loader");
-	TCase *tc = tcase_create("loader");
-
-	tcase_add_test(tc, good_provider_loads);
-	tcase_add_test(tc, loading_is_lazy);
-	tcase_add_test(tc, wrong_abi_refused);
-	tcase_add_test(tc, missing_op_refused);
-	tcase_add_test(tc, missing_entry_refused);
-	tcase_add_test(tc, old_sdk_entry_refused);
-	tcase_add_test(tc, old_sdk_node_refused);
-	tcase_add_test(tc, short_ops_refused);
-	tcase_add_test(tc, older_sdk_table_loads);
-	tcase_add_test(tc, misnamed_refused);
-	tcase_add_test(tc, init_failure_left_out);
-	tcase_add_test(tc, missing_directory_harmless);
-	tcase_add_test(tc, not_a_module_refused);
-	tcase_add_test(tc, all_bad_ones_do_not_stop_the_good_one);
-	tcase_add_test(tc, filter_selects);
-	tcase_add_test(tc, filter_with_real_providers);
-	tcase_add_test(tc, first_directory_wins);
-	tcase_add_test(tc, unknown_provider_by_name);
-	tcase_add_test(tc, contexts_are_independent);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(loader_suite());
+	const TTest *const tests[] = {
+		good_provider_loads,	  loading_is_lazy,
+		wrong_abi_refused,	  missing_op_refused,
+		missing_entry_refused,	  old_sdk_entry_refused,
+		old_sdk_node_refused,	  short_ops_refused,
+		older_sdk_table_loads,	  misnamed_refused,
+		init_failure_left_out,	  missing_directory_harmless,
+		not_a_module_refused,	  all_bad_ones_do_not_stop_the_good_one,
+		filter_selects,		  filter_with_real_providers,
+		first_directory_wins,	  unknown_provider_by_name,
+		contexts_are_independent, NULL
+	};
+
+	return test_suite_run_case("loader", "loader", 0, tests);
 }

@@ -356,29 +356,22 @@ START_TEST(notice_key_values_on_conn)
 }
 END_TEST
 
-static Suite *params_suite(void)
-{
-	Suite *s = suite_create("params");
-	TCase *tc = tcase_create("params");
-
-	tcase_add_test(tc, defaults_are_rfc7143);
-	tcase_add_test(tc, defaults_are_keys_h);
-	tcase_add_test(tc, good_values);
-	tcase_add_test(tc, length_without_final_nul);
-	tcase_add_test(tc, boundaries_rfc7143);
-	tcase_add_test(tc, boundaries_rfc7145);
-	tcase_add_test(tc, bad_values);
-	tcase_add_test(tc, leading_zero_is_not_octal);
-	tcase_add_test(tc, unknown_keys_ignored);
-	tcase_add_test(tc, unknown_key_with_long_value_ignored);
-	tcase_add_test(tc, max_recv_dsl_is_directional);
-	tcase_add_test(tc, empty_and_padding);
-	tcase_add_test(tc, notice_key_values_on_conn);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(params_suite());
+	const TTest *const tests[] = { defaults_are_rfc7143,
+				       defaults_are_keys_h,
+				       good_values,
+				       length_without_final_nul,
+				       boundaries_rfc7143,
+				       boundaries_rfc7145,
+				       bad_values,
+				       leading_zero_is_not_octal,
+				       unknown_keys_ignored,
+				       unknown_key_with_long_value_ignored,
+				       max_recv_dsl_is_directional,
+				       empty_and_padding,
+				       notice_key_values_on_conn,
+				       NULL };
+
+	return test_suite_run_case("params", "params", 0, tests);
 }

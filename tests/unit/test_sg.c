@@ -326,21 +326,12 @@ START_TEST(record_addr_with_cap)
 }
 END_TEST
 
-static Suite *sg_suite(void)
-{
-	Suite *s = suite_create("sg");
-	TCase *tc = tcase_create("sg");
-
-	tcase_add_test(tc, create_iov_args);
-	tcase_add_test(tc, buf_iov_walk);
-	tcase_add_test(tc, buf_copy);
-	tcase_add_test(tc, refused_without_cap);
-	tcase_add_test(tc, record_addr_with_cap);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(sg_suite());
+	const TTest *const tests[] = {
+		create_iov_args,     buf_iov_walk,	   buf_copy,
+		refused_without_cap, record_addr_with_cap, NULL
+	};
+
+	return test_suite_run_case("sg", "sg", 0, tests);
 }

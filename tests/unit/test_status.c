@@ -165,16 +165,10 @@ END_TEST
 
 START_TEST(connect_names_the_skip_reason)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "initfail",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pattr = {
-		.size = sizeof(pattr),
-		.providers = "initfail",
-		.accept = (idm_accept_fn)1, /* never called */
-	};
+	struct idm_conn_attr attr = unit_conn_attr("initfail");
+	/* accept is never called */
+	struct idm_portal_attr pattr =
+		unit_portal_attr("initfail", (idm_accept_fn)1);
 	idm_conn *conn;
 	idm_portal *p;
 	idm_ctx *ctx;
@@ -213,16 +207,9 @@ END_TEST
 
 START_TEST(unresolvable_host_gives_resolver_message)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "fake",
-		.cbs = &unit_cbs,
-	};
-	struct idm_portal_attr pattr = {
-		.size = sizeof(pattr),
-		.providers = "fake",
-		.accept = (idm_accept_fn)1,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("fake");
+	struct idm_portal_attr pattr =
+		unit_portal_attr("fake", (idm_accept_fn)1);
 	idm_conn *conn;
 	idm_portal *p;
 	idm_ctx *ctx;
@@ -264,11 +251,7 @@ static bool host_has_rdma(void)
 
 START_TEST(iser_without_rdma_device)
 {
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "iser",
-		.cbs = &unit_cbs,
-	};
+	struct idm_conn_attr attr = unit_conn_attr("iser");
 	const struct idm_provider_info *list;
 	struct idm_provider_status st;
 	char path[4096];
@@ -323,23 +306,16 @@ START_TEST(provider_dir_and_version)
 }
 END_TEST
 
-static Suite *status_suite(void)
-{
-	Suite *s = suite_create("status");
-	TCase *tc = tcase_create("status");
-
-	tcase_add_test(tc, loaded_and_skipped_are_described);
-	tcase_add_test(tc, shadowed_and_filtered);
-	tcase_add_test(tc, shorter_struct_gets_its_part);
-	tcase_add_test(tc, connect_names_the_skip_reason);
-	tcase_add_test(tc, unresolvable_host_gives_resolver_message);
-	tcase_add_test(tc, iser_without_rdma_device);
-	tcase_add_test(tc, provider_dir_and_version);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(status_suite());
+	const TTest *const tests[] = { loaded_and_skipped_are_described,
+				       shadowed_and_filtered,
+				       shorter_struct_gets_its_part,
+				       connect_names_the_skip_reason,
+				       unresolvable_host_gives_resolver_message,
+				       iser_without_rdma_device,
+				       provider_dir_and_version,
+				       NULL };
+
+	return test_suite_run_case("status", "status", 0, tests);
 }

@@ -195,21 +195,14 @@ START_TEST(buffers)
 }
 END_TEST
 
-static Suite *task_suite(void)
-{
-	Suite *s = suite_create("task");
-	TCase *tc = tcase_create("task");
-
-	tcase_add_test(tc, pool_create_lookup_free_reuse);
-	tcase_add_test(tc, pool_grows_and_recycles);
-	tcase_add_test(tc, target_tasks_from_provider);
-	tcase_add_test(tc, task_set_data_ranges);
-	tcase_add_test(tc, buffers);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return unit_run(task_suite());
+	const TTest *const tests[] = { pool_create_lookup_free_reuse,
+				       pool_grows_and_recycles,
+				       target_tasks_from_provider,
+				       task_set_data_ranges,
+				       buffers,
+				       NULL };
+
+	return test_suite_run_case("task", "task", 0, tests);
 }

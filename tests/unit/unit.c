@@ -171,13 +171,32 @@ void unit_bhs(uint8_t bhs[IDM_ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt)
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, itt);
 }
 
-idm_conn *unit_initiator(idm_ctx *ctx, bool ffp)
+struct idm_conn_attr unit_conn_attr(const char *provider)
 {
 	struct idm_conn_attr attr = {
 		.size = sizeof(attr),
-		.provider = "fake",
+		.provider = provider,
 		.cbs = &unit_cbs,
 	};
+
+	return attr;
+}
+
+struct idm_portal_attr unit_portal_attr(const char *providers,
+					idm_accept_fn accept)
+{
+	struct idm_portal_attr attr = {
+		.size = sizeof(attr),
+		.providers = providers,
+		.accept = accept,
+	};
+
+	return attr;
+}
+
+idm_conn *unit_initiator(idm_ctx *ctx, bool ffp)
+{
+	struct idm_conn_attr attr = unit_conn_attr("fake");
 	idm_conn *conn = NULL;
 
 	memset(&unit_ev, 0, sizeof(unit_ev));
@@ -195,11 +214,7 @@ idm_conn *unit_initiator(idm_ctx *ctx, bool ffp)
 
 idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp)
 {
-	struct idm_portal_attr attr = {
-		.size = sizeof(attr),
-		.providers = "fake",
-		.accept = cb_accept,
-	};
+	struct idm_portal_attr attr = unit_portal_attr("fake", cb_accept);
 	idm_conn *conn;
 
 	memset(&unit_ev, 0, sizeof(unit_ev));
@@ -215,15 +230,4 @@ idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp)
 		ck_assert_int_eq(idm_enable_datamover(conn, rsp, NULL, 0), 0);
 	}
 	return conn;
-}
-
-int unit_run(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

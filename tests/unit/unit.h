@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
+#include "check_suite.h"
 #include "fake_provider.h"
 
 /* FAKES_DIR (set by meson) holds one directory per fake variant. */
@@ -59,6 +60,13 @@ struct unit_events {
 extern struct unit_events unit_ev;
 extern const struct idm_conn_cbs unit_cbs;
 
+/* Attributes of a connection on `provider` that reports to unit_cbs, and
+ * of a portal on `providers` that accepts through `accept`; the rest
+ * zero, as a test's own designated initializer would leave it. */
+struct idm_conn_attr unit_conn_attr(const char *provider);
+struct idm_portal_attr unit_portal_attr(const char *providers,
+					idm_accept_fn accept);
+
 /* Initiator connection on the fake provider, in login phase (or, with
  * ffp, after Enable_Datamover). */
 idm_conn *unit_initiator(idm_ctx *ctx, bool ffp);
@@ -67,8 +75,5 @@ idm_conn *unit_target(idm_ctx *ctx, idm_portal **portal, bool ffp);
 
 /* A BHS with just the opcode and ITT set. */
 void unit_bhs(uint8_t bhs[IDM_ISCSI_BHS_LEN], uint8_t opcode, uint32_t itt);
-
-/* Run one suite with Check; returns the process exit status. */
-int unit_run(Suite *s);
 
 #endif

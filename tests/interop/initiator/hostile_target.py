@@ -13,17 +13,11 @@ import struct
 import sys
 import time
 
+# the raw iSCSI helpers of the tests that play an initiator
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target"))
+from raw_pdu import recv_exact  # noqa: E402
+
 BHS = 48
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError
-        buf += chunk
-    return buf
 
 
 def recv_pdu(s):

@@ -7,6 +7,7 @@
 #include "initiator.h"
 
 #include <check.h>
+#include "check_suite.h"
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,25 +252,17 @@ END_TEST
 
 int main(void)
 {
-	Suite *su = suite_create("idm-initiator");
-	TCase *tc = tcase_create("pure");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { hist_exact_small,
+				       hist_percentiles_accuracy,
+				       hist_extremes,
+				       hist_tail,
+				       opts_defaults_and_url,
+				       opts_iser_scheme_and_flags,
+				       opts_iser_keys,
+				       opts_rejects,
+				       opts_recovery,
+				       opts_help,
+				       NULL };
 
-	tcase_add_test(tc, hist_exact_small);
-	tcase_add_test(tc, hist_percentiles_accuracy);
-	tcase_add_test(tc, hist_extremes);
-	tcase_add_test(tc, hist_tail);
-	tcase_add_test(tc, opts_defaults_and_url);
-	tcase_add_test(tc, opts_iser_scheme_and_flags);
-	tcase_add_test(tc, opts_iser_keys);
-	tcase_add_test(tc, opts_rejects);
-	tcase_add_test(tc, opts_recovery);
-	tcase_add_test(tc, opts_help);
-	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("idm-initiator", "pure", 0, tests);
 }

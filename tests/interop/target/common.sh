@@ -68,21 +68,10 @@ check() {
 		fails=$((fails + 1))
 	fi
 }
-# expect_rc WHAT RC PATTERN CMD...: CMD (within 20 s) exits RC and its
-# output matches the extended regex PATTERN; a mismatch is counted in
-# fails and shown.
+# expect_rc WHAT RC PATTERN CMD...: run_expect (tests/lib), a mismatch
+# counted in fails.
 expect_rc() {
-	local what=$1 want=$2 pat=$3 rc
-	shift 3
-	timeout 20 "$@" >"$TMP/out" 2>&1
-	rc=$?
-	if [ "$rc" = "$want" ] && grep -Eq -- "$pat" "$TMP/out"; then
-		echo "ok   $what: $(grep -E -m1 -- "$pat" "$TMP/out")"
-	else
-		echo "FAIL $what: exit $rc (want $want), wanted /$pat/ in:"
-		sed 's/^/     /' "$TMP/out" | head -20
-		fails=$((fails + 1))
-	fi
+	run_expect "$@" || fails=$((fails + 1))
 }
 
 # start_tgt: tgtd with a private IPC socket on 127.0.0.1:free port,

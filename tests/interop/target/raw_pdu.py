@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The raw-socket PDU helpers the Python peers of tests/interop/target
-share (hostile_initiator.py, login_storm.py, nop_flood.py, slow_peer.py)."""
+share (hostile_initiator.py, login_storm.py, nop_flood.py, slow_peer.py),
+and with them tests/interop/initiator's hostile target."""
 import struct
 import sys
 
@@ -8,6 +9,17 @@ import sys
 def pad(data):
     """data padded to a multiple of 4 bytes, as a data segment is sent."""
     return data + b"\0" * ((4 - len(data) % 4) % 4)
+
+
+def recv_exact(s, n):
+    """n bytes from a blocking socket; EOFError if the peer closes first."""
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
 
 
 def recv_pdu(s):

@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -699,18 +700,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("tcp_fuzz");
-	TCase *tc = tcase_create("fuzz");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { fuzz_target, fuzz_initiator, NULL };
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, fuzz_target);
-	tcase_add_test(tc, fuzz_initiator);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("tcp_fuzz", "fuzz", 60, tests);
 }

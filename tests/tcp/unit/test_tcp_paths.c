@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -557,22 +558,13 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("tcp_paths");
-	TCase *tc = tcase_create("paths");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { dataack,
+				       late_get_data,
+				       partial_immediate,
+				       concurrent_gets,
+				       connect_refused,
+				       connect_timeout,
+				       NULL };
 
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, dataack);
-	tcase_add_test(tc, late_get_data);
-	tcase_add_test(tc, partial_immediate);
-	tcase_add_test(tc, concurrent_gets);
-	tcase_add_test(tc, connect_refused);
-	tcase_add_test(tc, connect_timeout);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("tcp_paths", "paths", 30, tests);
 }

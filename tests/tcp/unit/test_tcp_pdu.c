@@ -2,6 +2,7 @@
 /* PDU framing: lengths a BHS announces and their limits, and the headers
  * the provider builds (the opcode table is the core's, tests/unit/test_dm.c). */
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,20 +177,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("tcp_pdu");
-	TCase *tc = tcase_create("pdu");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { lens_plain,	  lens_limits, datain,
+				       dataout_r2t_snack, login_final, NULL };
 
-	tcase_add_test(tc, lens_plain);
-	tcase_add_test(tc, lens_limits);
-	tcase_add_test(tc, datain);
-	tcase_add_test(tc, dataout_r2t_snack);
-	tcase_add_test(tc, login_final);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("tcp_pdu", "pdu", 0, tests);
 }

@@ -3,6 +3,7 @@
  * DataSNs, and R2T planning (immediate/unsolicited lengths: the core's,
  * tests/unit/test_dm.c). */
 #include <check.h>
+#include "check_suite.h"
 #include <errno.h>
 #include <stdlib.h>
 
@@ -184,22 +185,13 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("tcp_segment");
-	TCase *tc = tcase_create("segment");
-	SRunner *sr;
-	int failed;
+	const TTest *const tests[] = { datain_example,
+				       datain_boundaries,
+				       datain_exact,
+				       datasn_across_puts,
+				       dataout_sequence,
+				       r2t_arith,
+				       NULL };
 
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, datain_example);
-	tcase_add_test(tc, datain_boundaries);
-	tcase_add_test(tc, datain_exact);
-	tcase_add_test(tc, datasn_across_puts);
-	tcase_add_test(tc, dataout_sequence);
-	tcase_add_test(tc, r2t_arith);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_suite_run_case("tcp_segment", "segment", 60, tests);
 }
