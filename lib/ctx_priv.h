@@ -42,6 +42,12 @@ struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
 /* Why a provider of that name is not loaded (found and skipped, or not
  * found): sets idm_last_error() and returns the errno to report. */
 int idmp_provider_unusable(struct idm_ctx *ctx, const char *name);
+/* No loaded provider serves that URL scheme: the reason of the one left
+ * out that declared it (idmp_provider_unusable()), else -ENOENT; sets
+ * idm_last_error() either way. */
+#define IDMP_STATUS_SCHEMES 4
+#define IDMP_STATUS_SCHEME_LEN 32
+int idmp_scheme_unserved(struct idm_ctx *ctx, const char *scheme);
 
 /* provider_order.c: the n-th provider "auto" tries (highest
  * ops->auto_order first; those with 0 never), NULL past the last; the

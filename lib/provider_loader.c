@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,10 @@ struct idmp_prov_status {
 	char path[512];
 	char description[128];
 	char reason[256];
+	/* the URL schemes its table declared, kept for a provider left out
+	 * after it was opened, so that a URL of its scheme can say why it is
+	 * not served ("" past the last; a longer scheme is not kept) */
+	char schemes[IDMP_STATUS_SCHEMES][IDMP_STATUS_SCHEME_LEN];
 };
 
 static struct idmp_prov_status *status_new(struct idm_ctx *ctx, const char *name,
@@ -159,6 +164,22 @@ static int IDMP_PRINTF(5, 6) status_skip(struct idm_ctx *ctx, struct idmp_prov_s
 	return err;
 }
 
+/* Copy the schemes of an ops table of this ABI: as many as fit, each
+ * whole or not at all (a cut one could match another scheme). */
+static void status_keep_schemes(struct idmp_prov_status *st,
+				const struct idm_prov_ops *ops)
+{
+	const char *const *s;
+	size_t n = 0;
+
+	if (ops->size < offsetof(struct idm_prov_ops, url_schemes) +
+				sizeof(ops->url_schemes))
+		return;
+	for (s = ops->url_schemes; s && *s && n < IDMP_STATUS_SCHEMES; s++)
+		if (strlen(*s) < IDMP_STATUS_SCHEME_LEN)
+			strcpy(st->schemes[n++], *s);
+}
+
 static void status_opened(struct idmp_prov_status *st,
 			  const struct idm_prov_ops *ops)
 {
@@ -172,6 +193,7 @@ static void status_opened(struct idmp_prov_status *st,
 	if (ops->description)
 		snprintf(st->description, sizeof(st->description), "%s",
 			 ops->description);
+	status_keep_schemes(st, ops);
 }
 
 /* Validate an ops table; returns 0 or -ELIBBAD with the reason recorded
@@ -433,6 +455,21 @@ IDM_API int idm_get_providers(idm_ctx *ctx, const struct idm_provider_info **lis
 	*count = ctx->n_providers;
 	idmp_ctx_unlock(ctx);
 	return r;
+}
+
+int idmp_scheme_unserved(struct idm_ctx *ctx, const char *scheme)
+{
+	for (size_t i = 0; i < ctx->n_status; i++) {
+		const struct idmp_prov_status *st = &ctx->status[i];
+
+		if (st->state != IDM_PROVIDER_SKIPPED)
+			continue;
+		for (size_t k = 0; k < IDMP_STATUS_SCHEMES && st->schemes[k][0]; k++)
+			if (!strcmp(st->schemes[k], scheme))
+				return idmp_provider_unusable(ctx, st->name);
+	}
+	idmp_last_error_set("no provider serves URL scheme \"%s\"", scheme);
+	return -ENOENT;
 }
 
 int idmp_provider_unusable(struct idm_ctx *ctx, const char *name)

@@ -64,6 +64,7 @@ IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,
 
 	if (name)
 		*name = NULL;
+	idmp_last_error_clear();
 	if (!ctx || !scheme || !name)
 		return -EINVAL;
 	idmp_ctx_lock(ctx);
@@ -73,7 +74,7 @@ IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,
 		if (p)
 			*name = p->ops->name;
 		else
-			r = -ENOENT;
+			r = idmp_scheme_unserved(ctx, scheme);
 	}
 	idmp_ctx_unlock(ctx);
 	return r;

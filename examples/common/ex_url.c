@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Parser for iscsi:// and iser:// portal URLs. */
+/* Parser for SCHEME://host... portal URLs (iscsi://, iser://, ...). */
 #include "ex_url.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,24 @@ static int cpy(char *dst, size_t cap, const char *s, size_t n)
 	return 0;
 }
 
+/*
+ * The scheme before "://": ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+ * (RFC 3986 section 3.1), folded to lower case as that section asks.
+ * Returns where the authority starts, or NULL.
+ */
+static const char *parse_scheme(const char *s, char *dst, size_t cap)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			     "0123456789+-.");
+
+	if (n == 0 || !isalpha((unsigned char)s[0]) || strncmp(s + n, "://", 3) ||
+	    cpy(dst, cap, s, n))
+		return NULL;
+	for (char *c = dst; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return s + n + 3;
+}
+
 int ex_url_parse(const char *s, struct ex_url *u)
 {
 	const char *p, *at, *slash, *hend, *colon = NULL;
@@ -23,15 +42,9 @@ int ex_url_parse(const char *s, struct ex_url *u)
 	memset(u, 0, sizeof(*u));
 	u->lun = -1;
 	strcpy(u->port, "3260");
-	if (strncmp(s, "iscsi://", 8) == 0) {
-		strcpy(u->provider, "tcp");
-		p = s + 8;
-	} else if (strncmp(s, "iser://", 7) == 0) {
-		strcpy(u->provider, "iser");
-		p = s + 7;
-	} else {
+	p = parse_scheme(s, u->scheme, sizeof(u->scheme));
+	if (!p)
 		return -EINVAL;
-	}
 
 	slash = strchr(p, '/');
 	if (!slash)

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libiscsi-style portal URLs:
- *   iscsi://[user[%password]@]host[:port][/target-iqn[/lun]]
- *   iser://...   (same syntax, selects the iSER provider)
- * host may be a name, an IPv4 address or a bracketed IPv6 address.
+ *   SCHEME://[user[%password]@]host[:port][/target-iqn[/lun]]
+ * host may be a name, an IPv4 address or a bracketed IPv6 address. The
+ * scheme is kept as written ("iscsi", "iser", or one an added provider
+ * declares): which provider serves it is the library's to say
+ * (idm_provider_for_scheme()), so that a new provider needs no change here.
  */
 #ifndef EX_URL_H
 #define EX_URL_H
 
 struct ex_url {
-	char provider[8];   /* "tcp" for iscsi://, "iser" for iser:// */
+	char scheme[32];    /* "iscsi", "iser", ...: RFC 3986 syntax, lower case */
 	char user[256];     /* CHAP name, "" if none */
 	char password[256]; /* CHAP secret, "" if none */
 	char host[256];     /* without brackets */

@@ -149,13 +149,13 @@ START_TEST(url_parse)
 	struct ex_url u;
 
 	ck_assert_int_eq(ex_url_parse("iscsi://127.0.0.1:3261/iqn.2026-11.x:t/1", &u), 0);
-	ck_assert_str_eq(u.provider, "tcp");
+	ck_assert_str_eq(u.scheme, "iscsi");
 	ck_assert_str_eq(u.host, "127.0.0.1");
 	ck_assert_str_eq(u.port, "3261");
 	ck_assert_str_eq(u.target, "iqn.2026-11.x:t");
 	ck_assert_int_eq(u.lun, 1);
 	ck_assert_int_eq(ex_url_parse("iser://h/iqn.x", &u), 0);
-	ck_assert_str_eq(u.provider, "iser");
+	ck_assert_str_eq(u.scheme, "iser");
 	ck_assert_str_eq(u.port, "3260");
 	ck_assert_int_eq(u.lun, -1);
 	ck_assert_int_eq(ex_url_parse("iscsi://user%secret@[::1]:3262/iqn.y/0", &u), 0);
@@ -166,7 +166,13 @@ START_TEST(url_parse)
 	ck_assert_int_eq(u.lun, 0);
 	ck_assert_int_eq(ex_url_parse("iscsi://127.0.0.1", &u), 0);
 	ck_assert_str_eq(u.target, "");
-	ck_assert_int_eq(ex_url_parse("http://h/x/1", &u), -EINVAL);
+	/* any scheme parses: which provider serves it is libidm's to say */
+	ck_assert_int_eq(ex_url_parse("Fake+1.x-y://h/x/1", &u), 0);
+	ck_assert_str_eq(u.scheme, "fake+1.x-y");
+	ck_assert_int_eq(ex_url_parse("1fake://h/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("://h/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("iscsi:/h/x/1", &u), -EINVAL);
+	ck_assert_int_eq(ex_url_parse("a234567890123456789012345678901234://h", &u), -EINVAL);
 	ck_assert_int_eq(ex_url_parse("iscsi://h:99999/x/1", &u), -EINVAL);
 	ck_assert_int_eq(ex_url_parse("iscsi://h:/x/1", &u), -EINVAL);
 	ck_assert_int_eq(ex_url_parse("iscsi:///x/1", &u), -EINVAL);

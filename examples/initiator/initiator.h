@@ -40,7 +40,7 @@ enum ini_tri { INI_DEFAULT = -1, INI_NO = 0, INI_YES = 1 };
 
 struct ini_opts {
 	struct ex_url portal; /* target "" : discover; lun -1 : first */
-	const char *provider; /* "tcp", "iser", "auto"; from scheme */
+	const char *provider; /* --provider; NULL: the one serving the URL's scheme */
 	const char *initiator_name;
 	int log_level;
 	int timeout_s; /* login/command timeout */

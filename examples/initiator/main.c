@@ -82,6 +82,24 @@ static int normal_session(const struct ini_opts *o, idm_ctx *ctx,
 	return rc;
 }
 
+/*
+ * No --provider: the URL's scheme picks it, as the providers declare
+ * (iscsi:// TCP, iser:// iSER, or whatever scheme an added provider
+ * serves), so that this program names no provider for a URL. When none
+ * serves it, libidm says why ("provider iser not usable here: no RDMA
+ * device").
+ */
+static int provider_for_url(struct ini_opts *o, idm_ctx *ctx)
+{
+	int rc = idm_provider_for_scheme(ctx, o->portal.scheme, &o->provider);
+
+	if (rc < 0)
+		ex_err("%s://%s:%s: %s", o->portal.scheme, o->portal.host,
+		       o->portal.port,
+		       idm_last_error()[0] ? idm_last_error() : idm_strerror(rc));
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ini_opts o;
@@ -117,11 +135,6 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
-	if (!strcmp(o.provider, "iser") &&
-	    (o.header_digest == INI_YES || o.data_digest == INI_YES))
-		ex_warn("digests are always None on iSER (RFC 7145 section "
-			"6.1)");
-
 	attr.log_fn = ex_log_idm_sink;
 	attr.log_level = o.log_level;
 	rc = idm_ctx_create(&attr, &ctx);
@@ -129,6 +142,14 @@ int main(int argc, char **argv)
 		ex_err("idm_ctx_create: %s", idm_strerror(rc));
 		return 1;
 	}
+	if (!o.provider && provider_for_url(&o, ctx) < 0) {
+		idm_ctx_destroy(ctx);
+		return 1;
+	}
+	if (!strcmp(o.provider, "iser") &&
+	    (o.header_digest == INI_YES || o.data_digest == INI_YES))
+		ex_warn("digests are always None on iSER (RFC 7145 section "
+			"6.1)");
 	snprintf(target, sizeof(target), "%s", o.portal.target);
 	if (!o.no_discovery)
 		rc = ini_discover(&o, ctx, target, sizeof(target));

@@ -653,8 +653,6 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 			argv[0], argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->provider)
-		o->provider = o->portal.provider;
 	if (o->no_discovery && !o->portal.target[0]) {
 		fprintf(stderr,
 			"%s: --no-discovery needs a target in the URL\n",

@@ -206,8 +206,11 @@ IDM_API int idm_get_provider_status(idm_ctx *ctx, size_t index,
  * Since 1.2. The loaded provider that serves URL scheme `scheme` ("iscsi",
  * "iser"; without "://"), as each provider declares: sets *name to its
  * name (valid until the context is destroyed). Loads the providers first,
- * as idm_get_providers() does. Returns 0, -ENOENT when no loaded provider
- * serves it, -EINVAL on a NULL argument (*name is NULL on failure).
+ * as idm_get_providers() does. Returns 0; when no loaded provider serves
+ * it, the error of a provider that declares it but was left out (as
+ * idm_conn_connect() would give for that provider by name: "provider iser
+ * not usable here: no RDMA device" in idm_last_error()), else -ENOENT;
+ * -EINVAL on a NULL argument (*name is NULL on failure).
  */
 IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,
 				    const char **name);

@@ -19,6 +19,7 @@ on the system (the libidm-dev package) instead of a staged install.
 Usage: check_outside_provider.py MESON PKG_CONFIG BUILD_ROOT SANITIZE
            FAKE_SOURCE... --tests UNIT_TEST... -- CC...
 """
+import glob
 import os
 import shutil
 import subprocess
@@ -26,6 +27,40 @@ import sys
 import tempfile
 
 from check_install import run, stage_install
+
+
+def initiator_picks_it(installed, dest, prefix, moddir):
+    """The installed idm-initiator, which names no provider for a URL,
+    reaches the out-of-tree provider by the URL scheme its table declares
+    ("fake://") and by its place in the "auto" order: the provider's own
+    directory is the only change. The fake connects without a socket and
+    never answers the login, hence the 1 s login timeout."""
+    env = dict(os.environ)
+    env["IDM_PROVIDER_PATH"] = moddir
+    env.pop("IDM_PROVIDERS", None)
+    if installed:
+        prog = shutil.which("idm-initiator")
+        if not prog:
+            print("no installed idm-initiator: its selection of the provider not checked")
+            return
+    else:
+        prog = dest + prefix + "/bin/idm-initiator"
+        libs = glob.glob(dest + "/**/libidm.so.1", recursive=True)
+        if len(libs) != 1:
+            raise SystemExit(f"error: want one staged libidm.so.1, found {libs}")
+        env["LD_LIBRARY_PATH"] = os.path.dirname(libs[0])
+    url = "127.0.0.1:3260/iqn.2026-11.org.example:outside/0"
+    for what, args, extra in (
+            ("its URL scheme", ["fake://" + url], {}),
+            ("the \"auto\" order", ["--provider", "auto", "iscsi://" + url],
+             {"IDM_TEST_FAKE_AUTO_ORDER": "300"})):
+        r = subprocess.run([prog, "-v", "-t", "1", "--no-discovery"] + args,
+                           env=dict(env, **extra), capture_output=True, text=True,
+                           timeout=60)
+        if "-> 127.0.0.1:3260 over fake" not in r.stderr:
+            raise SystemExit(f"error: idm-initiator did not pick the out-of-tree "
+                             f"provider by {what}:\n{r.stderr}")
+        print(f"ok: idm-initiator picks the out-of-tree provider by {what}")
 
 
 def main():
@@ -48,7 +83,7 @@ def main():
         if installed:
             pkg, env = [pkgconfig], dict(os.environ)
         else:
-            dest, _, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
+            dest, prefix, pkg, env = stage_install(meson, pkgconfig, build_root, tmp)
         flags = run(pkg + ["--cflags", "--libs", "libidm-provider"], env=env).split()
         entry = run(pkg + ["--variable=provider_entry", "libidm-provider"], env=env).strip()
         if installed:
@@ -80,6 +115,9 @@ def main():
         if entry not in syms:
             raise SystemExit(f"error: {mod} does not define {entry}")
         print(f"ok: libidm-fake.so built out of tree with libidm-provider.pc alone ({entry})")
+
+        initiator_picks_it(installed, dest if not installed else None,
+                           prefix if not installed else None, out)
 
         tenv = dict(os.environ)
         tenv["IDM_TEST_FAKE_DIR"] = out

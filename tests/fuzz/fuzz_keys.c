@@ -124,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		if (ex_url_parse(kv[i].val, &url) == 0) {
+			check_out(url.scheme, sizeof(url.scheme));
 			check_out(url.host, sizeof(url.host));
 			check_out(url.port, sizeof(url.port));
 			check_out(url.target, sizeof(url.target));

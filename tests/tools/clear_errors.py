@@ -110,11 +110,16 @@ if iser_built() and not has_rdma():
     rc, err = run_ini(f"iser://127.0.0.1:3260/{IQN}/1")
     check(rc == 1 and "provider iser not usable here: no RDMA device" in err
           and "Cannot allocate memory" not in err
-          and "failed: connect to 127.0.0.1:3260 (iser): provider iser" in err,
+          and "iser://127.0.0.1:3260: provider iser not usable here" in err,
           "iser:// without an RDMA device says so", f"rc={rc}\n{err}")
 else:
     print("skip iser:// without an RDMA device: " +
           ("this host has one" if has_rdma() else "iser not built"))
+
+# a URL scheme no provider serves: libidm says so before any connect
+rc, err = run_ini(f"ftp://127.0.0.1:3260/{IQN}/1")
+check(rc == 1 and 'ftp://127.0.0.1:3260: no provider serves URL scheme "ftp"' in err,
+      "a scheme no provider serves says so", f"rc={rc}\n{err}")
 
 # a name that never resolves (RFC 6761 .invalid)
 rc, err = run_ini(f"iscsi://no-such-host.invalid:3260/{IQN}/1")

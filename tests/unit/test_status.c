@@ -254,6 +254,7 @@ START_TEST(iser_without_rdma_device)
 	struct idm_conn_attr attr = unit_conn_attr("iser");
 	const struct idm_provider_info *list;
 	struct idm_provider_status st;
+	const char *name;
 	char path[4096];
 	idm_conn *conn;
 	idm_ctx *ctx;
@@ -293,6 +294,40 @@ START_TEST(iser_without_rdma_device)
 			 -ENODEV);
 	ck_assert_msg(strstr(idm_last_error(), "provider iser not usable here: no RDMA device"),
 		      "%s", idm_last_error());
+	/* an iser:// URL says the same: the loader kept the schemes iser's
+	 * table declared before its init() failed */
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "iser", &name), -ENODEV);
+	ck_assert_ptr_null(name);
+	ck_assert_msg(strstr(idm_last_error(), "provider iser not usable here: no RDMA device"),
+		      "%s", idm_last_error());
+	idm_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A URL scheme whose only provider was left out gets that provider's
+ * reason, as a connect naming it would; an unknown scheme, -ENOENT. */
+START_TEST(scheme_of_a_skipped_provider)
+{
+	const char *name = "x";
+	idm_ctx *ctx;
+
+	unit_use_providers("initfail", ALL_FAKES);
+	ctx = unit_ctx();
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "fake", &name), -ENODEV);
+	ck_assert_ptr_null(name);
+	ck_assert_msg(strstr(idm_last_error(), "provider initfail not usable here: "
+					       "no fake device here"),
+		      "%s", idm_last_error());
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "nosuch", &name), -ENOENT);
+	ck_assert_str_eq(idm_last_error(), "no provider serves URL scheme \"nosuch\"");
+	idm_ctx_destroy(ctx);
+
+	/* a loaded provider of the scheme wins, and clears the error */
+	unit_use_providers("initfail:good", ALL_FAKES);
+	ctx = unit_ctx();
+	ck_assert_int_eq(idm_provider_for_scheme(ctx, "fake", &name), 0);
+	ck_assert_str_eq(name, "fake");
+	ck_assert_str_eq(idm_last_error(), "");
 	idm_ctx_destroy(ctx);
 }
 END_TEST
@@ -314,6 +349,7 @@ int main(void)
 				       connect_names_the_skip_reason,
 				       unresolvable_host_gives_resolver_message,
 				       iser_without_rdma_device,
+				       scheme_of_a_skipped_provider,
 				       provider_dir_and_version,
 				       NULL };
 

@@ -99,7 +99,9 @@ START_TEST(opts_defaults_and_url)
 	struct ini_opts o;
 
 	ck_assert_int_eq(parse(&o, args), 0);
-	ck_assert_str_eq(o.provider, "tcp");
+	/* no --provider: the one serving the scheme, asked of libidm later */
+	ck_assert_ptr_null(o.provider);
+	ck_assert_str_eq(o.portal.scheme, "iscsi");
 	ck_assert_str_eq(o.portal.host, "127.0.0.1");
 	ck_assert_str_eq(o.portal.port, "3261");
 	ck_assert_str_eq(o.portal.target, "iqn.2026-11.x:t");
@@ -165,7 +167,8 @@ START_TEST(opts_iser_scheme_and_flags)
 	struct ini_opts o;
 
 	ck_assert_int_eq(parse(&o, args), 0);
-	ck_assert_str_eq(o.provider, "iser");
+	ck_assert_ptr_null(o.provider);
+	ck_assert_str_eq(o.portal.scheme, "iser");
 	ck_assert_str_eq(o.portal.host, "::1");
 	ck_assert_str_eq(o.portal.port, "3260");
 	ck_assert_int_eq(o.portal.lun, -1);
@@ -189,7 +192,7 @@ END_TEST
 START_TEST(opts_rejects)
 {
 	static const char *const bad[][4] = {
-		{ "ftp://host/x", NULL },
+		{ "ftp:/host/x", NULL },
 		{ "--first-burst", "100", "iscsi://h", NULL }, /* < 512 */
 		{ "--max-burst", "32m", "iscsi://h", NULL },   /* > 2^24-1 */
 		{ "--header-digest", "md5", "iscsi://h", NULL },
