@@ -634,6 +634,26 @@ static struct access_acl *reload_acl(const struct reload_specs *rs)
 	return build_acl(all, n);
 }
 
+/* The LUNs of a reload: the file's (rs, read) between the command
+ * line's, as at start-up. 0, or -1 after a message. */
+static int reload_luns(struct reload_specs *rs)
+{
+	int after = opt.nluns - cfg_at - cfg_n;
+
+	if (g_nloops > 1) {
+		ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
+			"restart to change them (acl rules reloaded)");
+		return 0;
+	}
+	if (rs->n + after > TGT_MAX_LUNS) {
+		ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
+		return -1;
+	}
+	for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
+		rs->luns[rs->n++] = opt.luns[i];
+	return luns_reload(rs->luns, rs->n, opt.bs);
+}
+
 /* All or nothing: a file with an error changes neither the LUNs nor the
  * ACLs. With several loops the LUNs stay (every loop reads the table
  * unlocked); the ACLs are reloaded (each loop checks its sessions). */
@@ -661,28 +681,13 @@ static void reload(void)
 	mark = config_mark();
 	if (config_load(opt.config, reload_setting, rs) < 0 || !(acl = reload_acl(rs))) {
 		ex_err("reload failed: LUNs and acl rules unchanged");
+	} else if (reload_luns(rs) < 0) {
+		ex_err("reload failed: acl rules unchanged too");
+		access_acl_free(acl);
 	} else {
-		int after = opt.nluns - cfg_at - cfg_n, r = 0;
-
-		if (g_nloops > 1) {
-			ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
-				"restart to change them (acl rules reloaded)");
-		} else if (rs->n + after > TGT_MAX_LUNS) {
-			ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
-			r = -1;
-		} else {
-			for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
-				rs->luns[rs->n++] = opt.luns[i];
-			r = luns_reload(rs->luns, rs->n, opt.bs);
-		}
-		if (r < 0) {
-			ex_err("reload failed: acl rules unchanged too");
-			access_acl_free(acl);
-		} else {
-			ex_info("reload: %d acl rule(s) in force", access_acl_count(acl));
-			access_acl_install(acl);
-			access_log_policy();
-		}
+		ex_info("reload: %d acl rule(s) in force", access_acl_count(acl));
+		access_acl_install(acl);
+		access_log_policy();
 	}
 	free(rs);
 	/* the LUNs copied their specs: the file's strings can go */
