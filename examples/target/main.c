@@ -230,11 +230,13 @@ static const char *option_name(int key, const char *otherwise)
 /* "option --name" or "FILE:LINE" for messages */
 static const char *origin(const char *where, int key, char *buf, size_t n)
 {
+	const struct ex_opt *p = ex_opts_by_key(target_opts, key);
+
 	if (where)
 		return where;
-	if (!ex_opts_by_key(target_opts, key))
+	if (!p)
 		return "option";
-	snprintf(buf, n, "option --%s", option_name(key, ""));
+	snprintf(buf, n, "option --%s", p->name);
 	return buf;
 }
 
