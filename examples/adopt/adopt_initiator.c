@@ -71,17 +71,13 @@ static size_t add_key(char *buf, size_t pos, const char *kv)
 	return pos + n;
 }
 
-/* One Login Request, operational stage straight to full feature phase,
- * no digests (so no CRC here). On success keys[] holds the text
- * idm_conn_adopt_fd_ffp() takes and *statsn the target's StatSN. */
-static int login(int fd, const char *target, char *keys, size_t cap,
-		 size_t *klen, uint32_t *statsn)
+/* The keys of our one Login Request into req: the operational stage
+ * straight to full feature phase, no digests (so no CRC here). Returns
+ * their length. */
+static size_t login_keys(char *req, const char *target)
 {
-	uint8_t bhs[IDM_ISCSI_BHS_LEN] = { 0 };
-	char req[512], line[300];
-	uint8_t *rsp;
+	char line[300];
 	size_t n = 0;
-	uint32_t dlen;
 
 	snprintf(line, sizeof(line), "TargetName=%s", target);
 	n = add_key(req, n, "InitiatorName=" INITIATOR);
@@ -95,7 +91,14 @@ static int login(int fd, const char *target, char *keys, size_t cap,
 	n = add_key(req, n, "FirstBurstLength=65536");
 	n = add_key(req, n, "ErrorRecoveryLevel=0");
 	snprintf(line, sizeof(line), "MaxRecvDataSegmentLength=%u", MY_MRDSL);
-	n = add_key(req, n, line);
+	return add_key(req, n, line);
+}
+
+static int send_login(int fd, const char *target)
+{
+	uint8_t bhs[IDM_ISCSI_BHS_LEN] = { 0 };
+	char req[512];
+	size_t n = login_keys(req, target), padded;
 
 	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
 	bhs[1] = IDM_ISCSI_LOGIN_TRANSIT |
@@ -105,21 +108,34 @@ static int login(int fd, const char *target, char *keys, size_t cap,
 	bhs[11] = 0x42;
 	idm_iscsi_bhs_set_data_len(bhs, (uint32_t)n);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, 1);
-	memset(req + n, 0, 3);
+	padded = n + idm_iscsi_pad4((uint32_t)n);
+	memset(req + n, 0, padded - n);
 	if (send(fd, bhs, sizeof(bhs), MSG_NOSIGNAL) != (ssize_t)sizeof(bhs) ||
-	    send(fd, req, (n + 3) & ~(size_t)3, MSG_NOSIGNAL) !=
-		    (ssize_t)((n + 3) & ~(size_t)3))
+	    send(fd, req, padded, MSG_NOSIGNAL) != (ssize_t)padded)
 		return -1;
+	return 0;
+}
+
+/* One Login Request, then its final response. On success keys[] holds
+ * the text idm_conn_adopt_fd_ffp() takes and *statsn the target's
+ * StatSN. */
+static int login(int fd, const char *target, char *keys, size_t cap,
+		 size_t *klen, uint32_t *statsn)
+{
+	uint8_t bhs[IDM_ISCSI_BHS_LEN];
+	char line[300];
+	uint8_t *rsp;
+	uint32_t dlen;
 
 	/* Read the response exactly to its end (padding included): the next
 	 * byte on the socket is libidm's to read. */
-	if (read_all(fd, bhs, sizeof(bhs)) < 0 ||
+	if (send_login(fd, target) < 0 || read_all(fd, bhs, sizeof(bhs)) < 0 ||
 	    idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_RSP)
 		return -1;
 	dlen = idm_iscsi_bhs_data_len(bhs);
-	if (bhs[4] != 0 || dlen > cap - 64 || !(rsp = malloc(dlen + 4)))
+	if (idm_iscsi_bhs_ahs_len(bhs) != 0 || dlen > cap - 64 || !(rsp = malloc(dlen + 4)))
 		return -1;
-	if (read_all(fd, rsp, (dlen + 3) & ~3u) < 0) {
+	if (read_all(fd, rsp, dlen + idm_iscsi_pad4(dlen)) < 0) {
 		free(rsp);
 		return -1;
 	}
@@ -200,60 +216,20 @@ static int wait_done(idm_ctx *ctx, struct state *s)
 	return s->done ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+/* INQUIRY through libidm into inq: CmdSN 1 again (the login was
+ * immediate), ExpStatSN one past the final Login Response. 0, or -1
+ * after a message. */
+static int inquiry(idm_ctx *ctx, idm_conn *conn, struct state *s, int lun,
+		   uint32_t statsn, uint8_t *inq, idm_buf **buf)
 {
-	static char keys[8192];
-	uint8_t inq[INQ_LEN] = { 0 }, bhs[IDM_ISCSI_BHS_LEN];
-	struct state s = { 0 };
-	struct idm_conn_attr attr = {
-		.size = sizeof(attr),
-		.provider = "tcp",
-		.cbs = &cbs,
-		.arg = &s,
-	};
-	idm_ctx *ctx = NULL;
-	idm_conn *conn = NULL;
-	idm_buf *buf = NULL;
+	uint8_t bhs[IDM_ISCSI_BHS_LEN] = { 0 };
 	idm_task *task;
-	size_t klen = 0;
-	uint32_t statsn = 0;
-	int fd, r, rc = 1, lun;
+	int r;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: %s HOST PORT TARGET-IQN [LUN]\n", argv[0]);
-		return 2;
-	}
-	lun = argc == 5 ? atoi(argv[4]) : 1;
-	if (lun < 0 || lun > 255) {
-		fprintf(stderr, "LUN %s: 0 to 255\n", argv[4]);
-		return 2;
-	}
-	fd = connect_to(argv[1], argv[2]);
-	if (fd < 0 || login(fd, argv[3], keys, sizeof(keys), &klen, &statsn) < 0) {
-		fprintf(stderr, "%s:%s: connect or login failed\n", argv[1], argv[2]);
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-
-	/* Hand over: from here libidm owns fd and closes it. */
-	r = idm_ctx_create(NULL, &ctx);
-	if (r == 0)
-		r = idm_conn_adopt_fd_ffp(ctx, fd, IDM_ROLE_INITIATOR, &attr, keys,
-					  klen, &conn);
-	if (r < 0) {
-		fprintf(stderr, "adopt: %s %s\n", idm_strerror(r), idm_last_error());
-		close(fd); /* a refused descriptor is still ours */
-		goto out;
-	}
-
-	/* INQUIRY through libidm: CmdSN 1 again (the login was immediate),
-	 * ExpStatSN one past the final Login Response. */
-	if (idm_buf_create(ctx, inq, sizeof(inq), &buf) < 0 ||
+	if (idm_buf_create(ctx, inq, INQ_LEN, buf) < 0 ||
 	    idm_task_create(conn, 1, &task) < 0 ||
-	    idm_task_set_data(task, buf, 0, INQ_LEN, NULL, 0, 0) < 0)
-		goto out;
-	memset(bhs, 0, sizeof(bhs));
+	    idm_task_set_data(task, *buf, 0, INQ_LEN, NULL, 0, 0) < 0)
+		return -1;
 	bhs[0] = IDM_ISCSI_OP_SCSI_CMD;
 	bhs[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_CMD_READ | 1; /* SIMPLE */
 	bhs[9] = (uint8_t)lun; /* single-level LUN, peripheral addressing */
@@ -264,29 +240,99 @@ int main(int argc, char **argv)
 	bhs[IDM_ISCSI_CMD_CDB] = 0x12; /* INQUIRY */
 	bhs[IDM_ISCSI_CMD_CDB + 4] = INQ_LEN;
 	r = idm_send_control(conn, bhs, NULL, 0, NULL, 0, task, 0);
-	if (r < 0 || wait_done(ctx, &s) < 0) {
+	if (r < 0 || wait_done(ctx, s) < 0) {
 		fprintf(stderr, "INQUIRY failed: %s\n", idm_strerror(r));
-		goto out;
+		return -1;
 	}
-	if (s.status != 0) {
-		fprintf(stderr, "INQUIRY: SCSI status 0x%02x\n", s.status);
-		goto out;
+	if (s->status != 0) {
+		fprintf(stderr, "INQUIRY: SCSI status 0x%02x\n", s->status);
+		return -1;
 	}
-	printf("INQUIRY through the adopted connection: %.8s %.16s\n",
-	       (const char *)inq + 8, (const char *)inq + 16);
+	return 0;
+}
 
-	/* Logout: close the session. */
-	memset(bhs, 0, sizeof(bhs));
+/* Logout: close the session. 0 once the target answered. */
+static int logout(idm_ctx *ctx, idm_conn *conn, struct state *s)
+{
+	uint8_t bhs[IDM_ISCSI_BHS_LEN] = { 0 };
+
 	bhs[0] = IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
 	bhs[1] = IDM_ISCSI_FLAG_FINAL; /* reason 0: close the session */
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 2);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, 2);
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s.statsn + 1);
-	s.done = false;
-	if (idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0) == 0 &&
-	    wait_done(ctx, &s) == 0)
-		rc = 0;
-out:
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->statsn + 1);
+	s->done = false;
+	if (idm_send_control(conn, bhs, NULL, 0, NULL, 0, NULL, 0) < 0)
+		return -1;
+	return wait_done(ctx, s);
+}
+
+/* HOST PORT TARGET-IQN [LUN]: the LUN (default 1), or -1 after a
+ * message. */
+static int parse_args(int argc, char **argv)
+{
+	int lun;
+
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s HOST PORT TARGET-IQN [LUN]\n", argv[0]);
+		return -1;
+	}
+	lun = argc == 5 ? atoi(argv[4]) : 1;
+	if (lun < 0 || lun > 255) {
+		fprintf(stderr, "LUN %s: 0 to 255\n", argv[4]);
+		return -1;
+	}
+	return lun;
+}
+
+/* Connect and log in on our own. The socket, or -1 after a message. */
+static int connect_and_login(char **argv, char *keys, size_t cap, size_t *klen,
+			     uint32_t *statsn)
+{
+	int fd = connect_to(argv[1], argv[2]);
+
+	if (fd < 0 || login(fd, argv[3], keys, cap, klen, statsn) < 0) {
+		fprintf(stderr, "%s:%s: connect or login failed\n", argv[1], argv[2]);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	static char keys[8192];
+	uint8_t inq[INQ_LEN] = { 0 };
+	struct state s = { 0 };
+	struct idm_conn_attr attr = {
+		.size = sizeof(attr), .provider = "tcp", .cbs = &cbs, .arg = &s,
+	};
+	idm_ctx *ctx = NULL;
+	idm_conn *conn = NULL;
+	idm_buf *buf = NULL;
+	size_t klen = 0;
+	uint32_t statsn = 0;
+	int fd, r, rc = 1, lun = parse_args(argc, argv);
+
+	if (lun < 0)
+		return 2;
+	fd = connect_and_login(argv, keys, sizeof(keys), &klen, &statsn);
+	if (fd < 0)
+		return 1;
+	/* Hand over: from here libidm owns fd and closes it. */
+	r = idm_ctx_create(NULL, &ctx);
+	if (r == 0)
+		r = idm_conn_adopt_fd_ffp(ctx, fd, IDM_ROLE_INITIATOR, &attr, keys,
+					  klen, &conn);
+	if (r < 0) {
+		fprintf(stderr, "adopt: %s %s\n", idm_strerror(r), idm_last_error());
+		close(fd); /* a refused descriptor is still ours */
+	} else if (inquiry(ctx, conn, &s, lun, statsn, inq, &buf) == 0) {
+		printf("INQUIRY through the adopted connection: %.8s %.16s\n",
+		       (const char *)inq + 8, (const char *)inq + 16);
+		rc = logout(ctx, conn, &s) == 0 ? 0 : 1;
+	}
 	if (conn)
 		idm_conn_destroy(conn);
 	if (buf)

@@ -82,82 +82,105 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Every line of an open file to `fn`. A line that could not be parsed
- * is quoted in the message, unless it may hold a secret: any line of a
- * file of secrets (`secret`), a chap line of any file. */
+/* A line as read: without its newline, and refused when too long or
+ * holding a NUL byte. 0, or -1 after a message. */
+static int check_line(char *line, size_t len, const char *where)
+{
+	if (len && line[len - 1] == '\n')
+		line[--len] = '\0';
+	if (len > CONFIG_LINE_MAX) {
+		ex_err("%s: line longer than %d bytes", where, CONFIG_LINE_MAX);
+		return -1;
+	}
+	if (memchr(line, '\0', len)) {
+		ex_err("%s: NUL byte in the line", where);
+		return -1;
+	}
+	return 0;
+}
+
+static bool valid_name(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (!islower((unsigned char)*p) && *p != '-')
+			return false;
+	return true;
+}
+
+/* "name = value" of a line that is not blank or a comment, split in
+ * place. `quote`: whether messages may quote the line. 0, or -1 after a
+ * message. */
+static int split_setting(char *line, bool quote, const char *where, char **name,
+			 char **val)
+{
+	char *eq = strchr(line, '=');
+
+	if (!eq) {
+		if (!quote)
+			ex_err("%s: expected 'name = value'", where);
+		else
+			ex_err("%s: expected 'name = value', got '%.64s'", where, line);
+		return -1;
+	}
+	*eq = '\0';
+	*val = trim(eq + 1);
+	*name = trim(line);
+	if (!valid_name(*name)) {
+		if (!quote)
+			ex_err("%s: bad setting name", where);
+		else
+			ex_err("%s: bad setting name '%.64s'", where, *name);
+		return -1;
+	}
+	if (!**name || !**val) {
+		ex_err("%s: %s", where, **name ? "empty value" : "missing name");
+		return -1;
+	}
+	return 0;
+}
+
+/* One line read: nothing for a blank line or a comment, else its
+ * setting to `fn`, its value kept (keep()). 0, or -1 after a message. */
+static int parse_line(char *line, size_t len, const char *where, bool secret,
+		      config_fn fn, void *arg)
+{
+	char *name, *val;
+
+	if (check_line(line, len, where) < 0)
+		return -1;
+	name = trim(line);
+	if (!*name || *name == '#')
+		return 0;
+	/* a line that may hold a secret is never quoted: any line of a
+	 * file of secrets, a chap line of any file */
+	if (split_setting(name, !secret && strncasecmp(name, "chap", 4) != 0, where,
+			  &name, &val) < 0)
+		return -1;
+	if (!(val = keep(val))) {
+		ex_err("%s: out of memory", where);
+		return -1;
+	}
+	return fn(name, val, where, arg) < 0 ? -1 : 0;
+}
+
+/* Every line of an open file to `fn`, up to the first error. */
 static int parse_lines(FILE *f, const char *path, bool secret, config_fn fn, void *arg)
 {
 	char where[300], *line = NULL;
 	size_t cap = 0;
 	ssize_t got;
 	unsigned lineno = 0;
-	bool quote;
 	int rc = 0;
 
 	errno = 0;
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		char *name, *val, *eq, *p;
-		size_t len = (size_t)got;
-
-		lineno++;
-		snprintf(where, sizeof(where), "%s:%u", path, lineno);
-		if (len && line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (len > CONFIG_LINE_MAX) {
-			ex_err("%s: line longer than %d bytes", where, CONFIG_LINE_MAX);
-			rc = -1;
-			break;
-		}
-		if (memchr(line, '\0', len)) {
-			ex_err("%s: NUL byte in the line", where);
-			rc = -1;
-			break;
-		}
-		name = trim(line);
-		if (!*name || *name == '#')
-			continue;
-		quote = !secret && strncasecmp(name, "chap", 4) != 0;
-		eq = strchr(name, '=');
-		if (!eq) {
-			if (!quote)
-				ex_err("%s: expected 'name = value'", where);
-			else
-				ex_err("%s: expected 'name = value', got '%.64s'", where, name);
-			rc = -1;
-			break;
-		}
-		*eq = '\0';
-		val = trim(eq + 1);
-		name = trim(name);
-		for (p = name; *p; p++)
-			if (!islower((unsigned char)*p) && *p != '-') {
-				if (!quote)
-					ex_err("%s: bad setting name", where);
-				else
-					ex_err("%s: bad setting name '%.64s'", where, name);
-				rc = -1;
-				goto out;
-			}
-		if (!*name || !*val) {
-			ex_err("%s: %s", where, *name ? "empty value" : "missing name");
-			rc = -1;
-			break;
-		}
-		if (!(val = keep(val))) {
-			ex_err("%s: out of memory", where);
-			rc = -1;
-			break;
-		}
-		if (fn(name, val, where, arg) < 0) {
-			rc = -1;
-			break;
-		}
+	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
+		snprintf(where, sizeof(where), "%s:%u", path, ++lineno);
+		rc = parse_line(line, (size_t)got, where, secret, fn, arg);
 	}
 	if (rc == 0 && ferror(f)) {
 		ex_err("cannot read %s: %s", path, strerror(errno));
 		rc = -1;
 	}
-out:
 	if (line) /* the last line read may have been a secret */
 		explicit_bzero(line, cap);
 	free(line);

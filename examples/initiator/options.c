@@ -5,137 +5,151 @@
 #include "config.h"
 #include "ex_chap.h"
 #include "ex_log.h"
+#include "ex_opts.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Keys of idm-initiator's own long-only options (ex_opts.h) */
+enum {
+	OPT_NO_DISC = EX_KEY_PROGRAM,
+	OPT_IMM,
+	OPT_R2T,
+	OPT_FBL,
+	OPT_MBL,
+	OPT_MRDSL,
+	OPT_MAXR2T,
+	OPT_HDIG,
+	OPT_DDIG,
+	OPT_IRDSL,
+	OPT_TRDSL,
+	OPT_TAGGED,
+	OPT_HELLO,
+	OPT_VERIFY,
+	OPT_VERIFY_IO,
+	OPT_SEED,
+	OPT_CDB16,
+	OPT_BENCH,
+	OPT_READ_PCT,
+	OPT_DURATION,
+	OPT_SESSIONS,
+	OPT_SEQ,
+	OPT_SPAN,
+	OPT_JSON,
+	OPT_NOOP_INT,
+	OPT_NOOP_TMO,
+	OPT_REPL_TMO,
+};
+
+/* Every option, in --help order. */
+static const struct ex_opt initiator_opts[] = {
+	EX_OPT_TEXT("\n"
+		    "An iSCSI initiator on libidm: discovers targets (SendTargets), logs in,\n"
+		    "lists LUNs with INQUIRY and READ CAPACITY(16), and optionally writes and\n"
+		    "reads back a verified pattern (--verify) or runs a benchmark (--bench).\n"
+		    "\n"
+		    "URL (libiscsi style):\n"
+		    "  iscsi://HOST[:PORT][/TARGET-IQN[/LUN]]   TCP provider\n"
+		    "  iser://HOST[:PORT][/TARGET-IQN[/LUN]]    iSER provider\n"
+		    "  Without a target the first one SendTargets reports is used; without a\n"
+		    "  LUN the first disk REPORT LUNS returns. HOST may be [IPv6].\n"
+		    "\n"
+		    "General:\n"),
+	{ "provider", 'p', required_argument, "NAME",
+	  "tcp, iser or auto (default: from the URL scheme)" },
+	{ "initiator-name", 'n', required_argument, "IQN",
+	  "(default iqn.2026-11.org.libidm:initiator)" },
+	{ "timeout", 't', required_argument, "SEC",
+	  "login and per-command timeout (default 10)" },
+	{ "noop-out-interval", OPT_NOOP_INT, required_argument, "SEC",
+	  "ping the target (NOP-Out) after SEC idle\n"
+	  "(default 5; 0: never)" },
+	/* its text lined up with --noop-out-interval's */
+	{ "noop-out-timeout", OPT_NOOP_TMO, required_argument, "SEC",
+	  " no answer within SEC: dead peer (default 5)" },
+	{ "replacement-timeout", OPT_REPL_TMO, required_argument, "SEC",
+	  "after a lost connection, reconnect and\n"
+	  "retry for up to SEC (default 120; 0: fail at once)" },
+	EX_OPT_VERBOSE("more logging on stderr (twice: debug)"),
+	EX_OPT_LOG_LEVEL("error, warn, info or debug; default IDM_LOG_LEVEL, else warn"),
+	EX_OPT_QUIET("do not print targets, LUNs, INQUIRY, capacity"),
+	{ "no-discovery", OPT_NO_DISC, no_argument, NULL,
+	  "skip the discovery session (needs a target)" },
+	EX_OPT_VERSION,
+	EX_OPT_CREDENTIALS("CHAP secrets from FILE (mode 0600): lines\n"
+			   "chap = USER:SECRET (what we give), mutual-chap =\n"
+			   "USER:SECRET (what the target must answer with),\n"
+			   "discovery-chap = USER:SECRET (discovery only)"),
+	EX_OPT_CHAP("chap on the command line, where every local user\n"
+		    "can read it: for tests only (warns)"),
+	EX_OPT_CHAP_ALGS("CHAP_A offered, in order (default\n"
+			 "sha3-256,sha256,sha1,md5)"),
+	EX_OPT_HELP,
+	EX_OPT_TEXT("\n"
+		    "Keys that change the data path (default: let the target choose):\n"),
+	{ "immediate-data", OPT_IMM, required_argument, "yes|no", "" },
+	{ "initial-r2t", OPT_R2T, required_argument, "yes|no", "" },
+	{ "first-burst", OPT_FBL, required_argument, "N", "FirstBurstLength (bytes)" },
+	{ "max-burst", OPT_MBL, required_argument, "N", "MaxBurstLength (bytes)" },
+	{ "max-recv-dsl", OPT_MRDSL, required_argument, "N",
+	  "our MaxRecvDataSegmentLength (default 256k);\n"
+	  "on iSER both *RecvDataSegmentLength offers" },
+	{ "max-outstanding-r2t", OPT_MAXR2T, required_argument, "N", "" },
+	{ "header-digest", OPT_HDIG, required_argument, "crc32c|none", "" },
+	{ "data-digest", OPT_DDIG, required_argument, "crc32c|none", "" },
+	EX_OPT_TEXT("iSER only (RFC 7145 section 6):\n"),
+	{ "initiator-recv-dsl", OPT_IRDSL, required_argument, "N",
+	  "InitiatorRecvDataSegmentLength (default 256k)" },
+	{ "target-recv-dsl", OPT_TRDSL, required_argument, "N",
+	  "TargetRecvDataSegmentLength (default 8k)" },
+	{ "tagged-buffer-solicited-only", OPT_TAGGED, required_argument, "yes|no",
+	  "\ndeclare TaggedBufferForSolicitedDataOnly" },
+	{ "iser-hello", OPT_HELLO, required_argument, "yes|no",
+	  "declare iSERHelloRequired" },
+	EX_OPT_TEXT("\nVerification:\n"),
+	{ "verify", OPT_VERIFY, required_argument, "SIZE",
+	  "write SIZE bytes of a seeded random pattern\n"
+	  "from LBA 0, read them back and compare" },
+	{ "verify-io", OPT_VERIFY_IO, required_argument, "SIZE[,SIZE...]",
+	  "\nI/O size of the verify pass (default 256k);\n"
+	  "a list is used in turn, I/O after I/O" },
+	{ "seed", OPT_SEED, required_argument, "N", "pattern seed (default: from the clock)" },
+	{ "cdb16", OPT_CDB16, no_argument, NULL,
+	  "use READ/WRITE(16) (default: 10 when it fits)" },
+	EX_OPT_TEXT("\nBenchmark:\n"),
+	{ "bench", OPT_BENCH, no_argument, NULL, "run the benchmark after the checks above" },
+	{ "bs", 'b', required_argument, "SIZE", "bytes per I/O (default 4k)" },
+	{ "qd", 'd', required_argument, "N", "commands in flight per session (default 16)" },
+	{ "read-pct", OPT_READ_PCT, required_argument, "PCT",
+	  "percentage of reads (default 100; alias\n"
+	  "--rw-mix)" },
+	{ "rw-mix", OPT_READ_PCT, required_argument, NULL, NULL },
+	{ "duration", OPT_DURATION, required_argument, "SEC", "run time (default 5)" },
+	{ "sessions", OPT_SESSIONS, required_argument, "N", "parallel sessions (default 1)" },
+	{ "seq", OPT_SEQ, no_argument, NULL, "sequential LBAs (default random)" },
+	{ "span", OPT_SPAN, required_argument, "SIZE", "bytes of the LUN to touch (default all)" },
+	{ "json", OPT_JSON, no_argument, NULL, "print the results as JSON on stdout" },
+	EX_OPT_TEXT("\n"
+		    "SIZE and N accept k, m, g suffixes (powers of 1024).\n"
+		    "Exit status: 0 success, 1 failure (data mismatch included), 2 usage.\n"),
+	EX_OPT_END,
+};
+
 void ini_usage(FILE *f, const char *prog)
 {
-	fprintf(f,
-		"Usage: %s [OPTIONS] URL\n"
-		"\n"
-		"An iSCSI initiator on libidm: discovers targets "
-		"(SendTargets), logs in,\n"
-		"lists LUNs with INQUIRY and READ CAPACITY(16), and optionally "
-		"writes and\n"
-		"reads back a verified pattern (--verify) or runs a benchmark "
-		"(--bench).\n"
-		"\n"
-		"URL (libiscsi style):\n"
-		"  iscsi://HOST[:PORT][/TARGET-IQN[/LUN]]   TCP provider\n"
-		"  iser://HOST[:PORT][/TARGET-IQN[/LUN]]    iSER provider\n"
-		"  Without a target the first one SendTargets reports is used; "
-		"without a\n"
-		"  LUN the first disk REPORT LUNS returns. HOST may be "
-		"[IPv6].\n"
-		"\n"
-		"General:\n"
-		"  -p, --provider NAME       tcp, iser or auto (default: from "
-		"the URL scheme)\n"
-		"  -n, --initiator-name IQN  (default "
-		"iqn.2026-11.org.libidm:initiator)\n"
-		"  -t, --timeout SEC         login and per-command timeout "
-		"(default 10)\n"
-		"      --noop-out-interval SEC  ping the target (NOP-Out) after "
-		"SEC idle\n"
-		"                            (default 5; 0: never)\n"
-		"      --noop-out-timeout SEC   no answer within SEC: dead peer "
-		"(default 5)\n"
-		"      --replacement-timeout SEC  after a lost connection, "
-		"reconnect and\n"
-		"                            retry for up to SEC (default 120; "
-		"0: fail at once)\n"
-		"  -v, --verbose             more logging on stderr (twice: "
-		"debug)\n"
-		"      --log-level LEVEL     error, warn, info or debug; default "
-		"IDM_LOG_LEVEL, else warn\n"
-		"  -q, --quiet               do not print targets, LUNs, "
-		"INQUIRY, capacity\n"
-		"      --no-discovery        skip the discovery session (needs "
-		"a target)\n"
-		"  -V, --version             print the program and libidm versions\n"
-		"      --credentials FILE    CHAP secrets from FILE (mode 0600): "
-		"lines\n"
-		"                            chap = USER:SECRET (what we give), "
-		"mutual-chap =\n"
-		"                            USER:SECRET (what the target must "
-		"answer with),\n"
-		"                            discovery-chap = USER:SECRET "
-		"(discovery only)\n"
-		"      --chap USER:SECRET    chap on the command line, where "
-		"every local user\n"
-		"                            can read it: for tests only (warns)\n"
-		"      --chap-algorithms LIST  CHAP_A offered, in order (default\n"
-		"                            sha3-256,sha256,sha1,md5)\n"
-		"  -h, --help                this text\n"
-		"\n"
-		"Keys that change the data path (default: let the target "
-		"choose):\n"
-		"      --immediate-data yes|no\n"
-		"      --initial-r2t yes|no\n"
-		"      --first-burst N       FirstBurstLength (bytes)\n"
-		"      --max-burst N         MaxBurstLength (bytes)\n"
-		"      --max-recv-dsl N      our MaxRecvDataSegmentLength "
-		"(default 256k);\n"
-		"                            on iSER both *RecvDataSegmentLength "
-		"offers\n"
-		"      --max-outstanding-r2t N\n"
-		"      --header-digest crc32c|none\n"
-		"      --data-digest crc32c|none\n"
-		"iSER only (RFC 7145 section 6):\n"
-		"      --initiator-recv-dsl N  InitiatorRecvDataSegmentLength "
-		"(default 256k)\n"
-		"      --target-recv-dsl N   TargetRecvDataSegmentLength "
-		"(default 8k)\n"
-		"      --tagged-buffer-solicited-only yes|no\n"
-		"                            declare "
-		"TaggedBufferForSolicitedDataOnly\n"
-		"      --iser-hello yes|no   declare iSERHelloRequired\n"
-		"\n"
-		"Verification:\n"
-		"      --verify SIZE         write SIZE bytes of a seeded "
-		"random pattern\n"
-		"                            from LBA 0, read them back and "
-		"compare\n"
-		"      --verify-io SIZE[,SIZE...]\n"
-		"                            I/O size of the verify pass "
-		"(default 256k);\n"
-		"                            a list is used in turn, I/O after "
-		"I/O\n"
-		"      --seed N              pattern seed (default: from the "
-		"clock)\n"
-		"      --cdb16               use READ/WRITE(16) (default: 10 "
-		"when it fits)\n"
-		"\n"
-		"Benchmark:\n"
-		"      --bench               run the benchmark after the "
-		"checks above\n"
-		"  -b, --bs SIZE             bytes per I/O (default 4k)\n"
-		"  -d, --qd N                commands in flight per session "
-		"(default 16)\n"
-		"      --read-pct PCT        percentage of reads (default 100; "
-		"alias\n"
-		"                            --rw-mix)\n"
-		"      --duration SEC        run time (default 5)\n"
-		"      --sessions N          parallel sessions (default 1)\n"
-		"      --seq                 sequential LBAs (default random)\n"
-		"      --span SIZE           bytes of the LUN to touch "
-		"(default all)\n"
-		"      --json                print the results as JSON on "
-		"stdout\n"
-		"\n"
-		"SIZE and N accept k, m, g suffixes (powers of 1024).\n"
-		"Exit status: 0 success, 1 failure (data mismatch included), 2 "
-		"usage.\n",
-		prog);
+	fprintf(f, "Usage: %s [OPTIONS] URL\n", prog);
+	ex_opts_usage(f, initiator_opts);
 }
 
 static int parse_size(const char *s, uint64_t *out)
 {
+	static const char suffixes[] = "kmgt"; /* powers of 1024 */
+	const char *suffix;
 	char *end;
 	unsigned long long v;
 
@@ -149,25 +163,10 @@ static int parse_size(const char *s, uint64_t *out)
 		v = strtoull(s, &end, 10);
 	if (errno)
 		return -EINVAL;
-	switch (tolower((unsigned char)*end)) {
-	case 'k':
-		v <<= 10;
+	suffix = *end ? strchr(suffixes, tolower((unsigned char)*end)) : NULL;
+	if (suffix) {
+		v <<= 10 * (suffix - suffixes + 1);
 		end++;
-		break;
-	case 'm':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-		v <<= 30;
-		end++;
-		break;
-	case 't':
-		v <<= 40;
-		end++;
-		break;
-	default:
-		break;
 	}
 	if (*end == 'b' || *end == 'B')
 		end++;
@@ -220,84 +219,6 @@ static int parse_level(const char *s)
 	return -1;
 }
 
-enum {
-	OPT_LOG_LEVEL = 256,
-	OPT_NO_DISC,
-	OPT_IMM,
-	OPT_R2T,
-	OPT_FBL,
-	OPT_MBL,
-	OPT_MRDSL,
-	OPT_MAXR2T,
-	OPT_HDIG,
-	OPT_DDIG,
-	OPT_IRDSL,
-	OPT_TRDSL,
-	OPT_TAGGED,
-	OPT_HELLO,
-	OPT_VERIFY,
-	OPT_VERIFY_IO,
-	OPT_SEED,
-	OPT_CDB16,
-	OPT_BENCH,
-	OPT_READ_PCT,
-	OPT_DURATION,
-	OPT_SESSIONS,
-	OPT_SEQ,
-	OPT_SPAN,
-	OPT_JSON,
-	OPT_NOOP_INT,
-	OPT_NOOP_TMO,
-	OPT_REPL_TMO,
-	OPT_CREDENTIALS,
-	OPT_CHAP,
-	OPT_CHAP_ALGS,
-};
-
-static const struct option long_opts[] = {
-	{ "provider", required_argument, NULL, 'p' },
-	{ "initiator-name", required_argument, NULL, 'n' },
-	{ "timeout", required_argument, NULL, 't' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-	{ "no-discovery", no_argument, NULL, OPT_NO_DISC },
-	{ "immediate-data", required_argument, NULL, OPT_IMM },
-	{ "initial-r2t", required_argument, NULL, OPT_R2T },
-	{ "first-burst", required_argument, NULL, OPT_FBL },
-	{ "max-burst", required_argument, NULL, OPT_MBL },
-	{ "max-recv-dsl", required_argument, NULL, OPT_MRDSL },
-	{ "max-outstanding-r2t", required_argument, NULL, OPT_MAXR2T },
-	{ "header-digest", required_argument, NULL, OPT_HDIG },
-	{ "data-digest", required_argument, NULL, OPT_DDIG },
-	{ "initiator-recv-dsl", required_argument, NULL, OPT_IRDSL },
-	{ "target-recv-dsl", required_argument, NULL, OPT_TRDSL },
-	{ "tagged-buffer-solicited-only", required_argument, NULL, OPT_TAGGED },
-	{ "iser-hello", required_argument, NULL, OPT_HELLO },
-	{ "verify", required_argument, NULL, OPT_VERIFY },
-	{ "verify-io", required_argument, NULL, OPT_VERIFY_IO },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "cdb16", no_argument, NULL, OPT_CDB16 },
-	{ "bench", no_argument, NULL, OPT_BENCH },
-	{ "bs", required_argument, NULL, 'b' },
-	{ "qd", required_argument, NULL, 'd' },
-	{ "read-pct", required_argument, NULL, OPT_READ_PCT },
-	{ "rw-mix", required_argument, NULL, OPT_READ_PCT },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "sessions", required_argument, NULL, OPT_SESSIONS },
-	{ "seq", no_argument, NULL, OPT_SEQ },
-	{ "span", required_argument, NULL, OPT_SPAN },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "noop-out-interval", required_argument, NULL, OPT_NOOP_INT },
-	{ "noop-out-timeout", required_argument, NULL, OPT_NOOP_TMO },
-	{ "replacement-timeout", required_argument, NULL, OPT_REPL_TMO },
-	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
-	{ "chap", required_argument, NULL, OPT_CHAP },
-	{ "chap-algorithms", required_argument, NULL, OPT_CHAP_ALGS },
-	{ NULL, 0, NULL, 0 },
-};
 
 /* "SIZE[,SIZE...]": the verify pass cycles through the sizes. */
 static int parse_io_list(const char *s, struct ini_opts *o)
@@ -414,18 +335,13 @@ int ini_credentials_load(struct ini_opts *o)
 	return 0;
 }
 
-/* Returns 0, 1 for --help, 2 for --version (caller exits 0), or -EINVAL
- * (usage error). */
-int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
+/* The defaults, before the command line changes them. */
+static void set_defaults(struct ini_opts *o, const char *prog)
 {
-	uint64_t v;
-	int c, lvl;
-	const char *bad = NULL;
-
 	memset(o, 0, sizeof(*o));
 	o->initiator_name = "iqn.2026-11.org.libidm:initiator";
 	/* IDM_LOG_LEVEL first; -v and --log-level change it */
-	o->log_level = ex_log_env_level(argv[0], IDM_LOG_WARN);
+	o->log_level = ex_log_env_level(prog, IDM_LOG_WARN);
 	o->timeout_s = 10;
 	o->noop_interval_s = 5; /* open-iscsi's defaults */
 	o->noop_timeout_s = 5;
@@ -447,201 +363,184 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 	chap_on_cmdline = false;
 	o->nchap_algs = ex_chap_alg_list_parse("sha3-256,sha256,sha1,md5",
 					       o->chap_algs, EX_CHAP_MAX_ALGS);
+}
 
-	while ((c = getopt_long(argc, argv, "p:n:t:vqhVb:d:", long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (strcmp(optarg, "tcp") && strcmp(optarg, "iser") &&
-			    strcmp(optarg, "auto"))
-				bad = "--provider";
-			o->provider = optarg;
-			break;
-		case 'n':
-			if (strlen(optarg) >= INI_MAX_NAME)
-				bad = "--initiator-name";
-			o->initiator_name = optarg;
-			break;
-		case 't':
-			if (parse_size(optarg, &v) || v == 0 || v > 3600)
-				bad = "--timeout";
-			else
-				o->timeout_s = (int)v;
-			break;
-		case 'v':
-			if (o->log_level < IDM_LOG_DEBUG)
-				o->log_level++;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			return 1;
-		case 'V':
-			return 2;
-		case OPT_LOG_LEVEL:
-			lvl = parse_level(optarg);
-			if (lvl < 0)
-				bad = "--log-level";
-			else
-				o->log_level = lvl;
-			break;
-		case OPT_NO_DISC:
-			o->no_discovery = true;
-			break;
-		case OPT_IMM:
-			if (parse_yesno(optarg, &o->immediate_data))
-				bad = "--immediate-data";
-			break;
-		case OPT_R2T:
-			if (parse_yesno(optarg, &o->initial_r2t))
-				bad = "--initial-r2t";
-			break;
-		/* ranges: RFC 7143 section 13 */
-		case OPT_FBL:
-			if (parse_u32(optarg, 512, 16777215, &o->first_burst))
-				bad = "--first-burst";
-			break;
-		case OPT_MBL:
-			if (parse_u32(optarg, 512, 16777215, &o->max_burst))
-				bad = "--max-burst";
-			break;
-		case OPT_MRDSL:
-			if (parse_u32(optarg, 512, 16777215, &o->max_recv_dsl))
-				bad = "--max-recv-dsl";
-			break;
-		case OPT_IRDSL:
-			if (parse_u32(optarg, 512, 16777215, &o->initiator_rdsl))
-				bad = "--initiator-recv-dsl";
-			break;
-		case OPT_TRDSL:
-			if (parse_u32(optarg, 512, 16777215, &o->target_rdsl))
-				bad = "--target-recv-dsl";
-			break;
-		case OPT_TAGGED:
-			if (parse_yesno(optarg, &o->tagged_solicited))
-				bad = "--tagged-buffer-solicited-only";
-			break;
-		case OPT_HELLO:
-			if (parse_yesno(optarg, &o->iser_hello))
-				bad = "--iser-hello";
-			break;
-		case OPT_MAXR2T:
-			if (parse_u32(optarg, 1, 65535,
-				      &o->max_outstanding_r2t))
-				bad = "--max-outstanding-r2t";
-			break;
-		case OPT_HDIG:
-			if (parse_digest(optarg, &o->header_digest))
-				bad = "--header-digest";
-			break;
-		case OPT_DDIG:
-			if (parse_digest(optarg, &o->data_digest))
-				bad = "--data-digest";
-			break;
-		case OPT_VERIFY:
-			if (parse_size(optarg, &o->verify_size) ||
-			    !o->verify_size)
-				bad = "--verify";
-			break;
-		case OPT_VERIFY_IO:
-			if (parse_io_list(optarg, o))
-				bad = "--verify-io";
-			break;
-		case OPT_SEED:
-			if (parse_size(optarg, &o->seed))
-				bad = "--seed";
-			break;
-		case OPT_CDB16:
-			o->use16 = true;
-			break;
-		case OPT_CREDENTIALS:
-			o->credentials = optarg;
-			break;
-		case OPT_CHAP:
-			if (split_cred(optarg, &o->chap_user, &o->chap_secret))
-				bad = "--chap";
-			else
-				chap_on_cmdline = true;
-			break;
-		case OPT_CHAP_ALGS:
-			lvl = ex_chap_alg_list_parse(optarg, o->chap_algs,
-						     EX_CHAP_MAX_ALGS);
-			if (lvl < 0)
-				bad = "--chap-algorithms";
-			else
-				o->nchap_algs = lvl;
-			break;
-		case OPT_BENCH:
-			o->bench = true;
-			break;
-		case 'b':
-			if (parse_u32(optarg, 512, 16u << 20, &o->bs))
-				bad = "--bs";
-			break;
-		case 'd':
-			if (parse_u32(optarg, 1, 1024, &o->qd))
-				bad = "--qd";
-			break;
-		case OPT_READ_PCT:
-			if (parse_size(optarg, &v) || v > 100)
-				bad = "--read-pct";
-			else
-				o->read_pct = (int)v;
-			break;
-		case OPT_DURATION: {
-			char *end;
-			double d = strtod(optarg, &end);
+/* How the value of an option that sets one field is read. */
+enum field_kind {
+	FIELD_FLAG,   /* no argument: true */
+	FIELD_U32,    /* a SIZE in [lo, hi] into a uint32_t */
+	FIELD_INT,    /* a SIZE in [lo, hi] into an int */
+	FIELD_YESNO,  /* yes/no (1/0, on/off) into an enum ini_tri */
+	FIELD_DIGEST, /* crc32c/none into an enum ini_tri */
+};
 
-			if (*end || !(d > 0) || d > 86400)
-				bad = "--duration";
-			else
-				o->duration = d;
-			break;
-		}
-		case OPT_SESSIONS:
-			if (parse_size(optarg, &v) || v < 1 || v > 64)
-				bad = "--sessions";
-			else
-				o->sessions = (int)v;
-			break;
-		case OPT_SEQ:
-			o->seq = true;
-			break;
-		case OPT_SPAN:
-			if (parse_size(optarg, &o->span) || !o->span)
-				bad = "--span";
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_NOOP_INT:
-			if (parse_size(optarg, &v) || v > 3600)
-				bad = "--noop-out-interval";
-			else
-				o->noop_interval_s = (int)v;
-			break;
-		case OPT_NOOP_TMO:
-			if (parse_size(optarg, &v) || v < 1 || v > 3600)
-				bad = "--noop-out-timeout";
-			else
-				o->noop_timeout_s = (int)v;
-			break;
-		case OPT_REPL_TMO:
-			if (parse_size(optarg, &v) || v > 86400)
-				bad = "--replacement-timeout";
-			else
-				o->replacement_timeout_s = (int)v;
-			break;
-		default:
+/* The options that set one field of struct ini_opts. */
+static const struct field_option {
+	int key;
+	enum field_kind kind;
+	size_t off;
+	uint32_t lo, hi;
+} field_options[] = {
+	{ 't', FIELD_INT, offsetof(struct ini_opts, timeout_s), 1, 3600 },
+	{ 'q', FIELD_FLAG, offsetof(struct ini_opts, quiet), 0, 0 },
+	{ OPT_NO_DISC, FIELD_FLAG, offsetof(struct ini_opts, no_discovery), 0, 0 },
+	{ OPT_IMM, FIELD_YESNO, offsetof(struct ini_opts, immediate_data), 0, 0 },
+	{ OPT_R2T, FIELD_YESNO, offsetof(struct ini_opts, initial_r2t), 0, 0 },
+	/* ranges: RFC 7143 section 13 */
+	{ OPT_FBL, FIELD_U32, offsetof(struct ini_opts, first_burst), 512, 16777215 },
+	{ OPT_MBL, FIELD_U32, offsetof(struct ini_opts, max_burst), 512, 16777215 },
+	{ OPT_MRDSL, FIELD_U32, offsetof(struct ini_opts, max_recv_dsl), 512, 16777215 },
+	{ OPT_IRDSL, FIELD_U32, offsetof(struct ini_opts, initiator_rdsl), 512, 16777215 },
+	{ OPT_TRDSL, FIELD_U32, offsetof(struct ini_opts, target_rdsl), 512, 16777215 },
+	{ OPT_TAGGED, FIELD_YESNO, offsetof(struct ini_opts, tagged_solicited), 0, 0 },
+	{ OPT_HELLO, FIELD_YESNO, offsetof(struct ini_opts, iser_hello), 0, 0 },
+	{ OPT_MAXR2T, FIELD_U32, offsetof(struct ini_opts, max_outstanding_r2t), 1, 65535 },
+	{ OPT_HDIG, FIELD_DIGEST, offsetof(struct ini_opts, header_digest), 0, 0 },
+	{ OPT_DDIG, FIELD_DIGEST, offsetof(struct ini_opts, data_digest), 0, 0 },
+	{ OPT_CDB16, FIELD_FLAG, offsetof(struct ini_opts, use16), 0, 0 },
+	{ OPT_BENCH, FIELD_FLAG, offsetof(struct ini_opts, bench), 0, 0 },
+	{ 'b', FIELD_U32, offsetof(struct ini_opts, bs), 512, 16u << 20 },
+	{ 'd', FIELD_U32, offsetof(struct ini_opts, qd), 1, 1024 },
+	{ OPT_READ_PCT, FIELD_INT, offsetof(struct ini_opts, read_pct), 0, 100 },
+	{ OPT_SESSIONS, FIELD_INT, offsetof(struct ini_opts, sessions), 1, 64 },
+	{ OPT_SEQ, FIELD_FLAG, offsetof(struct ini_opts, seq), 0, 0 },
+	{ OPT_JSON, FIELD_FLAG, offsetof(struct ini_opts, json), 0, 0 },
+	{ OPT_NOOP_INT, FIELD_INT, offsetof(struct ini_opts, noop_interval_s), 0, 3600 },
+	{ OPT_NOOP_TMO, FIELD_INT, offsetof(struct ini_opts, noop_timeout_s), 1, 3600 },
+	{ OPT_REPL_TMO, FIELD_INT, offsetof(struct ini_opts, replacement_timeout_s), 0, 86400 },
+};
+
+static const struct field_option *field_option_of(int key)
+{
+	for (size_t i = 0; i < sizeof(field_options) / sizeof(field_options[0]); i++)
+		if (field_options[i].key == key)
+			return &field_options[i];
+	return NULL;
+}
+
+/* 0, or -EINVAL for a value out of the field's kind or range (the field
+ * keeps its value). */
+static int set_field(const struct field_option *f, const char *arg, struct ini_opts *o)
+{
+	char *field = (char *)o + f->off;
+	uint64_t v;
+
+	switch (f->kind) {
+	case FIELD_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case FIELD_U32:
+		return parse_u32(arg, f->lo, f->hi, (uint32_t *)field);
+	case FIELD_INT:
+		if (parse_size(arg, &v) || v < f->lo || v > f->hi)
 			return -EINVAL;
-		}
-		if (bad) {
-			fprintf(stderr, "%s: bad value '%s' for %s\n", argv[0],
-				optarg, bad);
-			return -EINVAL;
-		}
+		*(int *)field = (int)v;
+		return 0;
+	case FIELD_YESNO:
+		return parse_yesno(arg, (int *)field);
+	case FIELD_DIGEST:
+		return parse_digest(arg, (int *)field);
 	}
+	return -EINVAL;
+}
+
+static int set_provider(const char *arg, struct ini_opts *o)
+{
+	o->provider = arg;
+	if (strcmp(arg, "tcp") && strcmp(arg, "iser") && strcmp(arg, "auto"))
+		return -EINVAL;
+	return 0;
+}
+
+static int set_log_level(const char *arg, struct ini_opts *o)
+{
+	int lvl = parse_level(arg);
+
+	if (lvl < 0)
+		return -EINVAL;
+	o->log_level = lvl;
+	return 0;
+}
+
+static int set_chap(char *arg, struct ini_opts *o)
+{
+	if (split_cred(arg, &o->chap_user, &o->chap_secret))
+		return -EINVAL;
+	chap_on_cmdline = true;
+	return 0;
+}
+
+static int set_chap_algs(const char *arg, struct ini_opts *o)
+{
+	int n = ex_chap_alg_list_parse(arg, o->chap_algs, EX_CHAP_MAX_ALGS);
+
+	if (n < 0)
+		return -EINVAL;
+	o->nchap_algs = n;
+	return 0;
+}
+
+static int set_duration(const char *arg, struct ini_opts *o)
+{
+	char *end;
+	double d = strtod(arg, &end);
+
+	if (*end || !(d > 0) || d > 86400)
+		return -EINVAL;
+	o->duration = d;
+	return 0;
+}
+
+/* The options that do more than set one field: 0, or -EINVAL. */
+static int set_other(int key, char *arg, struct ini_opts *o)
+{
+	switch (key) {
+	case 'p': return set_provider(arg, o);
+	case 'n':
+		o->initiator_name = arg;
+		return strlen(arg) >= INI_MAX_NAME ? -EINVAL : 0;
+	case 'v':
+		if (o->log_level < IDM_LOG_DEBUG)
+			o->log_level++;
+		return 0;
+	case EX_KEY_LOG_LEVEL: return set_log_level(arg, o);
+	case OPT_VERIFY:
+		return parse_size(arg, &o->verify_size) || !o->verify_size ? -EINVAL : 0;
+	case OPT_VERIFY_IO: return parse_io_list(arg, o);
+	case OPT_SEED: return parse_size(arg, &o->seed);
+	case EX_KEY_CREDENTIALS:
+		o->credentials = arg;
+		return 0;
+	case EX_KEY_CHAP: return set_chap(arg, o);
+	case EX_KEY_CHAP_ALGS: return set_chap_algs(arg, o);
+	case OPT_DURATION: return set_duration(arg, o);
+	case OPT_SPAN: return parse_size(arg, &o->span) || !o->span ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+/* What the command line's options are parsed into (ex_opts_parse) */
+struct parse_ctx {
+	struct ini_opts *o;
+	const char *prog;
+};
+
+static int set_option(const struct ex_opt *opt, char *arg, void *arg_ctx)
+{
+	struct parse_ctx *ctx = arg_ctx;
+	const struct field_option *f = field_option_of(opt->key);
+	int r = f ? set_field(f, arg, ctx->o) : set_other(opt->key, arg, ctx->o);
+
+	if (r < 0) {
+		fprintf(stderr, "%s: bad value '%s' for --%s\n", ctx->prog, arg, opt->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The one operand: the portal URL. 0, or -EINVAL after a message. */
+static int parse_url(struct ini_opts *o, int argc, char **argv)
+{
 	if (optind != argc - 1) {
 		fprintf(stderr, "%s: expected exactly one URL\n", argv[0]);
 		return -EINVAL;
@@ -660,4 +559,25 @@ int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Returns 0, 1 for --help, 2 for --version (caller exits 0), or -EINVAL
+ * (usage error). */
+int ini_opts_parse(struct ini_opts *o, int argc, char **argv)
+{
+	struct parse_ctx ctx = { o, argv[0] };
+
+	set_defaults(o, argv[0]);
+	switch (ex_opts_parse(initiator_opts, argc, argv, set_option, &ctx)) {
+	case EX_OPTS_HELP:
+		return 1;
+	case EX_OPTS_VERSION:
+		return 2;
+	case EX_OPTS_UNKNOWN:
+	case EX_OPTS_REFUSED:
+		return -EINVAL;
+	case EX_OPTS_DONE:
+		break;
+	}
+	return parse_url(o, argc, argv);
 }

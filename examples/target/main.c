@@ -12,10 +12,10 @@
 #include "ex_chap.h"
 #include "ex_keys.h"
 #include "ex_log.h"
+#include "ex_opts.h"
 #include "luns.h"
 #include "notify.h"
 
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,137 +44,125 @@ static void on_signal(int sig)
  * that auto-numbered LUNs keep their numbers. */
 static int cfg_at = -1, cfg_n;
 
-static void usage(FILE *f, const char *prog)
-{
-	fprintf(f,
-"Usage: %s [options]\n"
-"An example iSCSI target on libidm, serving LUNs backed by RAM or files.\n"
-"\n"
-"  -c, --config FILE         read settings from FILE (\"name = value\" lines,\n"
-"                            names as the long options below); options\n"
-"                            after -c override it, lun/portal/key add to it\n"
-"  -p, --portal HOST:PORT    listen address (default 0.0.0.0:3260; port 0\n"
-"                            picks a free port; [v6addr]:port for IPv6);\n"
-"                            may be given several times\n"
-"  -t, --target-name IQN     target name (default iqn.2026-11.org.libidm:target)\n"
-"  -a, --alias NAME          TargetAlias (informational)\n"
-"  -l, --lun [N=]SPEC[,ro]   add a LUN: ram:SIZE (e.g. ram:64M) or file:PATH\n"
-"                            (a regular file or block device); ,ro serves it\n"
-"                            write protected; numbered 1, 2, ... unless N=\n"
-"  -b, --block-size N        logical block size: 512 (default) or 4096\n"
-"  -P, --provider LIST       transport providers: tcp, iser or tcp,iser\n"
-"                            (default tcp)\n"
-"  -k, --key NAME=VALUE      what the target answers for a login key, e.g.\n"
-"                            ImmediateData=No, InitialR2T=Yes,\n"
-"                            MaxBurstLength=65536, HeaderDigest=CRC32C,None\n"
-"                            (defaults: ImmediateData=Yes InitialR2T=No\n"
-"                            MaxBurstLength=1048576 FirstBurstLength=262144\n"
-"                            MaxOutstandingR2T=16, digests CRC32C,None);\n"
-"                            checked against the RFC 7143/7145 ranges\n"
-"      --credentials FILE    read secrets from FILE (mode 0600: group and\n"
-"                            others must have no access), e.g.\n"
-"                            \"chap = USER:SECRET\": CHAP required from\n"
-"                            every initiator, from any address; also\n"
-"                            initiator-chap = IQN USER:SECRET, mutual-chap\n"
-"                            and discovery-chap = USER:SECRET\n"
-"      --chap USER:SECRET    the same on the command line, where every local\n"
-"                            user can read it: for tests only (warns)\n"
-"      --chap-algorithms LIST  CHAP algorithms accepted, in the target's\n"
-"                            order of preference, from sha3-256, sha256,\n"
-"                            sha1, md5 (default sha3-256,sha256,sha1,md5;\n"
-"                            leave md5 out to refuse it)\n"
-"      --max-auth-failures N after N failed authentications from one\n"
-"                            address within 60 s, refuse its logins for\n"
-"                            60 s (default 10; 0: no limit)\n"
-"      --allow-all           serve initiators from any address without CHAP\n"
-"                            (warns); by default, without CHAP, only\n"
-"                            initiators on loopback may log in\n"
-"      --acl 'NAME ADDRESS [luns=LIST]'\n"
-"                            initiator ACL rule (repeatable, max 256): NAME\n"
-"                            an initiator name or *, ADDRESS an address or\n"
-"                            prefix (10.9.0.0/24, fd00::/64) or *, LIST LUN\n"
-"                            numbers (0,2,4-7) it sees. With rules, only\n"
-"                            logins some rule matches are served, loopback\n"
-"                            included; not with --allow-all\n"
-"      --login-timeout SEC   close a connection not in full feature phase\n"
-"                            SEC seconds after it connected (default 15)\n"
-"      --max-connections N   connections at once, in login or not; more are\n"
-"                            refused (default 1024)\n"
-"      --max-logins N        connections in login at once (default 256)\n"
-"      --max-logins-per-address N\n"
-"                            connections in login at once from one\n"
-"                            initiator address (default 16)\n"
-"      --port-file FILE      write the listening TCP port to FILE once ready\n"
-"      --threads N           N event loops, one thread and libidm context\n"
-"                            each, sharing every portal (default 1; tcp\n"
-"                            only; a session's connections stay on one)\n"
-"  -v, --verbose             more log output (debug: every failed command)\n"
-"  -q, --quiet               less log output (-q warnings, -qq errors only)\n"
-"      --log-level LEVEL     error, warn, info or debug (or 0-3); the\n"
-"                            default is IDM_LOG_LEVEL, else info\n"
-"      --log-target WHERE    auto (default), stderr, journal or syslog\n"
-"  -V, --version             print the program and libidm versions\n"
-"  -h, --help                this text\n"
-"\n"
-"Started by systemd with the credential idm-target.credentials\n"
-"(LoadCredential=), idm-target reads it unless --credentials is given.\n"
-"\n"
-"Socket activation: started by systemd (or systemd-socket-activate) with\n"
-"listening sockets (LISTEN_FDS), idm-target serves those instead of its\n"
-"portals; with a connection (Accept=yes) it serves that one and exits\n"
-"when it ends.\n"
-"\n"
-"Stop with SIGINT or SIGTERM. SIGUSR1 prints every connection's counters\n"
-"on stderr. SIGHUP re-reads the lun and acl lines of the config file\n"
-"(all or nothing); sessions the new rules refuse are asked to log out.\n"
-"Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
-"command line, config file, key or LUN.\n"
-"Example:\n"
-"  %s --portal 127.0.0.1:3260 --target-name iqn.2026-11.org.libidm:t1 \\\n"
-"     --lun ram:64M --lun file:/var/tmp/disk.img,ro -v\n",
-		prog, prog);
-}
-
 #define MAX_PORTALS 8
 #define MAX_LISTENERS (MAX_PORTALS * 64) /* every portal on every loop */
 
+/* Keys of the target's own long-only options (ex_opts.h) */
 enum {
-	OPT_PORT_FILE = 'F', OPT_CHAP = 'C', OPT_LOG_LEVEL = 256, OPT_LOG_TARGET,
-	OPT_LOGIN_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR,
-	OPT_THREADS, OPT_ALLOW_ALL, OPT_CREDENTIALS,
-	OPT_ACL,
-	OPT_CHAP_ALGS, OPT_MAX_AUTH_FAILURES, /* CHAP */
+	OPT_PORT_FILE = EX_KEY_PROGRAM, OPT_LOG_TARGET, OPT_LOGIN_TIMEOUT,
+	OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR, OPT_THREADS,
+	OPT_ALLOW_ALL, OPT_ACL, OPT_MAX_AUTH_FAILURES,
 };
 
-static const struct option long_opts[] = {
-	{ "config", required_argument, NULL, 'c' },
-	{ "portal", required_argument, NULL, 'p' },
-	{ "target-name", required_argument, NULL, 't' },
-	{ "alias", required_argument, NULL, 'a' },
-	{ "lun", required_argument, NULL, 'l' },
-	{ "block-size", required_argument, NULL, 'b' },
-	{ "provider", required_argument, NULL, 'P' },
-	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
-	{ "key", required_argument, NULL, 'k' },
-	{ "chap", required_argument, NULL, OPT_CHAP },
-	{ "credentials", required_argument, NULL, OPT_CREDENTIALS },
-	{ "chap-algorithms", required_argument, NULL, OPT_CHAP_ALGS },
-	{ "max-auth-failures", required_argument, NULL, OPT_MAX_AUTH_FAILURES },
-	{ "allow-all", no_argument, NULL, OPT_ALLOW_ALL },
-	{ "acl", required_argument, NULL, OPT_ACL },
-	{ "login-timeout", required_argument, NULL, OPT_LOGIN_TIMEOUT },
-	{ "max-connections", required_argument, NULL, OPT_MAX_CONNS },
-	{ "max-logins", required_argument, NULL, OPT_MAX_LOGINS },
-	{ "max-logins-per-address", required_argument, NULL, OPT_MAX_LOGINS_PER_ADDR },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+/* Every option, in --help order; a config file uses the same names. */
+static const struct ex_opt target_opts[] = {
+	EX_OPT_TEXT("An example iSCSI target on libidm, serving LUNs backed by RAM or files.\n"
+		    "\n"),
+	{ "config", 'c', required_argument, "FILE",
+	  "read settings from FILE (\"name = value\" lines,\n"
+	  "names as the long options below); options\n"
+	  "after -c override it, lun/portal/key add to it" },
+	{ "portal", 'p', required_argument, "HOST:PORT",
+	  "listen address (default 0.0.0.0:3260; port 0\n"
+	  "picks a free port; [v6addr]:port for IPv6);\n"
+	  "may be given several times" },
+	{ "target-name", 't', required_argument, "IQN",
+	  "target name (default iqn.2026-11.org.libidm:target)" },
+	{ "alias", 'a', required_argument, "NAME", "TargetAlias (informational)" },
+	{ "lun", 'l', required_argument, "[N=]SPEC[,ro]",
+	  "add a LUN: ram:SIZE (e.g. ram:64M) or file:PATH\n"
+	  "(a regular file or block device); ,ro serves it\n"
+	  "write protected; numbered 1, 2, ... unless N=" },
+	{ "block-size", 'b', required_argument, "N",
+	  "logical block size: 512 (default) or 4096" },
+	{ "provider", 'P', required_argument, "LIST",
+	  "transport providers: tcp, iser or tcp,iser\n"
+	  "(default tcp)" },
+	{ "key", 'k', required_argument, "NAME=VALUE",
+	  "what the target answers for a login key, e.g.\n"
+	  "ImmediateData=No, InitialR2T=Yes,\n"
+	  "MaxBurstLength=65536, HeaderDigest=CRC32C,None\n"
+	  "(defaults: ImmediateData=Yes InitialR2T=No\n"
+	  "MaxBurstLength=1048576 FirstBurstLength=262144\n"
+	  "MaxOutstandingR2T=16, digests CRC32C,None);\n"
+	  "checked against the RFC 7143/7145 ranges" },
+	EX_OPT_CREDENTIALS("read secrets from FILE (mode 0600: group and\n"
+			   "others must have no access), e.g.\n"
+			   "\"chap = USER:SECRET\": CHAP required from\n"
+			   "every initiator, from any address; also\n"
+			   "initiator-chap = IQN USER:SECRET, mutual-chap\n"
+			   "and discovery-chap = USER:SECRET"),
+	EX_OPT_CHAP("the same on the command line, where every local\n"
+		    "user can read it: for tests only (warns)"),
+	EX_OPT_CHAP_ALGS("CHAP algorithms accepted, in the target's\n"
+			 "order of preference, from sha3-256, sha256,\n"
+			 "sha1, md5 (default sha3-256,sha256,sha1,md5;\n"
+			 "leave md5 out to refuse it)"),
+	{ "max-auth-failures", OPT_MAX_AUTH_FAILURES, required_argument, "N",
+	  "after N failed authentications from one\n"
+	  "address within 60 s, refuse its logins for\n"
+	  "60 s (default 10; 0: no limit)" },
+	{ "allow-all", OPT_ALLOW_ALL, no_argument, NULL,
+	  "serve initiators from any address without CHAP\n"
+	  "(warns); by default, without CHAP, only\n"
+	  "initiators on loopback may log in" },
+	{ "acl", OPT_ACL, required_argument, "'NAME ADDRESS [luns=LIST]'",
+	  "\ninitiator ACL rule (repeatable, max 256): NAME\n"
+	  "an initiator name or *, ADDRESS an address or\n"
+	  "prefix (10.9.0.0/24, fd00::/64) or *, LIST LUN\n"
+	  "numbers (0,2,4-7) it sees. With rules, only\n"
+	  "logins some rule matches are served, loopback\n"
+	  "included; not with --allow-all" },
+	{ "login-timeout", OPT_LOGIN_TIMEOUT, required_argument, "SEC",
+	  "close a connection not in full feature phase\n"
+	  "SEC seconds after it connected (default 15)" },
+	{ "max-connections", OPT_MAX_CONNS, required_argument, "N",
+	  "connections at once, in login or not; more are\n"
+	  "refused (default 1024)" },
+	{ "max-logins", OPT_MAX_LOGINS, required_argument, "N",
+	  "connections in login at once (default 256)" },
+	{ "max-logins-per-address", OPT_MAX_LOGINS_PER_ADDR, required_argument, "N",
+	  "\nconnections in login at once from one\n"
+	  "initiator address (default 16)" },
+	{ "port-file", OPT_PORT_FILE, required_argument, "FILE",
+	  "write the listening TCP port to FILE once ready" },
+	{ "threads", OPT_THREADS, required_argument, "N",
+	  "N event loops, one thread and libidm context\n"
+	  "each, sharing every portal (default 1; tcp\n"
+	  "only; a session's connections stay on one)" },
+	EX_OPT_VERBOSE("more log output (debug: every failed command)"),
+	EX_OPT_QUIET("less log output (-q warnings, -qq errors only)"),
+	EX_OPT_LOG_LEVEL("error, warn, info or debug (or 0-3); the\n"
+			 "default is IDM_LOG_LEVEL, else info"),
+	{ "log-target", OPT_LOG_TARGET, required_argument, "WHERE",
+	  "auto (default), stderr, journal or syslog" },
+	EX_OPT_VERSION,
+	EX_OPT_HELP,
+	EX_OPT_TEXT("\n"
+		    "Started by systemd with the credential idm-target.credentials\n"
+		    "(LoadCredential=), idm-target reads it unless --credentials is given.\n"
+		    "\n"
+		    "Socket activation: started by systemd (or systemd-socket-activate) with\n"
+		    "listening sockets (LISTEN_FDS), idm-target serves those instead of its\n"
+		    "portals; with a connection (Accept=yes) it serves that one and exits\n"
+		    "when it ends.\n"
+		    "\n"
+		    "Stop with SIGINT or SIGTERM. SIGUSR1 prints every connection's counters\n"
+		    "on stderr. SIGHUP re-reads the lun and acl lines of the config file\n"
+		    "(all or nothing); sessions the new rules refuse are asked to log out.\n"
+		    "Exit status: 0 stopped by a signal, 1 run-time failure, 2 bad\n"
+		    "command line, config file, key or LUN.\n"
+		    "Example:\n"),
+	EX_OPT_END,
 };
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f, "Usage: %s [options]\n", prog);
+	ex_opts_usage(f, target_opts);
+	fprintf(f, "  %s --portal 127.0.0.1:3260 --target-name iqn.2026-11.org.libidm:t1 \\\n"
+		"     --lun ram:64M --lun file:/var/tmp/disk.img,ro -v\n", prog);
+}
 
 /* Everything the command line and the config file set. */
 static struct {
@@ -231,30 +219,31 @@ static struct access_acl *build_acl(char *const *rules, int n)
 	return a;
 }
 
-/* "option --name" or "FILE:LINE" for messages */
-static const char *origin(const char *where, int o, char *buf, size_t n)
+/* The long name of option `key`, for messages */
+static const char *option_name(int key, const char *otherwise)
 {
-	if (where)
-		return where;
-	for (const struct option *p = long_opts; p->name; p++)
-		if (p->val == o) {
-			snprintf(buf, n, "option --%s", p->name);
-			return buf;
-		}
-	return "option";
+	const struct ex_opt *p = ex_opts_by_key(target_opts, key);
+
+	return p ? p->name : otherwise;
 }
 
-static int add_key(char *kv, const char *where)
+/* "option --name" or "FILE:LINE" for messages */
+static const char *origin(const char *where, int key, char *buf, size_t n)
 {
-	const int max = (int)(sizeof(g_tgt.key_overrides) / sizeof(g_tgt.key_overrides[0]));
-	size_t nl = (size_t)(strchr(kv, '=') - kv);
-	char why[256];
+	const struct ex_opt *p = ex_opts_by_key(target_opts, key);
 
-	if (ex_key_check_setting(kv, why, sizeof(why)) < 0) {
-		ex_err("%s: %s", where, why);
-		return -1;
-	}
-	/* in range for the RFC, but beyond what this target implements */
+	if (where)
+		return where;
+	if (!p)
+		return "option";
+	snprintf(buf, n, "option --%s", p->name);
+	return buf;
+}
+
+/* A key this target refuses although RFC 7143 allows it: 0, or -1 after
+ * a message. */
+static int check_key_supported(const char *kv, const char *where)
+{
 	if (!strncmp(kv, "ErrorRecoveryLevel=", 19) && strtoull(kv + 19, NULL, 0) != 0) {
 		ex_err("%s: %s: this target implements ErrorRecoveryLevel 0 only", where, kv);
 		return -1;
@@ -269,6 +258,22 @@ static int add_key(char *kv, const char *where)
 		       where);
 		return -1;
 	}
+	return 0;
+}
+
+static int add_key(char *kv, const char *where)
+{
+	const int max = (int)(sizeof(g_tgt.key_overrides) / sizeof(g_tgt.key_overrides[0]));
+	size_t nl = (size_t)(strchr(kv, '=') - kv);
+	char why[256];
+
+	if (ex_key_check_setting(kv, why, sizeof(why)) < 0) {
+		ex_err("%s: %s", where, why);
+		return -1;
+	}
+	/* in range for the RFC, but beyond what this target implements */
+	if (check_key_supported(kv, where) < 0)
+		return -1;
 	/* a later setting of the same key (command line after -c) wins */
 	for (int i = 0; i < g_tgt.nkey_overrides; i++)
 		if (!strncmp(g_tgt.key_overrides[i], kv, nl + 1)) {
@@ -285,20 +290,17 @@ static int add_key(char *kv, const char *where)
 
 /* A whole decimal number in [lo, hi] into *out; 0, or -1 after an
  * error message naming the setting. */
-static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned hi,
+static int set_uint(const char *w, int key, const char *arg, unsigned lo, unsigned hi,
 		    unsigned *out)
 {
-	const struct option *p = long_opts;
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (!*arg || *end || *arg == '-' || errno || v < lo || v > hi) {
-		while (p->name && p->val != o)
-			p++;
 		ex_err("%s: %s='%s': must be a number from %u to %u", w,
-		       p->name ? p->name : "value", arg, lo, hi);
+		       option_name(key, "value"), arg, lo, hi);
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -306,10 +308,8 @@ static int set_uint(const char *w, int o, const char *arg, unsigned lo, unsigned
 }
 
 /* A flag: set by its option (arg NULL), or "yes" or "no" in a file. */
-static int set_flag(const char *w, int o, const char *arg, bool *out)
+static int set_flag(const char *w, int key, const char *arg, bool *out)
 {
-	const struct option *p = long_opts;
-
 	if (!arg || !strcmp(arg, "yes")) {
 		*out = true;
 		return 0;
@@ -318,9 +318,7 @@ static int set_flag(const char *w, int o, const char *arg, bool *out)
 		*out = false;
 		return 0;
 	}
-	while (p->name && p->val != o)
-		p++;
-	ex_err("%s: %s = '%s': use yes or no", w, p->name ? p->name : "flag", arg);
+	ex_err("%s: %s = '%s': use yes or no", w, option_name(key, "flag"), arg);
 	return -1;
 }
 
@@ -337,135 +335,172 @@ static void warn_exposed_secret(const char *where)
 			"credentials file (credentials = FILE, mode 0600)", where);
 }
 
-static int load_config(const char *path);
 static int split_portal(const char *arg, char *host, size_t hn, char *port, size_t pn);
 
-/* Apply one option from the command line (where == NULL) or a config
- * file. 0, or -1 after an error message. */
-static int set_option(int o, char *arg, const char *where)
+static int add_portal(char *arg, const char *w)
 {
+	char host[256], port[16], *end;
+	unsigned long pn;
+
+	if (opt.nportals == MAX_PORTALS) {
+		ex_err("%s: too many portals (max %d)", w, MAX_PORTALS);
+		return -1;
+	}
+	if (split_portal(arg, host, sizeof(host), port, sizeof(port)) < 0 ||
+	    (pn = strtoul(port, &end, 10), *end || end == port || pn > 65535)) {
+		ex_err("%s: bad portal '%s': use HOST:PORT, HOST or [IPv6]:PORT", w, arg);
+		return -1;
+	}
+	opt.portals[opt.nportals++] = arg;
+	return 0;
+}
+
+static int set_target_name(char *arg, const char *w)
+{
+	if (!*arg || strlen(arg) > 223) {
+		ex_err("%s: the target name must be 1 to 223 bytes", w);
+		return -1;
+	}
+	g_tgt.name = arg;
+	return 0;
+}
+
+static int add_lun(char *arg, const char *w)
+{
+	if (opt.nluns == TGT_MAX_LUNS) {
+		ex_err("%s: too many LUNs (max %d)", w, TGT_MAX_LUNS);
+		return -1;
+	}
+	opt.luns[opt.nluns++] = arg;
+	return 0;
+}
+
+static int set_block_size(const char *arg, const char *w)
+{
+	if (strcmp(arg, "512") && strcmp(arg, "4096")) {
+		ex_err("%s: block size '%s': must be 512 or 4096", w, arg);
+		return -1;
+	}
+	opt.bs = (uint32_t)atoi(arg);
+	return 0;
+}
+
+/* --chap: `where` NULL on the command line, `w` what messages name */
+static int set_chap(char *arg, const char *w, const char *where)
+{
+	if (credentials_set_chap(arg, w) < 0)
+		return -1;
+	warn_exposed_secret(where);
+	return 0;
+}
+
+static int set_credentials(char *arg, const char *w)
+{
+	if (opt.credentials) {
+		ex_err("%s: only one credentials file", w);
+		return -1;
+	}
+	opt.credentials = arg;
+	return credentials_load(arg);
+}
+
+static int add_acl(char *arg, const char *w)
+{
+	if (opt.nacls == ACCESS_MAX_RULES) {
+		ex_err("%s: too many acl rules (max %d)", w, ACCESS_MAX_RULES);
+		return -1;
+	}
+	if (check_acl(arg, w) < 0)
+		return -1;
+	opt.acls[opt.nacls++] = arg;
+	return 0;
+}
+
+static int set_chap_algs(const char *arg, const char *w)
+{
+	int n = ex_chap_alg_list_parse(arg, g_tgt.chap_algs, EX_CHAP_MAX_ALGS);
+
+	if (n < 0) {
+		ex_err("%s: chap-algorithms '%s': a list of sha3-256, sha256, "
+		       "sha1 and md5, each once", w, arg);
+		return -1;
+	}
+	g_tgt.nchap_algs = n;
+	return 0;
+}
+
+static int set_log_level(const char *arg, const char *w)
+{
+	int v = ex_log_parse_level(arg);
+
+	if (v < 0) {
+		ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
+		return -1;
+	}
+	opt.level = v;
+	return 0;
+}
+
+static int set_log_target(const char *arg, const char *w)
+{
+	int v = ex_log_parse_target(arg);
+
+	if (v < 0) {
+		ex_err("%s: log target '%s': use auto, stderr, journal or syslog", w, arg);
+		return -1;
+	}
+	opt.log_target = v;
+	return 0;
+}
+
+/* The options that set a number in a range: where it goes. */
+static const struct uint_setting {
+	int key;
+	unsigned lo, hi;
+	unsigned *field;
+} uint_settings[] = {
+	{ OPT_MAX_AUTH_FAILURES, 0, 1000000, &g_authlimit_max },
+	{ OPT_LOGIN_TIMEOUT, 1, 3600, &g_budget.login_timeout_s },
+	{ OPT_MAX_CONNS, 1, 1000000, &g_budget.max_conns },
+	{ OPT_MAX_LOGINS, 1, 65536, &g_budget.max_logins },
+	{ OPT_MAX_LOGINS_PER_ADDR, 1, 65536, &g_budget.max_logins_per_addr },
+	{ OPT_THREADS, 1, 64, &opt.threads },
+};
+
+static const struct uint_setting *uint_setting_of(int key)
+{
+	for (size_t i = 0; i < sizeof(uint_settings) / sizeof(uint_settings[0]); i++)
+		if (uint_settings[i].key == key)
+			return &uint_settings[i];
+	return NULL;
+}
+
+/* Apply one option (but --config) from the command line (where == NULL)
+ * or a config file. 0, or -1 after an error message. */
+static int set_option(int key, char *arg, const char *where)
+{
+	const struct uint_setting *u = uint_setting_of(key);
 	char wbuf[64];
-	const char *w = origin(where, o, wbuf, sizeof(wbuf));
-	int v;
+	const char *w = origin(where, key, wbuf, sizeof(wbuf));
 
-	switch (o) {
-	case 'c':
-		if (opt.config) {
-			ex_err("%s: only one config file", w);
-			return -1;
-		}
-		opt.config = arg;
-		cfg_at = opt.nluns;
-		opt.acl_at = opt.nacls;
-		if (load_config(arg) < 0)
-			return -1;
-		cfg_n = opt.nluns - cfg_at;
-		opt.acl_n = opt.nacls - opt.acl_at;
-		return 0;
-	case 'p':
-		if (opt.nportals == MAX_PORTALS) {
-			ex_err("%s: too many portals (max %d)", w, MAX_PORTALS);
-			return -1;
-		}
-		{
-			char host[256], port[16];
-
-			char *end;
-			unsigned long pn;
-
-			if (split_portal(arg, host, sizeof(host), port, sizeof(port)) < 0 ||
-			    (pn = strtoul(port, &end, 10), *end || end == port || pn > 65535)) {
-				ex_err("%s: bad portal '%s': use HOST:PORT, HOST or [IPv6]:PORT", w, arg);
-				return -1;
-			}
-		}
-		opt.portals[opt.nportals++] = arg;
-		return 0;
-	case 't':
-		if (!*arg || strlen(arg) > 223) {
-			ex_err("%s: the target name must be 1 to 223 bytes", w);
-			return -1;
-		}
-		g_tgt.name = arg;
-		return 0;
+	if (u)
+		return set_uint(w, key, arg, u->lo, u->hi, u->field);
+	switch (key) {
+	case 'p': return add_portal(arg, w);
+	case 't': return set_target_name(arg, w);
 	case 'a': g_tgt.alias = arg; return 0;
-	case 'l':
-		if (opt.nluns == TGT_MAX_LUNS) {
-			ex_err("%s: too many LUNs (max %d)", w, TGT_MAX_LUNS);
-			return -1;
-		}
-		opt.luns[opt.nluns++] = arg;
-		return 0;
-	case 'b':
-		if (strcmp(arg, "512") && strcmp(arg, "4096")) {
-			ex_err("%s: block size '%s': must be 512 or 4096", w, arg);
-			return -1;
-		}
-		opt.bs = (uint32_t)atoi(arg);
-		return 0;
-	case 'P':
-		opt.providers = arg;
-		return 0;
-	case OPT_PORT_FILE: opt.port_file = arg; return 0;
-	case OPT_CHAP:
-		if (credentials_set_chap(arg, w) < 0)
-			return -1;
-		warn_exposed_secret(where);
-		return 0;
-	case OPT_CREDENTIALS:
-		if (opt.credentials) {
-			ex_err("%s: only one credentials file", w);
-			return -1;
-		}
-		opt.credentials = arg;
-		return credentials_load(arg);
-	case OPT_ALLOW_ALL:
-		return set_flag(w, o, arg, &g_tgt.allow_all);
-	case OPT_ACL:
-		if (opt.nacls == ACCESS_MAX_RULES) {
-			ex_err("%s: too many acl rules (max %d)", w, ACCESS_MAX_RULES);
-			return -1;
-		}
-		if (check_acl(arg, w) < 0)
-			return -1;
-		opt.acls[opt.nacls++] = arg;
-		return 0;
-	case OPT_CHAP_ALGS:
-		v = ex_chap_alg_list_parse(arg, g_tgt.chap_algs, EX_CHAP_MAX_ALGS);
-		if (v < 0) {
-			ex_err("%s: chap-algorithms '%s': a list of sha3-256, sha256, "
-			       "sha1 and md5, each once", w, arg);
-			return -1;
-		}
-		g_tgt.nchap_algs = v;
-		return 0;
-	case OPT_MAX_AUTH_FAILURES:
-		return set_uint(w, o, arg, 0, 1000000, &g_authlimit_max);
+	case 'l': return add_lun(arg, w);
+	case 'b': return set_block_size(arg, w);
+	case 'P': opt.providers = arg; return 0;
 	case 'k': return add_key(arg, w);
-	case OPT_LOGIN_TIMEOUT:
-		return set_uint(w, o, arg, 1, 3600, &g_budget.login_timeout_s);
-	case OPT_MAX_CONNS:
-		return set_uint(w, o, arg, 1, 1000000, &g_budget.max_conns);
-	case OPT_MAX_LOGINS:
-		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins);
-	case OPT_MAX_LOGINS_PER_ADDR:
-		return set_uint(w, o, arg, 1, 65536, &g_budget.max_logins_per_addr);
-	case OPT_THREADS:
-		return set_uint(w, o, arg, 1, 64, &opt.threads);
-	case OPT_LOG_LEVEL:
-		if ((v = ex_log_parse_level(arg)) < 0) {
-			ex_err("%s: log level '%s': use error, warn, info, debug or 0-3", w, arg);
-			return -1;
-		}
-		opt.level = v;
-		return 0;
-	case OPT_LOG_TARGET:
-		if ((v = ex_log_parse_target(arg)) < 0) {
-			ex_err("%s: log target '%s': use auto, stderr, journal or syslog", w, arg);
-			return -1;
-		}
-		opt.log_target = v;
-		return 0;
+	case OPT_PORT_FILE: opt.port_file = arg; return 0;
+	case EX_KEY_CHAP: return set_chap(arg, w, where);
+	case EX_KEY_CREDENTIALS: return set_credentials(arg, w);
+	case EX_KEY_CHAP_ALGS: return set_chap_algs(arg, w);
+	case OPT_ALLOW_ALL: return set_flag(w, key, arg, &g_tgt.allow_all);
+	case OPT_ACL: return add_acl(arg, w);
+	case EX_KEY_LOG_LEVEL: return set_log_level(arg, w);
+	case OPT_LOG_TARGET: return set_log_target(arg, w);
 	case 'v':
 		if (opt.level < IDM_LOG_DEBUG)
 			opt.level++;
@@ -481,42 +516,55 @@ static int set_option(int o, char *arg, const char *where)
 
 /* Whether a config file may set option `p`: one that takes a value (but
  * not another config file), or a flag meant for services ("yes"/"no"). */
-static bool config_allows(const struct option *p)
+static bool config_allows(const struct ex_opt *p)
 {
 	if (p->has_arg == required_argument)
-		return p->val != 'c';
-	return p->val == OPT_ALLOW_ALL;
+		return p->key != 'c';
+	return p->key == OPT_ALLOW_ALL;
 }
 
 /* A config file line: its name is a long option config_allows(). */
 static int config_setting(const char *name, char *value, const char *where, void *arg)
 {
+	const struct ex_opt *p = ex_opts_by_name(target_opts, name);
+
 	(void)arg;
-	for (const struct option *p = long_opts; p->name; p++)
-		if (!strcmp(p->name, name)) {
-			if (!config_allows(p)) {
-				ex_err("%s: '%s' is not allowed in a config file", where, name);
-				return -1;
-			}
-			return set_option(p->val, value, where);
-		}
-	ex_err("%s: unknown setting '%s'", where, name);
-	return -1;
-}
-
-static int load_config(const char *path)
-{
-	static int depth;
-	int r;
-
-	if (depth) {
-		ex_err("%s: config files cannot include others", path);
+	if (!p) {
+		ex_err("%s: unknown setting '%s'", where, name);
 		return -1;
 	}
-	depth++;
-	r = config_load(path, config_setting, NULL);
-	depth--;
-	return r;
+	if (!config_allows(p)) {
+		ex_err("%s: '%s' is not allowed in a config file", where, name);
+		return -1;
+	}
+	return set_option(p->key, value, where);
+}
+
+/* -c FILE: its settings, as if given where -c stands. Files include no
+ * others (config_allows), so this is the one place that reads one. */
+static int read_config(char *path)
+{
+	if (opt.config) {
+		ex_err("option --config: only one config file");
+		return -1;
+	}
+	opt.config = path;
+	cfg_at = opt.nluns;
+	opt.acl_at = opt.nacls;
+	if (config_load(path, config_setting, NULL) < 0)
+		return -1;
+	cfg_n = opt.nluns - cfg_at;
+	opt.acl_n = opt.nacls - opt.acl_at;
+	return 0;
+}
+
+/* An option of the command line (ex_opts_parse) */
+static int command_line_option(const struct ex_opt *o, char *arg, void *ctx)
+{
+	(void)ctx;
+	if (o->key == 'c')
+		return read_config(arg);
+	return set_option(o->key, arg, NULL);
 }
 
 /* SIGHUP: the lun lines of the config file again; see doc/idm-target.md */
@@ -532,12 +580,10 @@ struct reload_specs {
 static int reload_setting(const char *name, char *value, const char *where, void *arg)
 {
 	struct reload_specs *rs = arg;
-	const struct option *p;
+	const struct ex_opt *p = ex_opts_by_name(target_opts, name);
 
 	/* A file that would not start the target must not reload it either. */
-	for (p = long_opts; p->name && strcmp(p->name, name); p++)
-		;
-	if (!p->name || !config_allows(p)) {
+	if (!p || !config_allows(p)) {
 		ex_err("%s: unknown setting '%s'; nothing reloaded", where, name);
 		return -1;
 	}
@@ -590,6 +636,26 @@ static struct access_acl *reload_acl(const struct reload_specs *rs)
 	return build_acl(all, n);
 }
 
+/* The LUNs of a reload: the file's (rs, read) between the command
+ * line's, as at start-up. 0, or -1 after a message. */
+static int reload_luns(struct reload_specs *rs)
+{
+	int after = opt.nluns - cfg_at - cfg_n;
+
+	if (g_nloops > 1) {
+		ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
+			"restart to change them (acl rules reloaded)");
+		return 0;
+	}
+	if (rs->n + after > TGT_MAX_LUNS) {
+		ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
+		return -1;
+	}
+	for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
+		rs->luns[rs->n++] = opt.luns[i];
+	return luns_reload(rs->luns, rs->n, opt.bs);
+}
+
 /* All or nothing: a file with an error changes neither the LUNs nor the
  * ACLs. With several loops the LUNs stay (every loop reads the table
  * unlocked); the ACLs are reloaded (each loop checks its sessions). */
@@ -617,28 +683,13 @@ static void reload(void)
 	mark = config_mark();
 	if (config_load(opt.config, reload_setting, rs) < 0 || !(acl = reload_acl(rs))) {
 		ex_err("reload failed: LUNs and acl rules unchanged");
+	} else if (reload_luns(rs) < 0) {
+		ex_err("reload failed: acl rules unchanged too");
+		access_acl_free(acl);
 	} else {
-		int after = opt.nluns - cfg_at - cfg_n, r = 0;
-
-		if (g_nloops > 1) {
-			ex_warn("SIGHUP: reloading LUNs needs --threads 1; "
-				"restart to change them (acl rules reloaded)");
-		} else if (rs->n + after > TGT_MAX_LUNS) {
-			ex_err("reload: too many LUNs (max %d)", TGT_MAX_LUNS);
-			r = -1;
-		} else {
-			for (int i = cfg_at + cfg_n; i < opt.nluns; i++)
-				rs->luns[rs->n++] = opt.luns[i];
-			r = luns_reload(rs->luns, rs->n, opt.bs);
-		}
-		if (r < 0) {
-			ex_err("reload failed: acl rules unchanged too");
-			access_acl_free(acl);
-		} else {
-			ex_info("reload: %d acl rule(s) in force", access_acl_count(acl));
-			access_acl_install(acl);
-			access_log_policy();
-		}
+		ex_info("reload: %d acl rule(s) in force", access_acl_count(acl));
+		access_acl_install(acl);
+		access_log_policy();
 	}
 	free(rs);
 	/* the LUNs copied their specs: the file's strings can go */
@@ -786,16 +837,21 @@ static int run_loop(bool single)
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static idm_portal *portal[MAX_LISTENERS];
-	const struct idm_provider_info *prov;
-	size_t nprov;
-	int o, r, rc = 2, nact, nportal = 0;
-	bool single = false; /* serving one activated connection only */
+/* What main() set up, for serving and for taking down. */
+static struct server {
+	idm_portal *portal[MAX_LISTENERS];
+	int nportal;
+	int nact;		 /* sockets passed by the service manager */
+	bool single;		 /* serving one activated connection only */
 	pthread_t threads[64 + 1];
-	int nthreads = 0; /* loops 1 .. nthreads run */
+	int nthreads;		 /* loops 1 .. nthreads run */
+} srv;
 
+/* The command line (and the config file it names) into opt and g_tgt.
+ * -1 to go on, else the exit status: 0 after --help or --version, 2 on
+ * an error. */
+static int read_command_line(int argc, char **argv)
+{
 	g_tgt.name = "iqn.2026-11.org.libidm:target";
 	opt.providers = "tcp";
 	opt.bs = 512;
@@ -804,98 +860,131 @@ int main(int argc, char **argv)
 	opt.log_target = EX_LOG_AUTO;
 	/* errors of the command line and config file always show */
 	ex_log_init(argv[0], IDM_LOG_WARN);
-	while ((o = getopt_long(argc, argv, "c:p:t:a:l:b:P:k:vqVh", long_opts, NULL)) != -1) {
-		if (o == 'h') {
-			usage(stdout, argv[0]);
-			return 0;
-		}
-		if (o == 'V') {
-			ex_print_version(argv[0]);
-			return 0;
-		}
-		if (o == '?' || o == ':') {
-			fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-			return 2;
-		}
-		if (set_option(o, optarg, NULL) < 0)
-			goto out;
+	switch (ex_opts_parse(target_opts, argc, argv, command_line_option, NULL)) {
+	case EX_OPTS_HELP:
+		usage(stdout, argv[0]);
+		return 0;
+	case EX_OPTS_VERSION:
+		ex_print_version(argv[0]);
+		return 0;
+	case EX_OPTS_UNKNOWN:
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		return 2;
+	case EX_OPTS_REFUSED:
+		return 2;
+	case EX_OPTS_DONE:
+		break;
 	}
 	if (optind < argc) {
 		ex_err("unexpected argument '%s'", argv[optind]);
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-		goto out;
+		return 2;
 	}
-	ex_log_init(argv[0], opt.level);
-	ex_log_set_target((enum ex_log_target)opt.log_target);
-	/* under systemd the credential stands for --credentials, read
-	 * after the other options; an explicit file wins */
+	return -1;
+}
+
+/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength, checked only when
+ * both are given (the defaults adapt). 0, or -1 after a message. */
+static int check_burst_keys(void)
+{
+	unsigned long long fbl = 0, mbl = 0;
+
+	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
+		const char *k = g_tgt.key_overrides[i];
+
+		if (!strncmp(k, "FirstBurstLength=", 17))
+			fbl = strtoull(k + 17, NULL, 0);
+		else if (!strncmp(k, "MaxBurstLength=", 15))
+			mbl = strtoull(k + 15, NULL, 0);
+	}
+	if (fbl && mbl && fbl > mbl) {
+		ex_err("FirstBurstLength (%llu) must not exceed MaxBurstLength "
+		       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
+		return -1;
+	}
+	return 0;
+}
+
+/* Under systemd the credential stands for --credentials, read after the
+ * other options; an explicit file wins. 0, or -1 after a message. */
+static int load_credentials(void)
+{
 	if (!opt.credentials && credentials_load_systemd() < 0)
-		goto out;
-	if (credentials_check() < 0)
-		goto out;
-	{
-		/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength */
-		/* (only when both are given: the defaults adapt) */
-		unsigned long long fbl = 0, mbl = 0;
-		for (int i = 0; i < g_tgt.nkey_overrides; i++) {
-			const char *k = g_tgt.key_overrides[i];
-			if (!strncmp(k, "FirstBurstLength=", 17))
-				fbl = strtoull(k + 17, NULL, 0);
-			else if (!strncmp(k, "MaxBurstLength=", 15))
-				mbl = strtoull(k + 15, NULL, 0);
-		}
-		if (fbl && mbl && fbl > mbl) {
-			ex_err("FirstBurstLength (%llu) must not exceed MaxBurstLength "
-			       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
-			goto out;
-		}
-	}
+		return -1;
+	return credentials_check();
+}
+
+/* Who may log in by address and name: the ACL rules. 0, or -1 after a
+ * message. */
+static int install_acl(void)
+{
 	if (opt.nacls && g_tgt.allow_all) {
 		ex_err("acl rules and allow-all exclude each other: allow-all serves "
 		       "everyone, the rules name whom to serve; drop one");
-		goto out;
+		return -1;
 	}
 	if (opt.nacls) {
 		struct access_acl *acl = build_acl(opt.acls, opt.nacls);
 
 		if (!acl)
-			goto out;
+			return -1;
 		access_acl_install(acl);
 	}
-	/* before any descriptor of ours: the passed ones start at 3 */
-	nact = activation_fds(MAX_PORTALS);
-	if (nact < 0)
-		goto out;
-	if (!opt.nportals && !nact)
-		opt.portals[opt.nportals++] = "0.0.0.0:3260";
-	if (!opt.nluns) {
-		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
-		goto out;
-	}
+	return 0;
+}
+
+/* --threads against what serves the connections. 0, or -1 after a
+ * message. */
+static int check_threads(void)
+{
 	if (opt.threads > 1 && strcmp(opt.providers, "tcp")) {
 		/* an RDMA CM id cannot share its port (IDM_PORTAL_REUSEPORT),
 		 * nor an iSER connection move to another context */
 		ex_err("--threads %u: serves tcp only (iSER: one loop)", opt.threads);
-		goto out;
+		return -1;
 	}
-	if (opt.threads > 1 && nact) {
+	if (opt.threads > 1 && srv.nact) {
 		/* one listener the kernel balances over the loops would need
 		 * REUSEPORT sockets the manager did not open; refuse rather
 		 * than run N loops of which one accepts everything */
 		ex_err("--threads %u: not with socket activation (LISTEN_FDS); "
 		       "use one thread, or portals of its own", opt.threads);
-		goto out;
+		return -1;
 	}
-	if (luns_open_all(opt.luns, opt.nluns, opt.bs) < 0)
-		goto out;
+	return 0;
+}
 
-	rc = 1;
+/* Everything checked and the LUNs opened, before any loop. 0, or -1
+ * after a message (exit status 2). */
+static int configure(void)
+{
+	ex_log_set_target((enum ex_log_target)opt.log_target);
+	if (load_credentials() < 0 || check_burst_keys() < 0 || install_acl() < 0)
+		return -1;
+	/* before any descriptor of ours: the passed ones start at 3 */
+	srv.nact = activation_fds(MAX_PORTALS);
+	if (srv.nact < 0)
+		return -1;
+	if (!opt.nportals && !srv.nact)
+		opt.portals[opt.nportals++] = "0.0.0.0:3260";
+	if (!opt.nluns) {
+		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
+		return -1;
+	}
+	if (check_threads() < 0)
+		return -1;
+	return luns_open_all(opt.luns, opt.nluns, opt.bs);
+}
+
+/* One libidm context per loop. 0, or -1 after a message. */
+static int create_loops(void)
+{
 	g_nloops = (int)opt.threads;
 	g_loops = calloc((size_t)g_nloops, sizeof(*g_loops));
 	usr1_turn = calloc((size_t)g_nloops, sizeof(*usr1_turn));
 	if (!g_loops || !usr1_turn) {
 		ex_err("no memory for %d loops", g_nloops);
-		goto out;
+		return -1;
 	}
 	for (int i = 0; i < g_nloops; i++) {
 		struct idm_ctx_attr ca = {
@@ -903,16 +992,26 @@ int main(int argc, char **argv)
 			.log_fn = ex_log_idm_sink,
 			.log_level = opt.level,
 		};
+		int r;
 
 		g_loops[i].index = i;
 		r = idm_ctx_create(&ca, &g_loops[i].ctx);
 		if (r < 0) {
 			ex_err("idm_ctx_create: %s", idm_strerror(r));
-			goto out;
+			return -1;
 		}
 	}
-	/* setup runs as loop 0: the LUNs' buffers are its context's (TCP
-	 * takes them on every loop's connections) */
+	return 0;
+}
+
+/* Setup runs as loop 0: the providers' capabilities, and the LUNs'
+ * buffers in its context (TCP takes them on every loop's connections).
+ * 0, or -1 after a message. */
+static int attach_luns(void)
+{
+	const struct idm_provider_info *prov;
+	size_t nprov;
+
 	g_loop = &g_loops[0];
 	if (idm_get_providers(g_loop->ctx, &prov, &nprov) == 0)
 		for (size_t i = 0; i < nprov; i++) {
@@ -921,114 +1020,151 @@ int main(int argc, char **argv)
 		}
 	for (int i = 0; i < g_tgt.nluns; i++) {
 		struct lun *l = g_tgt.luns[i];
+		int r = lun_attach_ctx(l, g_loop->ctx);
 
-		r = lun_attach_ctx(l, g_loop->ctx);
 		if (r < 0) {
 			ex_err("LUN %d: idm_buf_create: %s", l->id, idm_strerror(r));
-			goto out;
+			return -1;
 		}
 		ex_info("LUN %d: %s, %llu blocks of %u bytes%s", l->id, l->spec,
 			(unsigned long long)l->nblocks, opt.bs,
 			l->ro ? ", write protected" : "");
 	}
+	return 0;
+}
 
-	access_log_policy();
+/* Portal `spec` on every loop; port 0: the first picks, the others share
+ * what it got. 0, -1 after a message, or 2 for a portal that does not
+ * parse. */
+static int listen_on(const char *spec)
+{
+	char host[256], port[16];
+	int first = srv.nportal;
 
+	if (split_portal(spec, host, sizeof(host), port, sizeof(port)) < 0) {
+		ex_err("bad portal '%s'", spec);
+		return 2;
+	}
+	for (int l = 0; l < g_nloops; l++) {
+		struct idm_portal_attr pa = {
+			.size = sizeof(pa),
+			.providers = opt.providers,
+			.accept = conn_accept,
+			.flags = g_nloops > 1 ? IDM_PORTAL_REUSEPORT : 0,
+		};
+		int r;
+
+		if (l > 0)
+			snprintf(port, sizeof(port), "%d", idm_portal_port(srv.portal[first]));
+		r = idm_portal_create(g_loops[l].ctx, host, port, &pa, &srv.portal[srv.nportal]);
+		if (r < 0) {
+			const char *why = idm_last_error();
+
+			ex_err("cannot listen on %s (%s): %s%s%s", spec, opt.providers,
+			       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
+			return -1;
+		}
+		srv.nportal++;
+	}
+	ex_info("listening on %s:%d (%s), target %s%s", host,
+		idm_portal_port(srv.portal[first]), opt.providers, g_tgt.name,
+		g_nloops > 1 ? ", on every loop" : "");
+	return 0;
+}
+
+/* --port-file: the first portal's port, for whoever started us */
+static int write_port_file(void)
+{
+	FILE *f;
+
+	if (!opt.port_file || !srv.nportal)
+		return 0;
+	f = fopen(opt.port_file, "w");
+	if (!f || fprintf(f, "%d\n", idm_portal_port(srv.portal[0])) < 0 || fclose(f)) {
+		ex_err("cannot write %s", opt.port_file);
+		return -1;
+	}
+	return 0;
+}
+
+/* The descriptor budget, then the sockets passed or the portals. 0, -1
+ * after a message, or 2 for a portal that does not parse. */
+static int open_portals(void)
+{
 	/* descriptors besides connections: LUN files, the contexts', the
 	 * listening sockets, logging */
 	if (budget_init(32 + g_tgt.nluns + 8 * g_nloops +
-			2 * g_nloops * (nact > 0 ? nact : opt.nportals)) < 0)
-		goto out;
-	if (nact > 0 && open_activated(nact, portal, &nportal, &single) < 0)
-		goto out;
-	for (int i = 0; nact == 0 && i < opt.nportals; i++) {
-		char host[256], port[16];
-		int first = nportal;
+			2 * g_nloops * (srv.nact > 0 ? srv.nact : opt.nportals)) < 0)
+		return -1;
+	if (srv.nact > 0)
+		return open_activated(srv.nact, srv.portal, &srv.nportal, &srv.single);
+	for (int i = 0; i < opt.nportals; i++) {
+		int r = listen_on(opt.portals[i]);
 
-		if (split_portal(opt.portals[i], host, sizeof(host), port, sizeof(port)) < 0) {
-			ex_err("bad portal '%s'", opt.portals[i]);
-			rc = 2;
-			goto out;
-		}
-		/* every loop listens on it; port 0: the first picks, the
-		 * others share what it got */
-		for (int l = 0; l < g_nloops; l++) {
-			struct idm_portal_attr pa = {
-				.size = sizeof(pa),
-				.providers = opt.providers,
-				.accept = conn_accept,
-				.flags = g_nloops > 1 ? IDM_PORTAL_REUSEPORT : 0,
-			};
-
-			if (l > 0)
-				snprintf(port, sizeof(port), "%d", idm_portal_port(portal[first]));
-			r = idm_portal_create(g_loops[l].ctx, host, port, &pa, &portal[nportal]);
-			if (r < 0) {
-				const char *why = idm_last_error();
-
-				ex_err("cannot listen on %s (%s): %s%s%s", opt.portals[i],
-				       opt.providers, idm_strerror(r), why && *why ? ": " : "",
-				       why ? why : "");
-				goto out;
-			}
-			nportal++;
-		}
-		ex_info("listening on %s:%d (%s), target %s%s", host,
-			idm_portal_port(portal[first]), opt.providers, g_tgt.name,
-			g_nloops > 1 ? ", on every loop" : "");
+		if (r)
+			return r;
 	}
-	if (opt.port_file && nportal) {
-		FILE *f = fopen(opt.port_file, "w");
-		if (!f || fprintf(f, "%d\n", idm_portal_port(portal[0])) < 0 || fclose(f)) {
-			ex_err("cannot write %s", opt.port_file);
-			goto out;
-		}
-	}
+	return 0;
+}
 
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-		sigset_t block, old;
+/* The signals go to loop 0 (this thread): the other loops start with
+ * them blocked and learn of them from loop 0. 0, or -1 after a message. */
+static int start_loops(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
 
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sigaction(SIGUSR1, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
-		/* the signals go to loop 0 (this thread): the others start
-		 * with them blocked and learn of them from loop 0 */
-		sigemptyset(&block);
-		sigaddset(&block, SIGINT);
-		sigaddset(&block, SIGTERM);
-		sigaddset(&block, SIGHUP);
-		sigaddset(&block, SIGUSR1);
-		pthread_sigmask(SIG_BLOCK, &block, &old);
-		for (int i = 1; i < g_nloops; i++) {
-			r = pthread_create(&threads[i], NULL, loop_thread, &g_loops[i]);
-			if (r) {
-				ex_err("cannot start loop %d: %s", i, strerror(r));
-				__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
-				pthread_sigmask(SIG_SETMASK, &old, NULL);
-				goto out;
-			}
-			nthreads = i;
-		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
 	}
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (int i = 1; i < g_nloops; i++) {
+		int r = pthread_create(&srv.threads[i], NULL, loop_thread, &g_loops[i]);
+
+		if (r) {
+			ex_err("cannot start loop %d: %s", i, strerror(r));
+			__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			return -1;
+		}
+		srv.nthreads = i;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+/* From the loops to listening, then serving until a signal: the exit
+ * status. */
+static int serve(void)
+{
+	int r;
+
+	if (create_loops() < 0 || attach_luns() < 0)
+		return 1;
+	access_log_policy();
+	r = open_portals();
+	if (r)
+		return r < 0 ? 1 : r;
+	if (write_port_file() < 0 || start_loops() < 0)
+		return 1;
 	notify_send("READY=1");
-	rc = run_loop(single);
-	if (rc == 0) {
+	r = run_loop(srv.single);
+	if (r == 0) {
 		notify_send("STOPPING=1");
 		ex_info("shutting down");
 	}
-out:
-	__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
-	for (int i = 1; i <= nthreads; i++)
-		pthread_join(threads[i], NULL);
-	for (int i = 0; i < nportal; i++)
-		idm_portal_destroy(portal[i]);
-	/* every loop stopped: this thread ends their connections, then the
-	 * pools (a moved connection's buffers may be another pool's) */
+	return r;
+}
+
+/* Every loop stopped: this thread ends their connections, then the
+ * pools (a moved connection's buffers may be another pool's). */
+static void destroy_connections(void)
+{
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
 		if (g_loop->ctx) {
@@ -1041,6 +1177,17 @@ out:
 		if (g_loop->ctx)
 			pool_destroy();
 	}
+}
+
+/* Undo whatever of main()'s setup was done. */
+static void take_down(void)
+{
+	__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+	for (int i = 1; i <= srv.nthreads; i++)
+		pthread_join(srv.threads[i], NULL);
+	for (int i = 0; i < srv.nportal; i++)
+		idm_portal_destroy(srv.portal[i]);
+	destroy_connections();
 	budget_fini();
 	/* RAM LUN buffers go before the context they were created in */
 	luns_close_all();
@@ -1051,5 +1198,16 @@ out:
 	free(usr1_turn);
 	access_acl_install(NULL);
 	config_free();
+}
+
+int main(int argc, char **argv)
+{
+	int rc = read_command_line(argc, argv);
+
+	if (rc < 0) {
+		ex_log_init(argv[0], opt.level);
+		rc = configure() < 0 ? 2 : serve();
+	}
+	take_down();
 	return rc;
 }

@@ -12,17 +12,40 @@ import re
 import subprocess
 import sys
 
-TABLE = re.compile(r"struct option\s+\w+\s*\[\s*\]\s*=\s*\{(.*?)\n\s*\};", re.S)
-ENTRY = re.compile(r'\{\s*"([^"]+)"\s*,')
+# a getopt_long() table, or the examples' option table it is made from
+# (examples/common/ex_opts.h), whose shared rows are EX_OPT_NAME macros
+TABLE = re.compile(r"struct (?:option|ex_opt)\s+\w+\s*\[\s*\]\s*=\s*\{(.*?)\n\s*\};",
+                   re.S)
+ENTRY = re.compile(r'\{\s*"([^"]+)"\s*,|\b(EX_OPT_[A-Z_]+)\b')
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+ROW_MACRO = re.compile(r'^#define (EX_OPT_[A-Z_]+)\b[^\n]*(?:\\\n[^\n]*)*?\{\s*"([^"]+)"',
+                       re.M)
+
+
+def row_macros(source, text):
+    """The option name of each EX_OPT_NAME row macro of the headers that
+    SOURCE includes (found beside it or in ../common)."""
+    here = os.path.dirname(os.path.abspath(source))
+    macros = {}
+    for h in INCLUDE.findall(text):
+        for d in (here, os.path.join(here, "..", "common")):
+            if os.path.exists(os.path.join(d, h)):
+                with open(os.path.join(d, h), encoding="utf-8") as f:
+                    macros.update(ROW_MACRO.findall(f.read()))
+                break
+    return macros
 
 
 def long_options(source):
     with open(source, encoding="utf-8") as f:
-        tables = TABLE.findall(f.read())
+        text = f.read()
+    tables = TABLE.findall(text)
     if len(tables) != 1:
         raise SystemExit(f"error: want one getopt_long() option table in {source}, "
                          f"found {len(tables)}")
-    names = ENTRY.findall(tables[0])
+    macros = row_macros(source, text)
+    names = [name or macros[m] for name, m in ENTRY.findall(tables[0])
+             if name or m in macros]
     # a table this test cannot read must not pass as an empty one
     if "help" not in names or len(names) < 3:
         raise SystemExit(f"error: cannot read the option table of {source}: {names}")
