@@ -56,12 +56,14 @@ static const struct ex_opt initiator_opts[] = {
 		    "URL (libiscsi style):\n"
 		    "  iscsi://HOST[:PORT][/TARGET-IQN[/LUN]]   TCP provider\n"
 		    "  iser://HOST[:PORT][/TARGET-IQN[/LUN]]    iSER provider\n"
+		    "  SCHEME://...                             the provider declaring SCHEME\n"
 		    "  Without a target the first one SendTargets reports is used; without a\n"
 		    "  LUN the first disk REPORT LUNS returns. HOST may be [IPv6].\n"
 		    "\n"
 		    "General:\n"),
 	{ "provider", 'p', required_argument, "NAME",
-	  "tcp, iser or auto (default: from the URL scheme)" },
+	  "tcp, iser, another provider or auto (default:\n"
+	  "from the URL scheme)" },
 	{ "initiator-name", 'n', required_argument, "IQN",
 	  "(default iqn.2026-11.org.libidm:initiator)" },
 	{ "timeout", 't', required_argument, "SEC",
@@ -444,12 +446,15 @@ static int set_field(const struct field_option *f, const char *arg, struct ini_o
 	return -EINVAL;
 }
 
+/* A provider's name as libidm spells them (1-32 of [a-z0-9_]) or "auto";
+ * whether one of that name is loaded is libidm's to say at connect time,
+ * so that a provider added to the search path can be named too. */
 static int set_provider(const char *arg, struct ini_opts *o)
 {
+	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
 	o->provider = arg;
-	if (strcmp(arg, "tcp") && strcmp(arg, "iser") && strcmp(arg, "auto"))
-		return -EINVAL;
-	return 0;
+	return n == 0 || n > 32 || arg[n] ? -EINVAL : 0;
 }
 
 static int set_log_level(const char *arg, struct ini_opts *o)

@@ -202,7 +202,8 @@ START_TEST(opts_rejects)
 		{ "--bs", "12q", "iscsi://h", NULL },
 		{ "--no-discovery", "iscsi://h", NULL }, /* needs a target */
 		{ "iscsi://h", "iscsi://h2", NULL },	 /* two URLs */
-		{ "--provider", "rdma", "iscsi://h", NULL },
+		{ "--provider", "Rdma", "iscsi://h", NULL },   /* not a name */
+		{ "--provider", "", "iscsi://h", NULL },
 		{ "--iser-hello", "maybe", "iscsi://h", NULL },
 		{ "--target-recv-dsl", "100", "iscsi://h", NULL },
 		{ "--verify-io", "512,x", "iscsi://h", NULL },
