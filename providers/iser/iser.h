@@ -281,6 +281,10 @@ struct iser_conn {
 	struct idm_ctx *ctx;
 	struct idm_conn *conn; /* NULL until the core accepted it (target) */
 	const struct idm_conn_params *params; /* conn's, once it is set */
+	/* RecvDataSegmentLength each way, copied from params so that no
+	 * PDU asks libidm for it (iser_conn_note_limits): the most this
+	 * side may send in one data segment, and the most it accepts */
+	uint32_t send_dsl, recv_dsl;
 	struct idm_prov_stats *st; /* conn's counters, once it is set */
 	const struct iser_role *role; /* the data mover of its role */
 	enum iser_state state;
@@ -363,6 +367,21 @@ struct iser_conn {
 static inline struct iser_conn *iser_conn(struct idm_conn *c)
 {
 	return idm_prov_conn_priv(c);
+}
+
+/* The data segment limits of the keys in force, read once here rather
+ * than per PDU. Called when the connection gets its parameters (the
+ * defaults, 8192 both ways) and again whenever keys are noticed and
+ * accepted (iser_notice_keys): the only times libidm changes them. The
+ * keys never go below 512 (RFC 7143 13.12), so the limits are never 0. */
+static inline void iser_conn_note_limits(struct iser_conn *ic,
+					 enum idm_role role)
+{
+	const struct idm_conn_params *p = ic->params;
+	bool target = role == IDM_ROLE_TARGET;
+
+	ic->send_dsl = target ? p->initiator_recv_dsl : p->target_recv_dsl;
+	ic->recv_dsl = target ? p->target_recv_dsl : p->initiator_recv_dsl;
 }
 
 /* What the data mover of a role (iser_initiator.c, iser_target.c) does

@@ -204,6 +204,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 		return -ENOMEM;
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
+	iser_conn_note_limits(ic, IDM_ROLE_INITIATOR);
 	ic->st = idm_prov_conn_stats(c);
 	ic->limits = idm_prov_conn_send_limits(c);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
@@ -264,6 +265,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	}
 	ic->conn = c;
 	ic->params = idm_prov_conn_params(c);
+	iser_conn_note_limits(ic, IDM_ROLE_TARGET);
 	ic->st = idm_prov_conn_stats(c);
 	ic->limits = idm_prov_conn_send_limits(c);
 	if (ic->state != ISER_ACCEPTING) {

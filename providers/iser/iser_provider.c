@@ -175,6 +175,7 @@ static void iser_free_rsrc(struct idm_conn *c)
 static int iser_notice_keys(struct idm_conn *c)
 {
 	struct idm_conn_params p = *idm_prov_conn_params(c);
+	struct iser_conn *ic = iser_conn(c);
 	char err[128];
 	int r;
 
@@ -186,6 +187,8 @@ static int iser_notice_keys(struct idm_conn *c)
 	r = iser_keys_check(&p, err, sizeof(err));
 	if (r < 0)
 		idm_prov_warn(idm_prov_conn_ctx(c), "iser: %s", err);
+	else if (ic)
+		iser_conn_note_limits(ic, idm_conn_role(c)); /* the keys stand */
 	return r;
 }
 

@@ -228,6 +228,10 @@ struct tcp_conn {
 	bool ffp;    /* digests/limits of full feature phase on */
 	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */
+	/* MaxRecvDataSegmentLength each way, copied from params so that no
+	 * PDU asks libidm for it (tcp_conn_note_limits): the most this side
+	 * may send in one data segment, and the most it accepts */
+	uint32_t send_dsl, recv_dsl;
 	uint32_t next_ttt;
 	/* ITTs of tasks the caller freed lately: their late Data-In /
 	 * Data-Out / R2T (e.g. after an ABORT TASK) are dropped, not fatal */
@@ -313,6 +317,19 @@ struct tcp_knobs {
 	struct tcp_conn *live;
 };
 
+/* The data segment limits of the keys in force, read once here rather
+ * than per PDU. Called at bind (the defaults, 8192 both ways) and again
+ * whenever keys are noticed (tcp_notice_key_values, which an adopted
+ * connection gets too): the only times libidm changes them. The keys
+ * never go below 512 (RFC 7143 13.12), so the limits are never 0. */
+static inline void tcp_conn_note_limits(struct tcp_conn *tc)
+{
+	const struct idm_conn_params *p = tc->params;
+
+	tc->send_dsl = tc->target ? p->initiator_recv_dsl : p->target_recv_dsl;
+	tc->recv_dsl = tc->target ? p->target_recv_dsl : p->initiator_recv_dsl;
+}
+
 /* tc is the transport of conn from now on. */
 static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
@@ -327,6 +344,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 	tc->limits = idm_prov_conn_send_limits(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
+	tcp_conn_note_limits(tc);
 }
 
 /* tcp_conn.c */

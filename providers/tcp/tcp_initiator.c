@@ -28,12 +28,8 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	memcpy(hdr, bhs, IDM_ISCSI_BHS_LEN);
 	if ((hdr[1] & IDM_ISCSI_CMD_WRITE) &&
 	    idm_prov_task_data(t, IDM_DATA_OUT, &w) == 0 && w.length) {
-		uint32_t dsl = idm_prov_send_dsl(tc->conn);
-
 		out = w.addr;
-		if (!dsl)
-			dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
-		idm_prov_unsol_plan(p, dsl,
+		idm_prov_unsol_plan(p, tc->send_dsl,
 				    idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), w.length,
 				    &plan);
 	} else {

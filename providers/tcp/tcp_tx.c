@@ -291,11 +291,9 @@ static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
 /* Prepare the next PDU of d in e; true if it is d's last. */
 static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 {
-	uint32_t dsl = idm_prov_send_dsl(tc->conn), len;
+	uint32_t dsl = tc->send_dsl, len;
 	bool final, last = true;
 
-	if (!dsl)
-		dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	e->txd = d;
 	e->iovcnt = 0;
 	e->len = e->done = 0;
