@@ -57,6 +57,9 @@ struct tcp_txd {
 	struct idm_sq_link link; /* tc->gen (first: the pool's link when free) */
 	enum tcp_txd_kind kind;
 	struct idm_task *task; /* NULL for task-less control PDUs */
+	/* task's provider area, looked up once when d is queued (each txd
+	 * with a task is: tcp_tx_queue) and kept for dropping the hold */
+	struct tcp_task *tt;
 	bool cancelled;	       /* task freed: no notification, skip PDUs */
 	bool gen_done;	       /* every PDU is in the ring */
 	bool hd, dd;	       /* digests as of the call that queued it */
@@ -156,6 +159,18 @@ struct tcp_task {
 static inline struct tcp_task *tcp_task(struct idm_task *t)
 {
 	return (struct tcp_task *)idm_prov_task_priv(t);
+}
+
+/* t's provider area if this provider set it up (tt->task == t), else
+ * NULL, as for no task: one lookup serves the check and the use. */
+static inline struct tcp_task *tcp_task_live(struct idm_task *t)
+{
+	struct tcp_task *tt;
+
+	if (!t)
+		return NULL;
+	tt = tcp_task(t);
+	return tt->task == t ? tt : NULL;
 }
 
 /* ---- roles ---------------------------------------------------------- */
