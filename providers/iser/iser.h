@@ -281,6 +281,11 @@ struct iser_conn {
 	struct idm_ctx *ctx;
 	struct idm_conn *conn; /* NULL until the core accepted it (target) */
 	const struct idm_conn_params *params; /* conn's, once it is set */
+	enum idm_role conn_role; /* conn's, once it is set (iser_conn_bind) */
+	/* RecvDataSegmentLength each way, copied from params so that no
+	 * PDU asks libidm for it (iser_conn_note_limits): the most this
+	 * side may send in one data segment, and the most it accepts */
+	uint32_t send_dsl, recv_dsl;
 	struct idm_prov_stats *st; /* conn's counters, once it is set */
 	const struct iser_role *role; /* the data mover of its role */
 	enum iser_state state;
@@ -363,6 +368,35 @@ struct iser_conn {
 static inline struct iser_conn *iser_conn(struct idm_conn *c)
 {
 	return idm_prov_conn_priv(c);
+}
+
+/* The data segment limits of the keys in force, read once here rather
+ * than per PDU. Called when the connection gets its parameters (the
+ * defaults, 8192 both ways) and again whenever keys are noticed and
+ * accepted (iser_notice_keys): the only times libidm changes them. The
+ * keys never go below 512 (RFC 7143 13.12), so the limits are never 0. */
+static inline void iser_conn_note_limits(struct iser_conn *ic)
+{
+	const struct idm_conn_params *p = ic->params;
+	bool target = ic->conn_role == IDM_ROLE_TARGET;
+
+	ic->send_dsl = target ? p->initiator_recv_dsl : p->target_recv_dsl;
+	ic->recv_dsl = target ? p->target_recv_dsl : p->initiator_recv_dsl;
+}
+
+/* ic is the transport of c, in role, from now on. What its PDUs read of
+ * the connection (role, parameters, limits, counters) is kept at hand
+ * rather than asked of libidm each time: the role never changes, the
+ * pointers stay valid for the connection's life. */
+static inline void iser_conn_bind(struct iser_conn *ic, struct idm_conn *c,
+				  enum idm_role role)
+{
+	ic->conn = c;
+	ic->conn_role = role;
+	ic->params = idm_prov_conn_params(c);
+	ic->st = idm_prov_conn_stats(c);
+	ic->limits = idm_prov_conn_send_limits(c);
+	iser_conn_note_limits(ic);
 }
 
 /* What the data mover of a role (iser_initiator.c, iser_target.c) does

@@ -202,10 +202,7 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 	ic = iser_conn_new(ip, idm_prov_conn_ctx(c), ip->ini_role);
 	if (!ic)
 		return -ENOMEM;
-	ic->conn = c;
-	ic->params = idm_prov_conn_params(c);
-	ic->st = idm_prov_conn_stats(c);
-	ic->limits = idm_prov_conn_send_limits(c);
+	iser_conn_bind(ic, c, IDM_ROLE_INITIATOR);
 	ic->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
 	idm_prov_conn_set_priv(c, ic);
 	ic->state = ISER_RESOLVING;
@@ -262,10 +259,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		why = "refused by the caller";
 		goto refuse;
 	}
-	ic->conn = c;
-	ic->params = idm_prov_conn_params(c);
-	ic->st = idm_prov_conn_stats(c);
-	ic->limits = idm_prov_conn_send_limits(c);
+	iser_conn_bind(ic, c, IDM_ROLE_TARGET);
 	if (ic->state != ISER_ACCEPTING) {
 		/* terminated from the accept callback: the core frees ic
 		 * with its connection */

@@ -67,7 +67,7 @@ int iser_ctl_send(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	/* what the peer can receive: its declared RecvDataSegmentLength
 	 * (login: 8192) and the AHS room of its buffers */
 	if (data_len > (login ? IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH
-			      : idm_prov_send_dsl(c)) ||
+			      : ic->send_dsl) ||
 	    ahs_len > ISER_AHS_CAP)
 		return -EMSGSIZE;
 	/* No message buffer free, or PDUs already waiting for one: keep

@@ -33,7 +33,7 @@ static void ini_task_release(struct iser_conn *ic, struct idm_task *t);
 static int dout_push(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
-	uint32_t dsl = idm_prov_send_dsl(ic->conn);
+	uint32_t dsl = ic->send_dsl;
 
 	while (it->dout_next < it->dout_end) {
 		uint32_t off = it->dout_next;
@@ -203,7 +203,6 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 			const void *ahs, size_t ahs_len, struct idm_task *t)
 {
-	struct idm_conn *c = ic->conn;
 	struct iser_task *it = iser_task(t);
 	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
 	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
@@ -230,7 +229,7 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 			out_mr = NULL;
 		out_len = out.length < edtl ? out.length : edtl;
 
-		idm_prov_unsol_plan(ic->params, idm_prov_send_dsl(c), edtl,
+		idm_prov_unsol_plan(ic->params, ic->send_dsl, edtl,
 				    out.length, &plan);
 		imm = plan.imm;
 		unsol = plan.unsol_end;

@@ -127,9 +127,9 @@ static int iser_send_control(struct idm_conn *c, const uint8_t *bhs,
 
 	if (!ic || ic->state != ISER_UP)
 		return -ENOTCONN;
-	if (idm_conn_role(c) == IDM_ROLE_INITIATOR && op == IDM_ISCSI_OP_SCSI_CMD)
+	if (ic->conn_role == IDM_ROLE_INITIATOR && op == IDM_ISCSI_OP_SCSI_CMD)
 		return iser_ini_send_cmd(ic, bhs, ahs, ahs_len, t);
-	if (idm_conn_role(c) == IDM_ROLE_TARGET && op == IDM_ISCSI_OP_SCSI_RSP)
+	if (ic->conn_role == IDM_ROLE_TARGET && op == IDM_ISCSI_OP_SCSI_RSP)
 		return iser_tgt_send_rsp(ic, bhs, ahs, ahs_len, data, data_len,
 					 t);
 	return iser_ctl_send(ic, bhs, ahs, ahs_len, data, data_len, 0);
@@ -175,6 +175,7 @@ static void iser_free_rsrc(struct idm_conn *c)
 static int iser_notice_keys(struct idm_conn *c)
 {
 	struct idm_conn_params p = *idm_prov_conn_params(c);
+	struct iser_conn *ic = iser_conn(c);
 	char err[128];
 	int r;
 
@@ -186,6 +187,8 @@ static int iser_notice_keys(struct idm_conn *c)
 	r = iser_keys_check(&p, err, sizeof(err));
 	if (r < 0)
 		idm_prov_warn(idm_prov_conn_ctx(c), "iser: %s", err);
+	else if (ic)
+		iser_conn_note_limits(ic); /* the keys stand */
 	return r;
 }
 

@@ -189,7 +189,7 @@ void iser_recv(struct iser_conn *ic, struct iser_msg *m, const struct ibv_wc *wc
 	char why[160];
 	int r;
 
-	r = iser_rx_check(m->mem, wc->byte_len, m->size, idm_conn_role(ic->conn),
+	r = iser_rx_check(m->mem, wc->byte_len, m->size, ic->conn_role,
 			  idm_prov_conn_phase(ic->conn) == IDM_CONN_PHASE_LOGIN,
 			  &rx, why, sizeof(why));
 	/* a PDU whose lengths fit the Send counts, refused or not */

@@ -41,7 +41,7 @@ static int tgt_cmd(struct iser_conn *ic, const struct iser_hdr *h,
 
 	/* Check what the peer claims before creating anything: the shared
 	 * unsolicited data rules, and a Send no larger than we declared. */
-	if (dlen > idm_prov_recv_dsl(c)) {
+	if (dlen > ic->recv_dsl) {
 		*why = "immediate data longer than our RecvDataSegmentLength";
 		return -EPROTO;
 	}

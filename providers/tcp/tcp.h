@@ -57,6 +57,9 @@ struct tcp_txd {
 	struct idm_sq_link link; /* tc->gen (first: the pool's link when free) */
 	enum tcp_txd_kind kind;
 	struct idm_task *task; /* NULL for task-less control PDUs */
+	/* task's provider area, looked up once when d is queued (each txd
+	 * with a task is: tcp_tx_queue) and kept for dropping the hold */
+	struct tcp_task *tt;
 	bool cancelled;	       /* task freed: no notification, skip PDUs */
 	bool gen_done;	       /* every PDU is in the ring */
 	bool hd, dd;	       /* digests as of the call that queued it */
@@ -158,6 +161,18 @@ static inline struct tcp_task *tcp_task(struct idm_task *t)
 	return (struct tcp_task *)idm_prov_task_priv(t);
 }
 
+/* t's provider area if this provider set it up (tt->task == t), else
+ * NULL, as for no task: one lookup serves the check and the use. */
+static inline struct tcp_task *tcp_task_live(struct idm_task *t)
+{
+	struct tcp_task *tt;
+
+	if (!t)
+		return NULL;
+	tt = tcp_task(t);
+	return tt->task == t ? tt : NULL;
+}
+
 /* ---- roles ---------------------------------------------------------- */
 
 struct tcp_conn;
@@ -228,6 +243,10 @@ struct tcp_conn {
 	bool ffp;    /* digests/limits of full feature phase on */
 	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */
+	/* MaxRecvDataSegmentLength each way, copied from params so that no
+	 * PDU asks libidm for it (tcp_conn_note_limits): the most this side
+	 * may send in one data segment, and the most it accepts */
+	uint32_t send_dsl, recv_dsl;
 	uint32_t next_ttt;
 	/* ITTs of tasks the caller freed lately: their late Data-In /
 	 * Data-Out / R2T (e.g. after an ABORT TASK) are dropped, not fatal */
@@ -313,6 +332,19 @@ struct tcp_knobs {
 	struct tcp_conn *live;
 };
 
+/* The data segment limits of the keys in force, read once here rather
+ * than per PDU. Called at bind (the defaults, 8192 both ways) and again
+ * whenever keys are noticed (tcp_notice_key_values, which an adopted
+ * connection gets too): the only times libidm changes them. The keys
+ * never go below 512 (RFC 7143 13.12), so the limits are never 0. */
+static inline void tcp_conn_note_limits(struct tcp_conn *tc)
+{
+	const struct idm_conn_params *p = tc->params;
+
+	tc->send_dsl = tc->target ? p->initiator_recv_dsl : p->target_recv_dsl;
+	tc->recv_dsl = tc->target ? p->target_recv_dsl : p->initiator_recv_dsl;
+}
+
 /* tc is the transport of conn from now on. */
 static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
@@ -327,6 +359,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 	tc->limits = idm_prov_conn_send_limits(conn);
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
+	tcp_conn_note_limits(tc);
 }
 
 /* tcp_conn.c */

@@ -19,7 +19,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	struct tcp_conn *tc = tcp_conn(idm_task_conn(t));
 	const struct idm_conn_params *p = tc->params;
 	size_t blen = idm_buf_len(buf);
-	uint32_t dsl = idm_prov_send_dsl(tc->conn);
+	uint32_t dsl = tc->send_dsl;
 	struct tcp_txd *d;
 
 	if (tc->closed)
@@ -29,8 +29,6 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	if (!length || buf_off > blen || length > blen - buf_off ||
 	    (uint64_t)offset + length > 0xffffffffu)
 		return -ERANGE;
-	if (!dsl)
-		dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	d = tcp_txd_get(tc);
 	if (!d)
 		return -ENOMEM;

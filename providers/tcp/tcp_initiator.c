@@ -28,12 +28,8 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	memcpy(hdr, bhs, IDM_ISCSI_BHS_LEN);
 	if ((hdr[1] & IDM_ISCSI_CMD_WRITE) &&
 	    idm_prov_task_data(t, IDM_DATA_OUT, &w) == 0 && w.length) {
-		uint32_t dsl = idm_prov_send_dsl(tc->conn);
-
 		out = w.addr;
-		if (!dsl)
-			dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
-		idm_prov_unsol_plan(p, dsl,
+		idm_prov_unsol_plan(p, tc->send_dsl,
 				    idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL), w.length,
 				    &plan);
 	} else {
@@ -82,11 +78,15 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 	return 0;
 }
 
-static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt)
+/* The task of itt whose command went out, and its provider area in *tt;
+ * NULL if there is none. */
+static struct idm_task *live_task(struct tcp_conn *tc, uint32_t itt,
+				  struct tcp_task **tt)
 {
 	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
 
-	if (!t || tcp_task(t)->task != t || !tcp_task(t)->cmd_sent)
+	*tt = tcp_task_live(t);
+	if (!*tt || !(*tt)->cmd_sent)
 		return NULL;
 	return t;
 }
@@ -97,8 +97,8 @@ static int ini_datain_header(struct tcp_conn *tc)
 	uint32_t itt = idm_iscsi_bhs_itt(bhs), len = tc->rl.dsl;
 	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
 	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN);
-	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
+	struct idm_task *t = live_task(tc, itt, &tt);
 	struct idm_prov_range rd;
 
 	if (!t && tcp_dead_itt(tc, itt)) {
@@ -112,7 +112,6 @@ static int ini_datain_header(struct tcp_conn *tc)
 			      itt);
 		return -1;
 	}
-	tt = tcp_task(t);
 	if (sn != tt->exp_datasn) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "Data-In DataSN %u, expected %u (ITT 0x%08x)", sn,
@@ -170,8 +169,8 @@ static int ini_r2t(struct tcp_conn *tc)
 	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN);
 	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
 	uint32_t len = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DESIRED_LEN);
-	struct idm_task *t = live_task(tc, itt);
 	struct tcp_task *tt;
+	struct idm_task *t = live_task(tc, itt, &tt);
 	struct idm_prov_range w;
 	struct tcp_txd *d;
 
@@ -181,7 +180,6 @@ static int ini_r2t(struct tcp_conn *tc)
 		tcp_conn_fail(tc, -EPROTO, "R2T for unknown ITT 0x%08x", itt);
 		return -1;
 	}
-	tt = tcp_task(t);
 	if (ttt == IDM_ISCSI_RESERVED_TAG || sn != tt->exp_r2tsn) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "R2T with TTT 0x%08x R2TSN %u, expected R2TSN %u "

@@ -84,11 +84,14 @@ static int tcp_notice_key_values(struct idm_conn *conn)
 {
 	struct tcp_conn *tc = tcp_conn(conn);
 
-	/* Limits are read from the parameters when used; the digests switch at
-	 * the end of login (tcp_enter_ffp). An initiator that notices the
+	/* The data segment limits are kept in tc: take the new ones. Other
+	 * limits are read from the parameters when used; the digests switch
+	 * at the end of login (tcp_enter_ffp). An initiator that notices the
 	 * keys after the final Login Response, before Enable_Datamover,
 	 * still gets them for what follows. Nothing to resize here: the rx
 	 * buffer may be in the caller's hands inside a callback. */
+	if (tc)
+		tcp_conn_note_limits(tc);
 	if (tc && tc->ffp && idm_prov_conn_phase(conn) == IDM_CONN_PHASE_LOGIN &&
 	    !tc->target)
 		tcp_enter_ffp(tc);

@@ -183,7 +183,7 @@ static int rxbuf_fit(struct tcp_conn *tc, uint32_t len)
 
 static uint32_t rx_limit(const struct tcp_conn *tc)
 {
-	uint32_t lim = idm_prov_recv_dsl(tc->conn);
+	uint32_t lim = tc->recv_dsl;
 
 	if (!tc->ffp && lim < IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH)
 		lim = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;

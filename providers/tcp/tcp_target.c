@@ -179,18 +179,17 @@ static int tgt_dataout_header(struct tcp_conn *tc)
 	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), len = tc->rl.dsl;
 	uint64_t end = (uint64_t)off + len;
 	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
-	struct tcp_task *tt;
+	struct tcp_task *tt = tcp_task_live(t);
 
-	if ((!t || tcp_task(t)->task != t) && tcp_dead_itt(tc, itt)) {
+	if (!tt && tcp_dead_itt(tc, itt)) {
 		tc->rdst =
 			DST_DISCARD; /* late data of a task the caller ended */
 		return 0;
 	}
-	if (!t || tcp_task(t)->task != t) {
+	if (!tt) {
 		dataout_report(tc, "unknown ITT", itt, ttt);
 		return 0;
 	}
-	tt = tcp_task(t);
 	if (!tt->write) {
 		tcp_conn_fail(tc, -EPROTO,
 			      "Data-Out for ITT 0x%08x, not a write", itt);

@@ -103,12 +103,18 @@ struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
 	return d;
 }
 
+/* d no longer holds its task (its count of queued txds drops). */
+static void txd_forget_task(struct tcp_txd *d)
+{
+	d->tt->ntxd--;
+	d->task = NULL;
+	d->tt = NULL;
+}
+
 void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 {
-	if (d->task) {
-		tcp_task(d->task)->ntxd--;
-		d->task = NULL;
-	}
+	if (d->task)
+		txd_forget_task(d);
 	tc->q_entries--;
 	tc->q_bytes -= d->qbytes;
 	d->qbytes = 0;
@@ -135,8 +141,10 @@ void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 {
 	d->hd = tc->hd;
 	d->dd = tc->dd;
-	if (d->task)
-		tcp_task(d->task)->ntxd++;
+	if (d->task) {
+		d->tt = tcp_task(d->task);
+		d->tt->ntxd++;
+	}
 	idm_sq_push(&tc->gen, &d->link);
 	tcp_tx_kick(tc);
 	if (!tc->rx_stopped &&
@@ -291,11 +299,9 @@ static void add_hdr(const struct tcp_txd *d, struct tcp_txpdu *e)
 /* Prepare the next PDU of d in e; true if it is d's last. */
 static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 {
-	uint32_t dsl = idm_prov_send_dsl(tc->conn), len;
+	uint32_t dsl = tc->send_dsl, len;
 	bool final, last = true;
 
-	if (!dsl)
-		dsl = IDM_ISCSI_LOGIN_MAX_DATA_SEGMENT_LENGTH;
 	e->txd = d;
 	e->iovcnt = 0;
 	e->len = e->done = 0;
@@ -432,8 +438,7 @@ static bool entry_done(struct tcp_conn *tc)
 		 * connection */
 		struct idm_task *t = d->task;
 
-		tcp_task(t)->ntxd--;
-		d->task = NULL;
+		txd_forget_task(d);
 		tcp_txd_put(tc, d);
 		tcp_datain_done(tc, d, t); /* d is only read, not reused yet */
 		return !tc->closed;
@@ -632,10 +637,8 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 	/* txds still referenced by ring entries forget the task now */
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
-		if (e->txd && e->txd->task == t) {
-			tcp_task(t)->ntxd--;
-			e->txd->task = NULL;
-		}
+		if (e->txd && e->txd->task == t)
+			txd_forget_task(e->txd);
 	}
 }
 
