@@ -304,7 +304,6 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
  * until reconnected or given up). Call often, never from a callback. */
 void ini_session_poll(struct ini_session *s);
 bool ini_on_ping_rsp(struct ini_session *s, const uint8_t *bhs);
-const char *ini_cdb_name(uint8_t op);
 
 /* requests.c: target PDUs other than login and SCSI, from on_control */
 void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
@@ -322,6 +321,23 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 		   const uint8_t *data, size_t len);
 
 /* scsi.c */
+/* SCSI operation codes this initiator issues (SPC-4, SBC-3) */
+enum ini_scsi_op {
+	INI_OP_TEST_UNIT_READY = 0x00,
+	INI_OP_INQUIRY = 0x12,
+	INI_OP_READ10 = 0x28,
+	INI_OP_WRITE10 = 0x2a,
+	INI_OP_READ16 = 0x88,
+	INI_OP_WRITE16 = 0x8a,
+	INI_OP_SERVICE_ACTION_IN16 = 0x9e, /* READ CAPACITY(16) */
+	INI_OP_REPORT_LUNS = 0xa0,
+};
+#define INI_STATUS_CHECK_CONDITION 0x02
+#define INI_SENSE_UNIT_ATTENTION   0x6
+/* The sense key of a CHECK CONDITION's sense data (fixed or descriptor
+ * format, SPC-4 4.5); -1 when the sense data is in neither. */
+int ini_cmd_sense_key(const struct ini_cmd *c);
+const char *ini_cdb_name(uint8_t op);
 struct ini_cmd *ini_cmd_get(struct ini_session *s);
 void ini_cmd_put(struct ini_cmd *c);
 bool ini_cmd_window_open(const struct ini_session *s);

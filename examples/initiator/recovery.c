@@ -29,21 +29,6 @@
 
 #define NS 1000000000ull
 
-const char *ini_cdb_name(uint8_t op)
-{
-	switch (op) {
-	case 0x00: return "TEST UNIT READY";
-	case 0x12: return "INQUIRY";
-	case 0x28: return "READ(10)";
-	case 0x2a: return "WRITE(10)";
-	case 0x88: return "READ(16)";
-	case 0x8a: return "WRITE(16)";
-	case 0x9e: return "READ CAPACITY(16)";
-	case 0xa0: return "REPORT LUNS";
-	default: return "SCSI command";
-	}
-}
-
 /* Protocol violations and local errors: a new connection to the same
  * target would only meet them again. */
 static bool recoverable(int err)
@@ -219,80 +204,93 @@ static void pause_ms(struct ini_session *s, int ms)
 	}
 }
 
-static void recover(struct ini_session *s)
+/* A clean slate for a new session on a new connection: same ISID, TSIH
+ * 0, StatSN from its login. */
+static void reset_for_reconnect(struct ini_session *s)
 {
-	const struct ini_opts *o = s->o;
+	if (s->conn) {
+		idm_conn_destroy(s->conn);
+		s->conn = NULL;
+	}
+	s->conn_gone = false;
+	s->tsih = 0;
+	s->login_have_statsn = false;
+	s->exp_statsn = 0;
+	s->fail = 0;
+	s->why[0] = '\0';
+	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
+	s->logout_sent = false;
+	s->async_why[0] = '\0';
+}
+
+/* Short attempts, so the first one after the link is back is not stuck
+ * behind one that started while it was down; never past the deadline. */
+static int attempt_timeout(const struct ini_session *s, uint64_t deadline)
+{
+	uint64_t left = (deadline - ini_now_ns()) / NS;
+	int t = s->o->timeout_s < 5 ? s->o->timeout_s : 5;
+
+	if (left < (uint64_t)t)
+		t = left ? (int)left : 1;
+	return t;
+}
+
+static bool login_refused(const char *why)
+{
+	return !strncmp(why, "login refused", 13);
+}
+
+/* Reconnect and log in again until it works, the target refuses, or the
+ * replacement timeout ends. The last attempt's failure goes to `last`. */
+static bool reconnect(struct ini_session *s, const char *target, char *last,
+		      size_t last_len, int *attempts)
+{
 	uint64_t deadline =
-		s->lost_ns + (uint64_t)o->replacement_timeout_s * NS;
-	char lost[sizeof(s->why)];
-	char last[sizeof(s->why)] = "";
-	char target[sizeof(s->target)];
-	int attempts = 0;
-	bool ok = false;
+		s->lost_ns + (uint64_t)s->o->replacement_timeout_s * NS;
 
-	snprintf(lost, sizeof(lost), "%s", s->why);
-	memcpy(target, s->target, sizeof(target));
-	s->reconnecting = true;
 	while (!ini_interrupted && ini_now_ns() < deadline) {
-		uint64_t left = (deadline - ini_now_ns()) / NS;
+		int timeout_s = attempt_timeout(s, deadline);
 
-		if (attempts++)
+		if ((*attempts)++)
 			pause_ms(s, 1000); /* at most one attempt a second */
-		if (s->conn) {
-			idm_conn_destroy(s->conn);
-			s->conn = NULL;
-		}
-		/* a new session: same ISID, TSIH 0, StatSN from its login */
-		s->conn_gone = false;
-		s->tsih = 0;
-		s->login_have_statsn = false;
-		s->exp_statsn = 0;
-		s->fail = 0;
-		s->why[0] = '\0';
-		s->ping_itt = IDM_ISCSI_RESERVED_TAG;
-		s->logout_sent = false;
-		s->async_why[0] = '\0';
-		/* short attempts, so the first one after the link is back
-		 * is not stuck behind one that started while it was down */
-		s->attempt_timeout_s = o->timeout_s < 5 ? o->timeout_s : 5;
-		if (left < (uint64_t)s->attempt_timeout_s)
-			s->attempt_timeout_s = left ? (int)left : 1;
+		reset_for_reconnect(s);
+		s->attempt_timeout_s = timeout_s;
 		if (ini_session_connect(s) == 0 &&
 		    ini_session_login(s, false, target) == 0 &&
-		    s->state == INI_S_FFP) {
-			ok = true;
-			break;
-		}
-		snprintf(last, sizeof(last), "%s", s->why);
+		    s->state == INI_S_FFP)
+			return true;
+		snprintf(last, last_len, "%s", s->why);
 		ex_info("session %d: reconnect attempt %d: %s", s->index,
-			attempts, last);
-		if (!strncmp(last, "login refused", 13))
+			*attempts, last);
+		if (login_refused(last))
 			break; /* the target said no: asking again won't help */
 	}
-	s->reconnecting = false;
-	s->attempt_timeout_s = 0;
-	if (!ok) {
-		s->state = INI_S_RECOVERING; /* so that set_failed reports */
-		if (!strncmp(last, "login refused", 13))
-			ini_session_set_failed(s, -ECONNREFUSED,
-					       "session recovery failed: %s "
-					       "(after %s)",
-					       last, lost);
-		else if (ini_interrupted)
-			ini_session_set_failed(s, -EINTR,
-					       "interrupted while recovering "
-					       "from %s",
-					       lost);
-		else
-			ini_session_set_failed(
-				s, -ETIMEDOUT,
-				"session recovery failed: no new session "
-				"within the replacement timeout (%d s) after "
-				"%s; last attempt: %s",
-				o->replacement_timeout_s, lost,
-				last[0] ? last : "none");
-		return;
-	}
+	return false;
+}
+
+static void recovery_failed(struct ini_session *s, const char *lost,
+			    const char *last)
+{
+	s->state = INI_S_RECOVERING; /* so that set_failed reports */
+	if (login_refused(last))
+		ini_session_set_failed(s, -ECONNREFUSED,
+				       "session recovery failed: %s (after %s)",
+				       last, lost);
+	else if (ini_interrupted)
+		ini_session_set_failed(s, -EINTR,
+				       "interrupted while recovering from %s",
+				       lost);
+	else
+		ini_session_set_failed(
+			s, -ETIMEDOUT,
+			"session recovery failed: no new session within the "
+			"replacement timeout (%d s) after %s; last attempt: %s",
+			s->o->replacement_timeout_s, lost,
+			last[0] ? last : "none");
+}
+
+static void recovered(struct ini_session *s, const char *lost, int attempts)
+{
 	s->recoveries++;
 	s->last_rx_ns = ini_now_ns();
 	snprintf(s->why, sizeof(s->why), "%s", lost);
@@ -302,6 +300,26 @@ static void recover(struct ini_session *s)
 		s->index, (double)(ini_now_ns() - s->lost_ns) / 1e9, attempts,
 		attempts == 1 ? "" : "s", s->tsih, s->nretry,
 		s->nretry == 1 ? "" : "s");
+}
+
+static void recover(struct ini_session *s)
+{
+	char lost[sizeof(s->why)];
+	char last[sizeof(s->why)] = "";
+	char target[sizeof(s->target)];
+	int attempts = 0;
+	bool ok;
+
+	snprintf(lost, sizeof(lost), "%s", s->why);
+	memcpy(target, s->target, sizeof(target));
+	s->reconnecting = true;
+	ok = reconnect(s, target, last, sizeof(last), &attempts);
+	s->reconnecting = false;
+	s->attempt_timeout_s = 0;
+	if (ok)
+		recovered(s, lost, attempts);
+	else
+		recovery_failed(s, lost, last);
 }
 
 void ini_session_poll(struct ini_session *s)
