@@ -110,8 +110,8 @@ static void send_ping(struct ini_session *s, uint64_t now)
 	/* RFC 7143 11.18: an immediate NOP-Out with a valid ITT asks for a
 	 * NOP-In; it takes no CmdSN. */
 	s->ping_itt = ini_session_next_itt(s);
-	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ping_itt);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
