@@ -288,6 +288,8 @@ void ini_session_set_failed(struct ini_session *s, int err, const char *fmt,
 extern char ini_fail_cause[640];
 /* Run progress until *flag is true, the session fails, or timeout_ms. */
 int ini_session_wait(struct ini_session *s, const bool *flag, int timeout_ms);
+/* Run one SCSI command to its end: 0, or -errno (c->result). */
+int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c);
 uint32_t ini_session_next_itt(struct ini_session *s);
 void ini_session_update_sn(struct ini_session *s, const uint8_t *bhs,
 			   bool has_statsn);
@@ -347,7 +349,6 @@ void ini_cmd_fail_all(struct ini_session *s, int err);
 /* A Reject named the SCSI Command of itt: fail that command alone.
  * false when itt names no command in flight. */
 bool ini_scsi_rejected(struct ini_session *s, uint32_t itt);
-int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c);
 void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
 		bool use16);
 void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc);

@@ -316,46 +316,6 @@ void ini_cmd_fail_all(struct ini_session *s, int err)
 	}
 }
 
-int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c)
-{
-	uint64_t deadline =
-		ini_now_ns() + (uint64_t)s->o->timeout_s * 1000000000ull;
-	int rc;
-
-	const struct ini_opts *o = s->o;
-	/* ini_session_poll enforces the command timeout and recovery; this
-	 * bound only catches a session that neither answers nor fails */
-	int bound_s = o->timeout_s + o->noop_interval_s + o->noop_timeout_s +
-		      o->replacement_timeout_s + 5;
-
-	while ((rc = ini_cmd_submit(c)) == -EAGAIN) {
-		/* CmdSN window closed: let responses open it */
-		if (ini_now_ns() > deadline) {
-			ini_session_set_failed(
-				s, -ETIMEDOUT,
-				"command timeout: %s waited %d s for the CmdSN "
-				"window",
-				ini_cdb_name(c->cdb[0]), o->timeout_s);
-			return -ETIMEDOUT;
-		}
-		idm_ctx_progress(s->ctx, 10);
-		ini_session_poll(s);
-	}
-	if (rc < 0)
-		return rc;
-	rc = ini_session_wait(s, &c->done, bound_s * 1000);
-	if (rc == -ETIMEDOUT && !c->done) {
-		ini_session_set_failed(s, rc,
-				       "command timeout: %s not answered in "
-				       "%d s",
-				       ini_cdb_name(c->cdb[0]), bound_s);
-		return rc;
-	}
-	if (rc < 0)
-		return rc;
-	return c->result;
-}
-
 /* ------------------------------------------------------------------ */
 /* CDBs (SBC-3, SPC-4)                                                 */
 /* ------------------------------------------------------------------ */

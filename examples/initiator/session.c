@@ -345,6 +345,47 @@ int ini_session_wait(struct ini_session *s, const bool *flag, int timeout_ms)
 	return 0;
 }
 
+/* Submit c, waiting while the CmdSN window is closed, and wait for its
+ * completion. ini_session_poll enforces the command timeout and
+ * recovery; the bound here only catches a session that neither answers
+ * nor fails. */
+int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c)
+{
+	const struct ini_opts *o = s->o;
+	uint64_t deadline =
+		ini_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	int bound_s = o->timeout_s + o->noop_interval_s + o->noop_timeout_s +
+		      o->replacement_timeout_s + 5;
+	int rc;
+
+	while ((rc = ini_cmd_submit(c)) == -EAGAIN) {
+		/* CmdSN window closed: let responses open it */
+		if (ini_now_ns() > deadline) {
+			ini_session_set_failed(
+				s, -ETIMEDOUT,
+				"command timeout: %s waited %d s for the CmdSN "
+				"window",
+				ini_cdb_name(c->cdb[0]), o->timeout_s);
+			return -ETIMEDOUT;
+		}
+		idm_ctx_progress(s->ctx, 10);
+		ini_session_poll(s);
+	}
+	if (rc < 0)
+		return rc;
+	rc = ini_session_wait(s, &c->done, bound_s * 1000);
+	if (rc == -ETIMEDOUT && !c->done) {
+		ini_session_set_failed(s, rc,
+				       "command timeout: %s not answered in "
+				       "%d s",
+				       ini_cdb_name(c->cdb[0]), bound_s);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	return c->result;
+}
+
 static bool state_not_connecting(struct ini_session *s)
 {
 	return s->state != INI_S_CONNECTING;
