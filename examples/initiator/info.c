@@ -16,36 +16,13 @@
 #define MAX_SENDTARGETS_KEYS 512
 #define MAX_LUNS	     64
 
-int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
-		 size_t target_len)
+/* The SendTargets answer: each target listed (unless quiet), the first
+ * one taken when none was named. true when the named one is listed. */
+static bool take_targets(const struct ini_opts *o, const struct ex_kv *kv,
+			 int n, char *target, size_t target_len)
 {
-	static struct ex_kv kv[MAX_SENDTARGETS_KEYS];
-	struct ini_session s;
-	char *text;
-	size_t len;
 	bool found = false;
-	int n, rc;
 
-	rc = ini_session_init(&s, o, ctx, 0, 1);
-	if (rc == 0)
-		rc = ini_session_connect(&s);
-	if (rc == 0)
-		rc = ini_session_login(&s, true, NULL);
-	if (rc == 0)
-		rc = ini_session_send_targets(&s, &text, &len);
-	if (rc < 0) {
-		ex_err("discovery at %s:%s failed: %s", o->portal.host,
-		       o->portal.port, s.why[0] ? s.why : idm_strerror(rc));
-		ini_session_fini(&s);
-		return rc;
-	}
-	n = ex_text_parse(text, len, kv, MAX_SENDTARGETS_KEYS);
-	if (n < 0) {
-		ex_err("malformed SendTargets answer (%d)", n);
-		ini_session_logout(&s);
-		ini_session_fini(&s);
-		return -EPROTO;
-	}
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(kv[i].key, "TargetName")) {
 			if (!o->quiet)
@@ -58,8 +35,48 @@ int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
 			printf("  Portal: %s\n", kv[i].val);
 		}
 	}
+	return found;
+}
+
+/* A discovery session up to its SendTargets answer. */
+static int send_targets(struct ini_session *s, char **text, size_t *len)
+{
+	int rc = ini_session_connect(s);
+
+	if (rc == 0)
+		rc = ini_session_login(s, true, NULL);
+	if (rc == 0)
+		rc = ini_session_send_targets(s, text, len);
+	return rc;
+}
+
+int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
+		 size_t target_len)
+{
+	static struct ex_kv kv[MAX_SENDTARGETS_KEYS];
+	struct ini_session s;
+	char *text;
+	size_t len;
+	bool found;
+	int n, rc;
+
+	rc = ini_session_init(&s, o, ctx, 0, 1);
+	if (rc == 0)
+		rc = send_targets(&s, &text, &len);
+	if (rc < 0) {
+		ex_err("discovery at %s:%s failed: %s", o->portal.host,
+		       o->portal.port, s.why[0] ? s.why : idm_strerror(rc));
+		ini_session_fini(&s);
+		return rc;
+	}
+	n = ex_text_parse(text, len, kv, MAX_SENDTARGETS_KEYS);
+	if (n < 0)
+		ex_err("malformed SendTargets answer (%d)", n);
+	found = n >= 0 && take_targets(o, kv, n, target, target_len);
 	ini_session_logout(&s);
 	ini_session_fini(&s);
+	if (n < 0)
+		return -EPROTO;
 	if (!target[0]) {
 		ex_err("the target at %s:%s reports no targets", o->portal.host,
 		       o->portal.port);

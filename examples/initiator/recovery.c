@@ -48,6 +48,23 @@ static bool recoverable(int err)
 	}
 }
 
+/* What was in flight goes out again on the next connection. The tasks
+ * stay with the old connection; idm_conn_destroy frees them. */
+static void keep_for_retry(struct ini_session *s)
+{
+	for (uint32_t i = 0; i < s->ncmds; i++) {
+		struct ini_cmd *c = &s->cmds[i];
+
+		if (!c->busy || !c->submitted)
+			continue;
+		c->task = NULL;
+		c->submitted = false;
+		s->inflight--;
+		c->retry = true;
+		s->nretry++;
+	}
+}
+
 void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 			   ...)
 {
@@ -72,19 +89,7 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 		idm_connection_terminate(s->conn);
 	s->conn_gone = true;
 	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
-	/* What was in flight goes out again on the next connection. The
-	 * tasks stay with the old connection; idm_conn_destroy frees them. */
-	for (uint32_t i = 0; i < s->ncmds; i++) {
-		struct ini_cmd *c = &s->cmds[i];
-
-		if (!c->busy || !c->submitted)
-			continue;
-		c->task = NULL;
-		c->submitted = false;
-		s->inflight--;
-		c->retry = true;
-		s->nretry++;
-	}
+	keep_for_retry(s);
 	if (s->ctl.itt != IDM_ISCSI_RESERVED_TAG && !s->ctl.done) {
 		s->ctl.result = err;
 		s->ctl.done = true;
@@ -126,33 +131,32 @@ static void send_ping(struct ini_session *s, uint64_t now)
 				       idm_strerror(rc));
 }
 
-static void liveness(struct ini_session *s)
+/* A ping after the idle interval; -1 when the one in flight went
+ * unanswered for the NOP-Out timeout and the connection is lost. */
+static int ping_check(struct ini_session *s, uint64_t now)
 {
 	const struct ini_opts *o = s->o;
-	uint64_t now = ini_now_ns();
 
-	if (now - s->last_scan_ns < NS / 10)
-		return;
-	s->last_scan_ns = now;
-	if (o->noop_interval_s > 0) {
-		if (s->ping_itt != IDM_ISCSI_RESERVED_TAG) {
-			if (now - s->ping_sent_ns >=
-			    (uint64_t)o->noop_timeout_s * NS) {
-				ini_session_conn_lost(
-					s, -ETIMEDOUT,
-					"connection lost: dead peer: NOP-Out "
-					"ping not answered within %d s",
-					o->noop_timeout_s);
-				return;
-			}
-		} else if (now - s->last_rx_ns >=
-			   (uint64_t)o->noop_interval_s * NS) {
+	if (s->ping_itt == IDM_ISCSI_RESERVED_TAG) {
+		if (now - s->last_rx_ns >= (uint64_t)o->noop_interval_s * NS)
 			send_ping(s, now);
-		}
+		return 0;
 	}
-	/* A ping in flight decides first whether the link is dead. */
-	if (s->ping_itt != IDM_ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
-		return;
+	if (now - s->ping_sent_ns < (uint64_t)o->noop_timeout_s * NS)
+		return 0;
+	ini_session_conn_lost(s, -ETIMEDOUT,
+			      "connection lost: dead peer: NOP-Out ping not "
+			      "answered within %d s",
+			      o->noop_timeout_s);
+	return -1;
+}
+
+/* The first command unanswered for the command timeout fails the
+ * session. */
+static void command_timeouts(struct ini_session *s, uint64_t now)
+{
+	const struct ini_opts *o = s->o;
+
 	for (uint32_t i = 0; i < s->ncmds; i++) {
 		const struct ini_cmd *c = &s->cmds[i];
 
@@ -166,6 +170,22 @@ static void liveness(struct ini_session *s)
 				       o->timeout_s);
 		return;
 	}
+}
+
+static void liveness(struct ini_session *s)
+{
+	const struct ini_opts *o = s->o;
+	uint64_t now = ini_now_ns();
+
+	if (now - s->last_scan_ns < NS / 10)
+		return;
+	s->last_scan_ns = now;
+	if (o->noop_interval_s > 0 && ping_check(s, now) < 0)
+		return;
+	/* A ping in flight decides first whether the link is dead. */
+	if (s->ping_itt != IDM_ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
+		return;
+	command_timeouts(s, now);
 }
 
 /* Send again what the lost connection had in flight. */

@@ -76,10 +76,24 @@ void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 	}
 }
 
+/* More to come: an empty Text Request with the target's TTT asks for it
+ * (RFC 7143 section 11.10.4). */
+static void text_continue(struct ini_session *s, uint32_t ttt)
+{
+	uint8_t req[IDM_BHS_LEN] = { 0 };
+
+	req[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
+	req[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	ini_send_pdu(s, req, NULL, 0, NULL);
+}
+
 void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 		     const uint8_t *data, size_t len)
 {
-	uint8_t req[IDM_BHS_LEN] = { 0 };
 	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
 	bool final = bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_FLAG_FINAL;
 	bool cont = bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_TEXT_CONTINUE;
@@ -105,20 +119,12 @@ void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 		ctl_finish(s, bhs, 0);
 		return;
 	}
-	/* More to come: an empty Text Request with the target's TTT asks
-	 * for it (RFC 7143 section 11.10.4). */
 	if (ttt == IDM_ISCSI_RESERVED_TAG) {
 		ini_session_set_failed(s, -EPROTO,
 				       "Text Response without F needs a TTT");
 		return;
 	}
-	req[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
-	req[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
-	ini_send_pdu(s, req, NULL, 0, NULL);
+	text_continue(s, ttt);
 }
 
 void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)

@@ -236,39 +236,50 @@ static bool itt_in_flight(const struct ini_session *s, uint32_t itt)
 	       s->cmds[idx].task;
 }
 
-void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
+/* The command a SCSI Response or a Data-In with status completes, or
+ * NULL after failing the session. */
+static struct ini_cmd *rsp_command(struct ini_session *s, idm_pdu *pdu,
+				   const uint8_t *bhs)
 {
 	uint32_t itt = idm_iscsi_bhs_itt(bhs);
-	uint32_t idx = ITT_IDX(itt);
 	uint8_t op = idm_iscsi_bhs_opcode(bhs);
 	struct ini_cmd *c;
-	const uint8_t *data;
-	size_t len = 0;
 
 	if (!itt_in_flight(s, itt)) {
 		ini_session_set_failed(s, -EPROTO,
 				       "opcode 0x%02x for unknown ITT 0x%08x",
 				       op, itt);
-		return;
+		return NULL;
 	}
-	c = &s->cmds[idx];
+	c = &s->cmds[ITT_IDX(itt)];
 	if (idm_pdu_task(pdu) && idm_pdu_task(pdu) != c->task) {
 		ini_session_set_failed(s, -EPROTO,
 				       "ITT 0x%08x names another task", itt);
-		return;
+		return NULL;
 	}
 	if (op == IDM_ISCSI_OP_DATA_IN &&
 	    !(bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_DATAIN_STATUS)) {
 		/* the provider places Data-In; only status reaches us */
 		ini_session_set_failed(s, -EPROTO,
 				       "Data-In without status delivered");
-		return;
+		return NULL;
 	}
+	return c;
+}
+
+void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
+{
+	struct ini_cmd *c = rsp_command(s, pdu, bhs);
+	const uint8_t *data;
+	size_t len = 0;
+
+	if (!c)
+		return;
 	ini_session_update_sn(s, bhs, true);
 	c->rsp_flags = bhs[IDM_ISCSI_BHS_FLAGS];
 	c->status = bhs[INI_BHS_STATUS];
 	c->residual = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_RESIDUAL);
-	if (op == IDM_ISCSI_OP_SCSI_RSP) {
+	if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_RSP) {
 		c->response = bhs[INI_BHS_RESPONSE];
 		data = idm_pdu_data(pdu, &len);
 		if (data && len >= 2 && take_sense(s, c, data, len) < 0)
