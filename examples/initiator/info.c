@@ -195,13 +195,13 @@ static int run(struct ini_session *s, struct ini_cmd *c, int lun)
 
 /* INQUIRY data (SPC-4 6.6.2): peripheral qualifier and device type in
  * byte 0, then the vendor, product and revision fields. */
-#define INQ_TYPE_MASK	   0x1f
+#define INQ_TYPE_MASK       0x1f
 #define INQ_QUALIFIER_SHIFT 5
-#define INQ_TYPE_DISK	   0x00
-#define INQ_VENDOR	   8  /* 8 bytes */
-#define INQ_PRODUCT	   16 /* 16 bytes */
-#define INQ_REVISION	   32 /* 4 bytes */
-#define INQ_MIN_LEN	   36
+#define INQ_TYPE_DISK       0x00
+#define INQ_VENDOR          8  /* 8 bytes */
+#define INQ_PRODUCT         16 /* 16 bytes */
+#define INQ_REVISION        32 /* 4 bytes */
+#define INQ_MIN_LEN         36
 
 static void quiet_newline(const struct ini_session *s)
 {
@@ -246,6 +246,11 @@ static int probe_inquiry(struct ini_session *s, struct ini_cmd *c, int lun)
 	return 0;
 }
 
+/* READ CAPACITY(16) parameter data (SBC-3 5.16.2) */
+#define RC16_LAST_LBA  0 /* 8 bytes */
+#define RC16_BLOCK_LEN 8 /* 4 bytes */
+#define RC16_MIN_LEN   12
+
 /* READ CAPACITY(16) into li: the last LBA and the block length. */
 static int probe_capacity(struct ini_session *s, struct ini_cmd *c, int lun,
 			  struct ini_lun_info *li)
@@ -255,12 +260,12 @@ static int probe_capacity(struct ini_session *s, struct ini_cmd *c, int lun,
 
 	ini_cdb_read_capacity16(c, 32);
 	rc = run(s, c, lun);
-	if (rc < 0 || got(c) < 12) {
+	if (rc < 0 || got(c) < RC16_MIN_LEN) {
 		quiet_newline(s);
 		return probe_failed(c, "READ CAPACITY(16)", lun, rc);
 	}
-	li->blocks = idm_iscsi_get64(buf) + 1;
-	li->block_size = idm_iscsi_get32(buf + 8);
+	li->blocks = idm_iscsi_get64(buf + RC16_LAST_LBA) + 1;
+	li->block_size = idm_iscsi_get32(buf + RC16_BLOCK_LEN);
 	return 0;
 }
 
@@ -302,12 +307,12 @@ static int probe_one(struct ini_session *s, int lun, struct ini_lun_info *li)
 /* The LUN list of REPORT LUNS data (SPC-4 6.33): a 4-byte length, 4
  * reserved bytes, then 8 bytes a LUN, its addressing method in the top
  * two bits (SAM-5 4.7). */
-#define RL_HEADER	 8
-#define RL_ENTRY	 8
+#define RL_HEADER        8
+#define RL_ENTRY         8
 #define LUN_METHOD_SHIFT 6
-#define LUN_PERIPHERAL	 0
-#define LUN_FLAT	 1
-#define LUN_FLAT_MASK	 0x3f
+#define LUN_PERIPHERAL   0
+#define LUN_FLAT         1
+#define LUN_FLAT_MASK    0x3f
 
 static int parse_lun_list(const uint8_t *buf, uint32_t got_len, int *luns)
 {

@@ -33,16 +33,16 @@
 
 /* BHS fields that <libidm/iscsi.h> has no name for (RFC 7143 section 11),
  * named here so that no bare offset appears in the code. */
-#define INI_BHS_RESPONSE	2  /* SCSI/Logout Response; Reject: Reason */
-#define INI_BHS_STATUS		3  /* SCSI Response, Data-In with S bit */
-#define INI_BHS_ISID		8  /* Login Request/Response, 6 bytes */
-#define INI_BHS_TSIH		14 /* Login Request/Response */
-#define INI_BHS_CID		20 /* Login and Logout Request */
-#define INI_BHS_LOGIN_CLASS	36 /* Login Response: Status-Class */
-#define INI_BHS_LOGIN_DETAIL	37 /* Login Response: Status-Detail */
-#define INI_BHS_ASYNC_EVENT	36 /* Asynchronous Message: AsyncEvent */
-#define INI_BHS_ASYNC_PARAM3	42 /* Asynchronous Message: Parameter3 */
-#define INI_LOGIN_CLASS_REDIRECT 1 /* Status-Class 1: redirection */
+#define INI_BHS_RESPONSE         2  /* SCSI/Logout Response; Reject: Reason */
+#define INI_BHS_STATUS           3  /* SCSI Response, Data-In with S bit */
+#define INI_BHS_ISID             8  /* Login Request/Response, 6 bytes */
+#define INI_BHS_TSIH             14 /* Login Request/Response */
+#define INI_BHS_CID              20 /* Login and Logout Request */
+#define INI_BHS_LOGIN_CLASS      36 /* Login Response: Status-Class */
+#define INI_BHS_LOGIN_DETAIL     37 /* Login Response: Status-Detail */
+#define INI_BHS_ASYNC_EVENT      36 /* Asynchronous Message: AsyncEvent */
+#define INI_BHS_ASYNC_PARAM3     42 /* Asynchronous Message: Parameter3 */
+#define INI_LOGIN_CLASS_REDIRECT 1  /* Status-Class 1: redirection */
 /* ITT bit 31: set on our control requests (session.c), clear on SCSI
  * commands (scsi.c), so a response names which kind it answers. */
 #define INI_ITT_CONTROL 0x80000000u
@@ -351,6 +351,8 @@ void ini_cmd_fail_all(struct ini_session *s, int err);
 bool ini_scsi_rejected(struct ini_session *s, uint32_t itt);
 void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
 		bool use16);
+/* The LBA of a READ or WRITE CDB built by ini_cdb_rw. */
+uint64_t ini_cdb_lba(const struct ini_cmd *c);
 void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc);
 void ini_cdb_report_luns(struct ini_cmd *c, uint32_t alloc);
 void ini_cdb_read_capacity16(struct ini_cmd *c, uint32_t alloc);

@@ -18,7 +18,6 @@
 #define ITT_IDX(itt)  ((itt)&0xffffu)
 #define ITT_GEN_SHIFT 16
 #define ITT_GEN_MASK  0x7fffu
-#define SA_READ_CAPACITY16 0x10 /* service action of SERVICE ACTION IN(16) */
 
 struct ini_cmd *ini_cmd_get(struct ini_session *s)
 {
@@ -346,27 +345,47 @@ const char *ini_cdb_name(uint8_t op)
 	}
 }
 
+/* CDB fields (SBC-3 5.11, 5.13, 5.16; SPC-4 6.6, 6.33) */
+#define CDB_OPCODE            0
+#define CDB_SERVICE_ACTION    1
+#define CDB_RW_LBA            2  /* 4 bytes in (10), 8 in (16) */
+#define CDB_RW10_LENGTH       7  /* 2 bytes */
+#define CDB_RW16_LENGTH       10 /* 4 bytes */
+#define CDB_INQUIRY_ALLOC     3  /* 2 bytes */
+#define CDB_REPORT_LUNS_ALLOC 6  /* 4 bytes */
+#define CDB_SAI16_ALLOC       10 /* 4 bytes */
+#define SA_READ_CAPACITY16    0x10 /* of SERVICE ACTION IN(16) */
+
 void ini_cdb_rw(struct ini_cmd *c, bool write, uint64_t lba, uint32_t blocks,
 		bool use16)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
 	if (!use16 && lba <= 0xffffffffull && blocks <= 0xffff) {
-		c->cdb[0] = write ? INI_OP_WRITE10 : INI_OP_READ10;
-		idm_iscsi_put32(c->cdb + 2, (uint32_t)lba);
-		idm_iscsi_put16(c->cdb + 7, (uint16_t)blocks);
+		c->cdb[CDB_OPCODE] = write ? INI_OP_WRITE10 : INI_OP_READ10;
+		idm_iscsi_put32(c->cdb + CDB_RW_LBA, (uint32_t)lba);
+		idm_iscsi_put16(c->cdb + CDB_RW10_LENGTH, (uint16_t)blocks);
 	} else {
-		c->cdb[0] = write ? INI_OP_WRITE16 : INI_OP_READ16;
-		idm_iscsi_put64(c->cdb + 2, lba);
-		idm_iscsi_put32(c->cdb + 10, blocks);
+		c->cdb[CDB_OPCODE] = write ? INI_OP_WRITE16 : INI_OP_READ16;
+		idm_iscsi_put64(c->cdb + CDB_RW_LBA, lba);
+		idm_iscsi_put32(c->cdb + CDB_RW16_LENGTH, blocks);
 	}
 	c->dir = write ? IDM_DATA_OUT : IDM_DATA_IN;
+}
+
+uint64_t ini_cdb_lba(const struct ini_cmd *c)
+{
+	/* READ/WRITE(10) carry a 32-bit LBA, the (16) forms a 64-bit one */
+	if (c->cdb[CDB_OPCODE] == INI_OP_READ10 ||
+	    c->cdb[CDB_OPCODE] == INI_OP_WRITE10)
+		return idm_iscsi_get32(c->cdb + CDB_RW_LBA);
+	return idm_iscsi_get64(c->cdb + CDB_RW_LBA);
 }
 
 void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
-	c->cdb[0] = INI_OP_INQUIRY;
-	idm_iscsi_put16(c->cdb + 3, alloc);
+	c->cdb[CDB_OPCODE] = INI_OP_INQUIRY;
+	idm_iscsi_put16(c->cdb + CDB_INQUIRY_ALLOC, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -374,8 +393,8 @@ void ini_cdb_inquiry(struct ini_cmd *c, uint16_t alloc)
 void ini_cdb_report_luns(struct ini_cmd *c, uint32_t alloc)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
-	c->cdb[0] = INI_OP_REPORT_LUNS;
-	idm_iscsi_put32(c->cdb + 6, alloc);
+	c->cdb[CDB_OPCODE] = INI_OP_REPORT_LUNS;
+	idm_iscsi_put32(c->cdb + CDB_REPORT_LUNS_ALLOC, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -383,9 +402,9 @@ void ini_cdb_report_luns(struct ini_cmd *c, uint32_t alloc)
 void ini_cdb_read_capacity16(struct ini_cmd *c, uint32_t alloc)
 {
 	memset(c->cdb, 0, sizeof(c->cdb));
-	c->cdb[0] = INI_OP_SERVICE_ACTION_IN16;
-	c->cdb[1] = SA_READ_CAPACITY16;
-	idm_iscsi_put32(c->cdb + 10, alloc);
+	c->cdb[CDB_OPCODE] = INI_OP_SERVICE_ACTION_IN16;
+	c->cdb[CDB_SERVICE_ACTION] = SA_READ_CAPACITY16;
+	idm_iscsi_put32(c->cdb + CDB_SAI16_ALLOC, alloc);
 	c->dir = IDM_DATA_IN;
 	c->len = alloc;
 }
@@ -399,16 +418,16 @@ void ini_cdb_test_unit_ready(struct ini_cmd *c)
 
 /* Sense data (SPC-4 4.5): the response code (0x70/0x71 fixed format,
  * 0x72/0x73 descriptor format) says where key, ASC and ASCQ are. */
-#define SENSE_CODE_MASK	 0x7e
-#define SENSE_FIXED	 0x70
-#define SENSE_DESC	 0x72
-#define SENSE_KEY_MASK	 0x0f
-#define SENSE_FIXED_KEY	 2
-#define SENSE_FIXED_ASC	 12
+#define SENSE_CODE_MASK  0x7e
+#define SENSE_FIXED      0x70
+#define SENSE_DESC       0x72
+#define SENSE_KEY_MASK   0x0f
+#define SENSE_FIXED_KEY  2
+#define SENSE_FIXED_ASC  12
 #define SENSE_FIXED_ASCQ 13
-#define SENSE_DESC_KEY	 1
-#define SENSE_DESC_ASC	 2
-#define SENSE_DESC_ASCQ	 3
+#define SENSE_DESC_KEY   1
+#define SENSE_DESC_ASC   2
+#define SENSE_DESC_ASCQ  3
 
 static uint8_t sense_format(const struct ini_cmd *c)
 {

@@ -71,18 +71,10 @@ static uint32_t pattern_check(const uint8_t *p, uint64_t seed, uint64_t off,
 	return len;
 }
 
-static uint64_t cdb_lba(const struct ini_cmd *c)
-{
-	/* READ/WRITE(10) carry a 32-bit LBA, the (16) forms a 64-bit one */
-	if (c->cdb[0] == INI_OP_READ10 || c->cdb[0] == INI_OP_WRITE10)
-		return idm_iscsi_get32(c->cdb + 2);
-	return idm_iscsi_get64(c->cdb + 2);
-}
-
 static void vpass_done(struct ini_cmd *c)
 {
 	struct vpass *v = c->arg;
-	uint64_t lba = cdb_lba(c);
+	uint64_t lba = ini_cdb_lba(c);
 	char err[128];
 
 	if (c->result < 0) {
