@@ -133,6 +133,31 @@ static int num_in_range(const struct ex_key *k, const char *s, uint64_t *v)
 	return 0;
 }
 
+/* RFC 7143 6.2: a list offer is answered with the first offered value
+ * we support, or Reject. */
+static int respond_list(const char *offer, const char *mine, char *out,
+			size_t outlen)
+{
+	const char *p = offer;
+
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (l && in_list(mine, p, l)) {
+			if (l >= outlen)
+				return -ENOSPC;
+			memcpy(out, p, l);
+			out[l] = '\0';
+			return 0;
+		}
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return reject(out, outlen);
+}
+
 int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 		   char *out, size_t outlen)
 {
@@ -162,25 +187,8 @@ int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 		if (ex_parse_bool(offer, &x) < 0)
 			return reject(out, outlen);
 		return put(out, outlen, offer);
-	case EX_KT_LIST: {
-		/* RFC 7143 6.2: choose the first offered value we support */
-		const char *p = offer;
-		while (*p) {
-			const char *c = strchr(p, ',');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-			if (l && in_list(mine, p, l)) {
-				if (l >= outlen)
-					return -ENOSPC;
-				memcpy(out, p, l);
-				out[l] = '\0';
-				return 0;
-			}
-			if (!c)
-				break;
-			p = c + 1;
-		}
-		return reject(out, outlen);
-	}
+	case EX_KT_LIST:
+		return respond_list(offer, mine, out, outlen);
 	case EX_KT_STR_DECL:
 		return put(out, outlen, offer);
 	case EX_KT_OBSOLETE:
@@ -190,14 +198,20 @@ int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 	return reject(out, outlen);
 }
 
+/* The answers that leave a key at its default (RFC 7143 6.2). */
+static bool is_refusal(const char *answer)
+{
+	return strcmp(answer, "NotUnderstood") == 0 ||
+	       strcmp(answer, "Irrelevant") == 0 || strcmp(answer, "Reject") == 0;
+}
+
 int ex_key_accept(const struct ex_key *k, const char *offered, const char *answer,
 		  char *out, size_t outlen)
 {
 	uint64_t o, a;
 	bool x, y;
 
-	if (strcmp(answer, "NotUnderstood") == 0 || strcmp(answer, "Irrelevant") == 0 ||
-	    strcmp(answer, "Reject") == 0)
+	if (is_refusal(answer))
 		return -ENOENT;
 	switch (k->type) {
 	case EX_KT_BOOL_AND:
