@@ -133,6 +133,31 @@ static int num_in_range(const struct ex_key *k, const char *s, uint64_t *v)
 	return 0;
 }
 
+/* RFC 7143 6.2: a list offer is answered with the first offered value
+ * we support, or Reject. */
+static int respond_list(const char *offer, const char *mine, char *out,
+			size_t outlen)
+{
+	const char *p = offer;
+
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (l && in_list(mine, p, l)) {
+			if (l >= outlen)
+				return -ENOSPC;
+			memcpy(out, p, l);
+			out[l] = '\0';
+			return 0;
+		}
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return reject(out, outlen);
+}
+
 int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 		   char *out, size_t outlen)
 {
@@ -162,25 +187,8 @@ int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 		if (ex_parse_bool(offer, &x) < 0)
 			return reject(out, outlen);
 		return put(out, outlen, offer);
-	case EX_KT_LIST: {
-		/* RFC 7143 6.2: choose the first offered value we support */
-		const char *p = offer;
-		while (*p) {
-			const char *c = strchr(p, ',');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-			if (l && in_list(mine, p, l)) {
-				if (l >= outlen)
-					return -ENOSPC;
-				memcpy(out, p, l);
-				out[l] = '\0';
-				return 0;
-			}
-			if (!c)
-				break;
-			p = c + 1;
-		}
-		return reject(out, outlen);
-	}
+	case EX_KT_LIST:
+		return respond_list(offer, mine, out, outlen);
 	case EX_KT_STR_DECL:
 		return put(out, outlen, offer);
 	case EX_KT_OBSOLETE:
@@ -190,14 +198,20 @@ int ex_key_respond(const struct ex_key *k, const char *offer, const char *mine,
 	return reject(out, outlen);
 }
 
+/* The answers that leave a key at its default (RFC 7143 6.2). */
+static bool is_refusal(const char *answer)
+{
+	return strcmp(answer, "NotUnderstood") == 0 ||
+	       strcmp(answer, "Irrelevant") == 0 || strcmp(answer, "Reject") == 0;
+}
+
 int ex_key_accept(const struct ex_key *k, const char *offered, const char *answer,
 		  char *out, size_t outlen)
 {
 	uint64_t o, a;
 	bool x, y;
 
-	if (strcmp(answer, "NotUnderstood") == 0 || strcmp(answer, "Irrelevant") == 0 ||
-	    strcmp(answer, "Reject") == 0)
+	if (is_refusal(answer))
 		return -ENOENT;
 	switch (k->type) {
 	case EX_KT_BOOL_AND:
@@ -248,39 +262,59 @@ static const char *list_values(const char *name)
 	return "";
 }
 
-int ex_key_check_setting(const char *kv, char *why, size_t whylen)
+/* NAME=VALUE split into name (at most 63 bytes) and *val (1 to 255). */
+static int split_setting(const char *kv, char *name, size_t namelen,
+			 const char **val, char *why, size_t whylen)
 {
 	const char *eq = kv ? strchr(kv, '=') : NULL;
-	const struct ex_key *k;
-	char name[64];
-	const char *val;
-	uint64_t v;
-	bool b;
 
 	if (!eq || eq == kv) {
 		snprintf(why, whylen, "'%.64s': expected NAME=VALUE", kv ? kv : "");
 		return -EINVAL;
 	}
-	if ((size_t)(eq - kv) >= sizeof(name)) {
+	if ((size_t)(eq - kv) >= namelen) {
 		snprintf(why, whylen, "key name '%.32s...' too long", kv);
 		return -EINVAL;
 	}
 	memcpy(name, kv, (size_t)(eq - kv));
 	name[eq - kv] = '\0';
-	val = eq + 1;
-	if (!*val || strlen(val) > 255) {
+	*val = eq + 1;
+	if (!**val || strlen(*val) > 255) {
 		snprintf(why, whylen, "%s: the value must be 1 to 255 characters", name);
 		return -EINVAL;
 	}
-	/* RFC 7143 13.5.4: X-reversed.domain.name keys, X# for IANA ones */
-	if (!strncmp(name, "X-", 2) || !strncmp(name, "X#", 2))
-		return 0;
-	k = ex_key_find(name);
-	if (!k) {
-		snprintf(why, whylen, "unknown key '%s' (RFC 7143 section 13 and "
-			 "RFC 7145 section 6 keys, or X- extension keys)", name);
-		return -EINVAL;
+	return 0;
+}
+
+/* Every item of the comma list val among the key's values. */
+static int check_list(const char *name, const char *val, char *why,
+		      size_t whylen)
+{
+	const char *allowed = list_values(name), *p = val;
+
+	for (;;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (!l || !in_list(allowed, p, l)) {
+			snprintf(why, whylen, "%s='%s': must be a comma list "
+				 "of %s", name, val, allowed);
+			return -EINVAL;
+		}
+		if (!c)
+			return 0;
+		p = c + 1;
 	}
+}
+
+/* A value of the key's type and range; keys the program declares itself
+ * and obsolete ones cannot be set. */
+static int check_value(const struct ex_key *k, const char *name,
+		       const char *val, char *why, size_t whylen)
+{
+	uint64_t v;
+	bool b;
+
 	switch (k->type) {
 	case EX_KT_BOOL_AND:
 	case EX_KT_BOOL_OR:
@@ -300,23 +334,8 @@ int ex_key_check_setting(const char *kv, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		return 0;
-	case EX_KT_LIST: {
-		const char *allowed = list_values(name), *p = val;
-
-		for (;;) {
-			const char *c = strchr(p, ',');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-
-			if (!l || !in_list(allowed, p, l)) {
-				snprintf(why, whylen, "%s='%s': must be a comma list "
-					 "of %s", name, val, allowed);
-				return -EINVAL;
-			}
-			if (!c)
-				return 0;
-			p = c + 1;
-		}
-	}
+	case EX_KT_LIST:
+		return check_list(name, val, why, whylen);
 	case EX_KT_STR_DECL:
 		snprintf(why, whylen, "%s is declared by the program itself, not "
 			 "set with a key option (see --target-name, --alias)", name);
@@ -328,4 +347,24 @@ int ex_key_check_setting(const char *kv, char *why, size_t whylen)
 	}
 	snprintf(why, whylen, "%s: cannot be set", name);
 	return -EINVAL;
+}
+
+int ex_key_check_setting(const char *kv, char *why, size_t whylen)
+{
+	const struct ex_key *k;
+	char name[64];
+	const char *val;
+
+	if (split_setting(kv, name, sizeof(name), &val, why, whylen) < 0)
+		return -EINVAL;
+	/* RFC 7143 13.5.4: X-reversed.domain.name keys, X# for IANA ones */
+	if (!strncmp(name, "X-", 2) || !strncmp(name, "X#", 2))
+		return 0;
+	k = ex_key_find(name);
+	if (!k) {
+		snprintf(why, whylen, "unknown key '%s' (RFC 7143 section 13 and "
+			 "RFC 7145 section 6 keys, or X- extension keys)", name);
+		return -EINVAL;
+	}
+	return check_value(k, name, val, why, whylen);
 }

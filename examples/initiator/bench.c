@@ -175,163 +175,233 @@ static void close_sessions(struct bench *b)
 	}
 }
 
-static int run(struct bench *b, idm_ctx *ctx)
+/* Fill every command slot of every session. */
+static int start_all(struct bench *b)
 {
-	const struct ini_opts *o = b->o;
-	uint64_t t0, tick, end, now, stop_deadline;
-	int rc = 0;
-
-	b->running = true;
 	for (int i = 0; i < b->n; i++) {
 		struct bsess *bs = &b->ss[i];
 		struct ini_cmd *c;
 
 		while ((c = ini_cmd_get(&bs->s))) {
-			rc = issue(bs, c);
+			int rc = issue(bs, c);
+
 			if (rc < 0) {
 				ini_cmd_put(c);
 				ex_err("bench: submit: %s", idm_strerror(rc));
-				b->running = false;
 				return rc;
 			}
 		}
 	}
-	t0 = tick = ini_now_ns();
-	end = t0 + (uint64_t)(o->duration * 1e9);
-	while ((now = ini_now_ns()) < end && !ini_interrupted) {
-		bool alive = false;
+	return 0;
+}
 
+/* One look at every session: pings, command timeouts, recovery of a
+ * lost connection (which blocks the run meanwhile) and the commands the
+ * CmdSN window held back. 0 while one is alive, else why they ended. */
+static int poll_sessions(struct bench *b)
+{
+	bool alive = false;
+
+	for (int i = 0; i < b->n; i++) {
+		ini_session_poll(&b->ss[i].s);
+		retry_stalled(&b->ss[i]);
+		if (b->ss[i].s.state == INI_S_FFP ||
+		    b->ss[i].s.state == INI_S_RECOVERING)
+			alive = true;
+	}
+	if (alive)
+		return 0;
+	return b->ss[0].s.fail ? b->ss[0].s.fail : -ECONNRESET;
+}
+
+/* Every 100 ms: the bandwidth of that window, for the peak. */
+static void sample_peak(struct bench *b, uint64_t *tick)
+{
+	uint64_t now = ini_now_ns();
+	double bw;
+
+	if (now - *tick < 100000000ull)
+		return;
+	bw = (double)b->window_bytes * 1e9 / (double)(now - *tick);
+	if (bw > b->r.bw_peak)
+		b->r.bw_peak = bw;
+	b->window_bytes = 0;
+	*tick = now;
+}
+
+/* The measured part: completions resubmit until the duration is up. */
+static int measure(struct bench *b, idm_ctx *ctx)
+{
+	uint64_t t0, tick, end;
+	int rc = 0;
+
+	t0 = tick = ini_now_ns();
+	end = t0 + (uint64_t)(b->o->duration * 1e9);
+	while (ini_now_ns() < end && !ini_interrupted) {
 		rc = idm_ctx_progress(ctx, 10);
 		if (rc < 0 && rc != -EINTR)
 			break;
-		rc = 0;
-		for (int i = 0; i < b->n; i++) {
-			/* pings, command timeouts, recovery of a lost
-			 * connection (which blocks this loop meanwhile) */
-			ini_session_poll(&b->ss[i].s);
-			retry_stalled(&b->ss[i]);
-			if (b->ss[i].s.state == INI_S_FFP ||
-			    b->ss[i].s.state == INI_S_RECOVERING)
-				alive = true;
-		}
-		if (!alive) {
-			rc = b->ss[0].s.fail ? b->ss[0].s.fail : -ECONNRESET;
+		rc = poll_sessions(b);
+		if (rc < 0)
 			break;
-		}
-		now = ini_now_ns();
-		if (now - tick >= 100000000ull) {
-			double bw = (double)b->window_bytes * 1e9 /
-				    (double)(now - tick);
-
-			if (bw > b->r.bw_peak)
-				b->r.bw_peak = bw;
-			b->window_bytes = 0;
-			tick = now;
-		}
+		sample_peak(b, &tick);
 	}
 	b->r.seconds = (double)(ini_now_ns() - t0) / 1e9;
+	return rc;
+}
+
+/* Commands still to complete after the run; parked ones are freed. */
+static uint32_t drain_step(struct bench *b)
+{
+	uint32_t inflight = 0;
+
+	for (int i = 0; i < b->n; i++) {
+		struct bsess *bs = &b->ss[i];
+
+		while (bs->stalled) {
+			struct ini_cmd *c = bs->stalled;
+
+			bs->stalled = c->next_free;
+			ini_cmd_put(c);
+		}
+		/* a lost connection is recovered here too: what it had in
+		 * flight is retried, not abandoned */
+		ini_session_poll(&bs->s);
+		if (bs->s.state == INI_S_FFP ||
+		    bs->s.state == INI_S_RECOVERING)
+			inflight += bs->s.inflight + bs->s.nretry;
+	}
+	return inflight;
+}
+
+/* After the run, completions just free their slots. The command timeout
+ * and recovery act first: the deadline only bounds a session that
+ * neither answers nor fails. */
+static void drain(struct bench *b, idm_ctx *ctx)
+{
+	const struct ini_opts *o = b->o;
+	uint64_t deadline =
+		ini_now_ns() + (uint64_t)(o->timeout_s + o->noop_interval_s +
+					  o->noop_timeout_s +
+					  o->replacement_timeout_s + 5) *
+				       1000000000ull;
+	uint32_t inflight;
+
+	while ((inflight = drain_step(b))) {
+		if (ini_now_ns() > deadline) {
+			ex_err("bench: %u command(s) never completed", inflight);
+			b->r.errors += inflight;
+			return;
+		}
+		idm_ctx_progress(ctx, 10);
+	}
+}
+
+static int run(struct bench *b, idm_ctx *ctx)
+{
+	int rc;
+
+	b->running = true;
+	rc = start_all(b);
+	if (rc < 0) {
+		b->running = false;
+		return rc;
+	}
+	rc = measure(b, ctx);
 	b->running = false;
 	/* A Ctrl-C only shortens the run: still drain, report and log out
 	 * (a second one stops those waits). */
 	ini_interrupted = 0;
-	/* drain: completions now just free their slots */
-	/* (the command timeout and recovery act first: this only bounds a
-	 * session that neither answers nor fails) */
-	stop_deadline = ini_now_ns() +
-			(uint64_t)(o->timeout_s + o->noop_interval_s +
-				   o->noop_timeout_s +
-				   o->replacement_timeout_s + 5) *
-				1000000000ull;
-	for (;;) {
-		uint32_t inflight = 0;
-
-		for (int i = 0; i < b->n; i++) {
-			struct bsess *bs = &b->ss[i];
-
-			while (bs->stalled) {
-				struct ini_cmd *c = bs->stalled;
-
-				bs->stalled = c->next_free;
-				ini_cmd_put(c);
-			}
-			/* a lost connection is recovered here too: what
-			 * it had in flight is retried, not abandoned */
-			ini_session_poll(&bs->s);
-			if (bs->s.state == INI_S_FFP ||
-			    bs->s.state == INI_S_RECOVERING)
-				inflight += bs->s.inflight + bs->s.nretry;
-		}
-		if (!inflight)
-			break;
-		if (ini_now_ns() > stop_deadline) {
-			ex_err("bench: %u command(s) never completed", inflight);
-			b->r.errors += inflight;
-			break;
-		}
-		idm_ctx_progress(ctx, 10);
-	}
+	drain(b, ctx);
 	if (b->r.bw_peak == 0 && b->r.seconds > 0)
 		b->r.bw_peak = (double)b->r.bytes / b->r.seconds;
 	return rc;
+}
+
+/* I/O size and span against the LUN: blocks per I/O and I/O positions;
+ * -EINVAL (said why) when they do not fit. */
+static int plan(struct bench *b)
+{
+	const struct ini_opts *o = b->o;
+	uint64_t span = b->li->blocks * b->li->block_size;
+
+	if (o->bs % b->li->block_size) {
+		ex_err("bench: --bs %u is not a multiple of the block size %u",
+		       o->bs, b->li->block_size);
+		return -EINVAL;
+	}
+	if (o->span && o->span < span)
+		span = o->span;
+	b->blocks = o->bs / b->li->block_size;
+	b->slots = span / o->bs;
+	if (b->slots == 0) {
+		ex_err("bench: the LUN is smaller than one I/O");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void result_init(struct ini_bench_result *r, const struct ini_opts *o,
+			const char *target, int lun)
+{
+	ini_hist_init(&r->lat);
+	ini_hist_init(&r->lat_rd);
+	ini_hist_init(&r->lat_wr);
+	r->provider = o->provider;
+	r->target = target;
+	r->lun = lun;
+	r->sessions = o->sessions;
+	r->qd = o->qd;
+	r->bs = o->bs;
+	r->read_pct = o->read_pct;
+	r->seq = o->seq;
+}
+
+/* Every session's connection counters, for the JSON report. */
+static void collect_conn_stats(struct bench *b)
+{
+	b->r.conn_stats = calloc((size_t)b->n, sizeof(*b->r.conn_stats));
+	for (int i = 0; b->r.conn_stats && i < b->n; i++) {
+		struct idm_conn_stats *st = &b->r.conn_stats[b->r.n_conn_stats];
+
+		st->size = sizeof(*st);
+		if (b->ss[i].s.conn &&
+		    idm_conn_get_stats(b->ss[i].s.conn, st) == 0)
+			b->r.n_conn_stats++;
+	}
+}
+
+/* A run that measured anything is reported, even a failed one. */
+static void report(struct bench *b, int rc)
+{
+	if (rc != 0 && !b->r.ios)
+		return;
+	if (b->o->json) {
+		collect_conn_stats(b);
+		ini_report_json(&b->r);
+	} else {
+		ini_report_table(&b->r);
+	}
 }
 
 int ini_bench(const struct ini_opts *o, idm_ctx *ctx, const char *target,
 	      const struct ini_lun_info *li)
 {
 	struct bench b = { .o = o, .li = li, .n = o->sessions };
-	uint64_t span = li->blocks * li->block_size;
-	int rc;
+	int rc = plan(&b);
 
-	if (o->bs % li->block_size) {
-		ex_err("bench: --bs %u is not a multiple of the block size %u",
-		       o->bs, li->block_size);
-		return -EINVAL;
-	}
-	if (o->span && o->span < span)
-		span = o->span;
-	b.blocks = o->bs / li->block_size;
-	b.slots = span / o->bs;
-	if (b.slots == 0) {
-		ex_err("bench: the LUN is smaller than one I/O");
-		return -EINVAL;
-	}
+	if (rc < 0)
+		return rc;
 	b.ss = calloc((size_t)b.n, sizeof(*b.ss));
 	if (!b.ss)
 		return -ENOMEM;
-	ini_hist_init(&b.r.lat);
-	ini_hist_init(&b.r.lat_rd);
-	ini_hist_init(&b.r.lat_wr);
-	b.r.provider = o->provider;
-	b.r.target = target;
-	b.r.lun = li->lun;
-	b.r.sessions = b.n;
-	b.r.qd = o->qd;
-	b.r.bs = o->bs;
-	b.r.read_pct = o->read_pct;
-	b.r.seq = o->seq;
-
+	result_init(&b.r, o, target, li->lun);
 	rc = open_sessions(&b, ctx, target);
 	if (rc == 0) {
 		b.r.provider = idm_conn_provider(b.ss[0].s.conn);
 		rc = run(&b, ctx);
 	}
-	if ((rc == 0 || b.r.ios) && o->json) {
-		b.r.conn_stats = calloc((size_t)b.n, sizeof(*b.r.conn_stats));
-		for (int i = 0; b.r.conn_stats && i < b.n; i++) {
-			struct idm_conn_stats *st =
-				&b.r.conn_stats[b.r.n_conn_stats];
-			st->size = sizeof(*st);
-			if (b.ss[i].s.conn &&
-			    idm_conn_get_stats(b.ss[i].s.conn, st) == 0)
-				b.r.n_conn_stats++;
-		}
-	}
-	if (rc == 0 || b.r.ios) {
-		if (o->json)
-			ini_report_json(&b.r);
-		else
-			ini_report_table(&b.r);
-	}
+	report(&b, rc);
 	close_sessions(&b);
 	free(b.r.conn_stats);
 	free(b.ss);

@@ -16,36 +16,13 @@
 #define MAX_SENDTARGETS_KEYS 512
 #define MAX_LUNS	     64
 
-int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
-		 size_t target_len)
+/* The SendTargets answer: each target listed (unless quiet), the first
+ * one taken when none was named. true when the named one is listed. */
+static bool take_targets(const struct ini_opts *o, const struct ex_kv *kv,
+			 int n, char *target, size_t target_len)
 {
-	static struct ex_kv kv[MAX_SENDTARGETS_KEYS];
-	struct ini_session s;
-	char *text;
-	size_t len;
 	bool found = false;
-	int n, rc;
 
-	rc = ini_session_init(&s, o, ctx, 0, 1);
-	if (rc == 0)
-		rc = ini_session_connect(&s);
-	if (rc == 0)
-		rc = ini_session_login(&s, true, NULL);
-	if (rc == 0)
-		rc = ini_session_send_targets(&s, &text, &len);
-	if (rc < 0) {
-		ex_err("discovery at %s:%s failed: %s", o->portal.host,
-		       o->portal.port, s.why[0] ? s.why : idm_strerror(rc));
-		ini_session_fini(&s);
-		return rc;
-	}
-	n = ex_text_parse(text, len, kv, MAX_SENDTARGETS_KEYS);
-	if (n < 0) {
-		ex_err("malformed SendTargets answer (%d)", n);
-		ini_session_logout(&s);
-		ini_session_fini(&s);
-		return -EPROTO;
-	}
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(kv[i].key, "TargetName")) {
 			if (!o->quiet)
@@ -58,8 +35,48 @@ int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
 			printf("  Portal: %s\n", kv[i].val);
 		}
 	}
+	return found;
+}
+
+/* A discovery session up to its SendTargets answer. */
+static int send_targets(struct ini_session *s, char **text, size_t *len)
+{
+	int rc = ini_session_connect(s);
+
+	if (rc == 0)
+		rc = ini_session_login(s, true, NULL);
+	if (rc == 0)
+		rc = ini_session_send_targets(s, text, len);
+	return rc;
+}
+
+int ini_discover(const struct ini_opts *o, idm_ctx *ctx, char *target,
+		 size_t target_len)
+{
+	static struct ex_kv kv[MAX_SENDTARGETS_KEYS];
+	struct ini_session s;
+	char *text;
+	size_t len;
+	bool found;
+	int n, rc;
+
+	rc = ini_session_init(&s, o, ctx, 0, 1);
+	if (rc == 0)
+		rc = send_targets(&s, &text, &len);
+	if (rc < 0) {
+		ex_err("discovery at %s:%s failed: %s", o->portal.host,
+		       o->portal.port, s.why[0] ? s.why : idm_strerror(rc));
+		ini_session_fini(&s);
+		return rc;
+	}
+	n = ex_text_parse(text, len, kv, MAX_SENDTARGETS_KEYS);
+	if (n < 0)
+		ex_err("malformed SendTargets answer (%d)", n);
+	found = n >= 0 && take_targets(o, kv, n, target, target_len);
 	ini_session_logout(&s);
 	ini_session_fini(&s);
+	if (n < 0)
+		return -EPROTO;
 	if (!target[0]) {
 		ex_err("the target at %s:%s reports no targets", o->portal.host,
 		       o->portal.port);
@@ -78,12 +95,15 @@ static int sync_retry(struct ini_session *s, struct ini_cmd *c)
 	int rc = 0;
 
 	for (int i = 0; i < 4; i++) {
+		int key;
+
 		rc = ini_scsi_sync(s, c);
-		if (rc != -EIO || c->status != 0x02 || c->sense_len < 3)
+		if (rc != -EIO || c->status != INI_STATUS_CHECK_CONDITION ||
+		    c->sense_len < 3)
 			return rc;
-		if ((c->sense[0] & 0x7e) == 0x70 && (c->sense[2] & 0xf) != 6)
-			return rc;
-		if ((c->sense[0] & 0x7e) == 0x72 && (c->sense[1] & 0xf) != 6)
+		/* sense data in neither format is retried too */
+		key = ini_cmd_sense_key(c);
+		if (key >= 0 && key != INI_SENSE_UNIT_ATTENTION)
 			return rc;
 		ex_dbg("unit attention on opcode 0x%02x, retrying", c->cdb[0]);
 	}
@@ -173,59 +193,106 @@ static int run(struct ini_session *s, struct ini_cmd *c, int lun)
 	return sync_retry(s, c);
 }
 
-static int probe_one(struct ini_session *s, int lun, struct ini_lun_info *li)
+/* INQUIRY data (SPC-4 6.6.2): peripheral qualifier and device type in
+ * byte 0, then the vendor, product and revision fields. */
+#define INQ_TYPE_MASK       0x1f
+#define INQ_QUALIFIER_SHIFT 5
+#define INQ_TYPE_DISK       0x00
+#define INQ_VENDOR          8  /* 8 bytes */
+#define INQ_PRODUCT         16 /* 16 bytes */
+#define INQ_REVISION        32 /* 4 bytes */
+#define INQ_MIN_LEN         36
+
+static void quiet_newline(const struct ini_session *s)
+{
+	if (!s->o->quiet)
+		printf("\n");
+}
+
+/* A probe command that failed or came back short: said, and its code. */
+static int probe_failed(struct ini_cmd *c, const char *what, int lun, int rc)
+{
+	char err[128];
+
+	ex_err("%s of LUN %d: %s", what, lun,
+	       rc < 0 ? ini_cmd_strerror(c, err, sizeof(err)) : "short data");
+	return rc < 0 ? rc : -EPROTO;
+}
+
+/* INQUIRY, printed; 1 when the LUN is no disk we can use. */
+static int probe_inquiry(struct ini_session *s, struct ini_cmd *c, int lun)
 {
 	const uint8_t *buf = idm_buf_addr(s->ctl_buf);
-	struct ini_cmd *c = ini_cmd_get(s);
-	char vendor[9], product[17], rev[5], err[128];
+	char vendor[9], product[17], rev[5];
 	unsigned type;
+	int rc;
+
+	ini_cdb_inquiry(c, 96);
+	rc = run(s, c, lun);
+	if (rc < 0 || got(c) < INQ_MIN_LEN)
+		return probe_failed(c, "INQUIRY", lun, rc);
+	type = buf[0] & INQ_TYPE_MASK;
+	ascii(vendor, buf + INQ_VENDOR, 8);
+	ascii(product, buf + INQ_PRODUCT, 16);
+	ascii(rev, buf + INQ_REVISION, 4);
+	if (!s->o->quiet)
+		printf("LUN %d: type 0x%02x (%s) vendor '%s' product '%s' rev "
+		       "'%s'",
+		       lun, type, type_name(type), vendor, product, rev);
+	if (type != INQ_TYPE_DISK || (buf[0] >> INQ_QUALIFIER_SHIFT) != 0) {
+		quiet_newline(s);
+		return 1;
+	}
+	return 0;
+}
+
+/* READ CAPACITY(16) parameter data (SBC-3 5.16.2) */
+#define RC16_LAST_LBA  0 /* 8 bytes */
+#define RC16_BLOCK_LEN 8 /* 4 bytes */
+#define RC16_MIN_LEN   12
+
+/* READ CAPACITY(16) into li: the last LBA and the block length. */
+static int probe_capacity(struct ini_session *s, struct ini_cmd *c, int lun,
+			  struct ini_lun_info *li)
+{
+	const uint8_t *buf = idm_buf_addr(s->ctl_buf);
+	int rc;
+
+	ini_cdb_read_capacity16(c, 32);
+	rc = run(s, c, lun);
+	if (rc < 0 || got(c) < RC16_MIN_LEN) {
+		quiet_newline(s);
+		return probe_failed(c, "READ CAPACITY(16)", lun, rc);
+	}
+	li->blocks = idm_iscsi_get64(buf + RC16_LAST_LBA) + 1;
+	li->block_size = idm_iscsi_get32(buf + RC16_BLOCK_LEN);
+	return 0;
+}
+
+/* A power of two from 512 bytes to 1 MiB, and at least one block. */
+static bool capacity_usable(const struct ini_lun_info *li)
+{
+	return li->block_size >= 512 && li->block_size <= (1u << 20) &&
+	       !(li->block_size & (li->block_size - 1)) && li->blocks != 0;
+}
+
+static int probe_one(struct ini_session *s, int lun, struct ini_lun_info *li)
+{
+	struct ini_cmd *c = ini_cmd_get(s);
 	int rc;
 
 	if (!c)
 		return -EBUSY;
 	memset(li, 0, sizeof(*li));
 	li->lun = lun;
-	ini_cdb_inquiry(c, 96);
-	rc = run(s, c, lun);
-	if (rc < 0 || got(c) < 36) {
-		ex_err("INQUIRY of LUN %d: %s", lun,
-		       rc < 0 ? ini_cmd_strerror(c, err, sizeof(err))
-			      : "short data");
-		ini_cmd_put(c);
-		return rc < 0 ? rc : -EPROTO;
-	}
-	type = buf[0] & 0x1f;
-	ascii(vendor, buf + 8, 8);
-	ascii(product, buf + 16, 16);
-	ascii(rev, buf + 32, 4);
-	if (!s->o->quiet)
-		printf("LUN %d: type 0x%02x (%s) vendor '%s' product '%s' rev "
-		       "'%s'",
-		       lun, type, type_name(type), vendor, product, rev);
-	if (type != 0x00 || (buf[0] >> 5) != 0) {
-		if (!s->o->quiet)
-			printf("\n");
-		ini_cmd_put(c);
-		return 1; /* not a disk we can use */
-	}
-	ini_cdb_read_capacity16(c, 32);
-	rc = run(s, c, lun);
-	if (rc < 0 || got(c) < 12) {
-		if (!s->o->quiet)
-			printf("\n");
-		ex_err("READ CAPACITY(16) of LUN %d: %s", lun,
-		       rc < 0 ? ini_cmd_strerror(c, err, sizeof(err))
-			      : "short data");
-		ini_cmd_put(c);
-		return rc < 0 ? rc : -EPROTO;
-	}
-	li->blocks = idm_iscsi_get64(buf) + 1;
-	li->block_size = idm_iscsi_get32(buf + 8);
+	rc = probe_inquiry(s, c, lun);
+	if (rc == 0)
+		rc = probe_capacity(s, c, lun, li);
 	ini_cmd_put(c);
-	if (li->block_size < 512 || li->block_size > (1u << 20) ||
-	    (li->block_size & (li->block_size - 1)) || li->blocks == 0) {
-		if (!s->o->quiet)
-			printf("\n");
+	if (rc != 0)
+		return rc; /* 1: not a disk we can use */
+	if (!capacity_usable(li)) {
+		quiet_newline(s);
 		ex_err("LUN %d: unusable capacity (%llu blocks of %u bytes)",
 		       lun, (unsigned long long)li->blocks, li->block_size);
 		return -EPROTO;
@@ -237,71 +304,115 @@ static int probe_one(struct ini_session *s, int lun, struct ini_lun_info *li)
 	return 0;
 }
 
-int ini_probe_lun(struct ini_session *s, int *lun, struct ini_lun_info *li)
+/* The LUN list of REPORT LUNS data (SPC-4 6.33): a 4-byte length, 4
+ * reserved bytes, then 8 bytes a LUN, its addressing method in the top
+ * two bits (SAM-5 4.7). */
+#define RL_HEADER        8
+#define RL_ENTRY         8
+#define LUN_METHOD_SHIFT 6
+#define LUN_PERIPHERAL   0
+#define LUN_FLAT         1
+#define LUN_FLAT_MASK    0x3f
+
+static int parse_lun_list(const uint8_t *buf, uint32_t got_len, int *luns)
 {
-	const uint8_t *buf = idm_buf_addr(s->ctl_buf);
-	int luns[MAX_LUNS];
-	int nluns = 0, chosen = -1, rc;
+	uint32_t list = idm_iscsi_get32(buf), avail = got_len - RL_HEADER;
+	int nluns = 0;
+
+	if (list > avail)
+		list = avail;
+	for (uint32_t off = 0; off + RL_ENTRY <= list && nluns < MAX_LUNS;
+	     off += RL_ENTRY) {
+		const uint8_t *e = buf + RL_HEADER + off;
+		unsigned method = e[0] >> LUN_METHOD_SHIFT;
+
+		if (method == LUN_PERIPHERAL)
+			luns[nluns++] = e[1];
+		else if (method == LUN_FLAT)
+			luns[nluns++] = ((e[0] & LUN_FLAT_MASK) << 8) | e[1];
+		else
+			ex_warn("LUN with addressing method %u skipped",
+				method);
+	}
+	return nluns;
+}
+
+/* REPORT LUNS, or the LUN asked for (0 by default) when it fails. */
+static int report_luns(struct ini_session *s, int want, int *luns)
+{
 	struct ini_cmd *c = ini_cmd_get(s);
 	char err[128];
+	int nluns, rc;
 
 	if (!c)
 		return -EBUSY;
-	ini_cdb_report_luns(c, 8 + 8 * MAX_LUNS);
+	ini_cdb_report_luns(c, RL_HEADER + RL_ENTRY * MAX_LUNS);
 	rc = run(s, c, 0);
-	if (rc == 0 && got(c) >= 8) {
-		uint32_t list = idm_iscsi_get32(buf), avail = got(c) - 8;
-
-		if (list > avail)
-			list = avail;
-		for (uint32_t off = 0; off + 8 <= list && nluns < MAX_LUNS;
-		     off += 8) {
-			const uint8_t *e = buf + 8 + off;
-			unsigned method = e[0] >> 6;
-
-			if (method == 0)
-				luns[nluns++] = e[1];
-			else if (method == 1)
-				luns[nluns++] = ((e[0] & 0x3f) << 8) | e[1];
-			else
-				ex_warn("LUN with addressing method %u skipped",
-					method);
-		}
+	if (rc == 0 && got(c) >= RL_HEADER) {
+		nluns = parse_lun_list(idm_buf_addr(s->ctl_buf), got(c), luns);
 	} else {
 		ex_warn("REPORT LUNS: %s; assuming LUN %d",
 			ini_cmd_strerror(c, err, sizeof(err)),
-			*lun < 0 ? 0 : *lun);
-		luns[nluns++] = *lun < 0 ? 0 : *lun;
+			want < 0 ? 0 : want);
+		luns[0] = want < 0 ? 0 : want;
+		nluns = 1;
 	}
 	ini_cmd_put(c);
-	if (!s->o->quiet) {
-		printf("LUNs:");
-		for (int i = 0; i < nluns; i++)
-			printf(" %d", luns[i]);
-		printf("\n");
-	}
+	return nluns;
+}
+
+static void print_luns(const struct ini_session *s, const int *luns,
+		       int nluns)
+{
+	if (s->o->quiet)
+		return;
+	printf("LUNs:");
+	for (int i = 0; i < nluns; i++)
+		printf(" %d", luns[i]);
+	printf("\n");
+}
+
+/* Probe the listed LUNs; the first usable disk (or `want`) is chosen,
+ * *chosen -1 when none is. -errno when the session failed meanwhile. */
+static int choose_lun(struct ini_session *s, const int *luns, int nluns,
+		      int want, struct ini_lun_info *li, int *chosen)
+{
+	*chosen = -1;
 	for (int i = 0; i < nluns; i++) {
 		struct ini_lun_info tmp;
+		int rc;
 
 		/* quiet mode only needs the LUN it will use */
-		if (s->o->quiet && *lun >= 0 && luns[i] != *lun)
+		if (s->o->quiet && want >= 0 && luns[i] != want)
 			continue;
 		rc = probe_one(s, luns[i], &tmp);
 		if (s->state != INI_S_FFP)
 			return s->fail ? s->fail : -EIO;
-		if (rc == 0 && chosen < 0 && (*lun < 0 || *lun == luns[i])) {
-			chosen = luns[i];
+		if (rc == 0 && *chosen < 0 && (want < 0 || want == luns[i])) {
+			*chosen = luns[i];
 			*li = tmp;
 		}
-		if (s->o->quiet && chosen >= 0)
+		if (s->o->quiet && *chosen >= 0)
 			break;
 	}
-	if (chosen < 0 && *lun >= 0) {
-		/* a LUN the report did not list: try it anyway */
-		rc = probe_one(s, *lun, li);
-		if (rc == 0)
-			chosen = *lun;
-	}
+	/* a LUN the report did not list: try it anyway */
+	if (*chosen < 0 && want >= 0 && probe_one(s, want, li) == 0)
+		*chosen = want;
+	return 0;
+}
+
+int ini_probe_lun(struct ini_session *s, int *lun, struct ini_lun_info *li)
+{
+	int luns[MAX_LUNS];
+	int nluns = report_luns(s, *lun, luns);
+	int chosen, rc;
+
+	if (nluns < 0)
+		return nluns;
+	print_luns(s, luns, nluns);
+	rc = choose_lun(s, luns, nluns, *lun, li, &chosen);
+	if (rc < 0)
+		return rc;
 	if (chosen < 0) {
 		ex_err("no usable disk LUN%s",
 		       *lun >= 0 ? " with that number" : "");

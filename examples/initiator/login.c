@@ -83,60 +83,76 @@ static const char *digest_offer(const struct ini_session *s, const char *key,
 				  : "None,CRC32C";
 }
 
-/* The offers of the operational stage, in one Login Request. */
-static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
+static int offer_digests(struct ini_session *s, struct ex_textbuf *tb,
+			 int header, int data)
 {
-	const struct ini_opts *o = s->o;
-	uint32_t dsl = ini_opts_local_dsl(o, false);
 	int rc = 0;
 
-	if (s->discovery) {
-		/* RFC 7143 section 13: session-wide data-path keys are
-		 * irrelevant in a discovery session. The forced digests are
-		 * for the data path too: tgtd answers None to a CRC32C-only
-		 * offer here, so let the target choose - except on iSER,
-		 * where digests are None on every connection, discovery
-		 * included (RFC 7145 6.2; Linux's ib_iser offers None). */
-		rc |= offer(s, tb, "HeaderDigest",
-			    digest_offer(s, "HeaderDigest", INI_DEFAULT));
-		rc |= offer(s, tb, "DataDigest",
-			    digest_offer(s, "DataDigest", INI_DEFAULT));
-		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
-		return rc ? -ENOSPC : 0;
+	rc |= offer(s, tb, "HeaderDigest",
+		    digest_offer(s, "HeaderDigest", header));
+	rc |= offer(s, tb, "DataDigest", digest_offer(s, "DataDigest", data));
+	return rc;
+}
+
+/* RFC 7143 section 13: session-wide data-path keys are irrelevant in a
+ * discovery session. The forced digests are for the data path too: tgtd
+ * answers None to a CRC32C-only offer here, so let the target choose -
+ * except on iSER, where digests are None on every connection, discovery
+ * included (RFC 7145 6.2; Linux's ib_iser offers None). */
+static int offer_discovery(struct ini_session *s, struct ex_textbuf *tb)
+{
+	int rc = offer_digests(s, tb, INI_DEFAULT, INI_DEFAULT);
+
+	rc |= offer_num(s, tb, "MaxRecvDataSegmentLength",
+			ini_opts_local_dsl(s->o, false));
+	return rc;
+}
+
+/* RFC 7145 section 6: RDMAExtensions in the first operational request;
+ * digests are None, and said so, as Linux does; the two RDSL keys
+ * replace MaxRecvDataSegmentLength. */
+static int offer_iser(struct ini_session *s, struct ex_textbuf *tb)
+{
+	const struct ini_opts *o = s->o;
+	int rc = offer_digests(s, tb, o->header_digest, o->data_digest);
+
+	rc |= offer(s, tb, "RDMAExtensions", "Yes");
+	rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength",
+			ini_opts_local_dsl(o, true));
+	rc |= offer_num(s, tb, "TargetRecvDataSegmentLength",
+			ini_opts_target_dsl(o));
+	/* Declarations (6.8, 6.9), only when asked for: the default No
+	 * needs no words. They are ours, whatever the answer. */
+	if (o->tagged_solicited != INI_DEFAULT) {
+		rc |= offer(s, tb, "TaggedBufferForSolicitedDataOnly",
+			    tri_offer(o->tagged_solicited, "No"));
+		s->params.tagged_solicited = o->tagged_solicited == INI_YES;
 	}
-	if (is_iser(s)) {
-		/* RFC 7145 section 6: RDMAExtensions in the first operational
-		 * request; digests are None, and said so, as Linux does; the
-		 * two RDSL keys replace MaxRecvDataSegmentLength. */
-		rc |= offer(s, tb, "HeaderDigest",
-			    digest_offer(s, "HeaderDigest", o->header_digest));
-		rc |= offer(s, tb, "DataDigest",
-			    digest_offer(s, "DataDigest", o->data_digest));
-		rc |= offer(s, tb, "RDMAExtensions", "Yes");
-		rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength",
-				ini_opts_local_dsl(o, true));
-		rc |= offer_num(s, tb, "TargetRecvDataSegmentLength",
-				ini_opts_target_dsl(o));
-		/* Declarations (6.8, 6.9), only when asked for: the default
-		 * No needs no words. They are ours, whatever the answer. */
-		if (o->tagged_solicited != INI_DEFAULT) {
-			rc |= offer(s, tb, "TaggedBufferForSolicitedDataOnly",
-				    tri_offer(o->tagged_solicited, "No"));
-			s->params.tagged_solicited =
-				o->tagged_solicited == INI_YES;
-		}
-		if (o->iser_hello != INI_DEFAULT) {
-			rc |= offer(s, tb, "iSERHelloRequired",
-				    tri_offer(o->iser_hello, "No"));
-			s->params.iser_hello = o->iser_hello == INI_YES;
-		}
-	} else {
-		rc |= offer(s, tb, "HeaderDigest",
-			    digest_offer(s, "HeaderDigest", o->header_digest));
-		rc |= offer(s, tb, "DataDigest",
-			    digest_offer(s, "DataDigest", o->data_digest));
-		rc |= offer_num(s, tb, "MaxRecvDataSegmentLength", dsl);
+	if (o->iser_hello != INI_DEFAULT) {
+		rc |= offer(s, tb, "iSERHelloRequired",
+			    tri_offer(o->iser_hello, "No"));
+		s->params.iser_hello = o->iser_hello == INI_YES;
 	}
+	return rc;
+}
+
+static int offer_tcp(struct ini_session *s, struct ex_textbuf *tb)
+{
+	const struct ini_opts *o = s->o;
+	int rc = offer_digests(s, tb, o->header_digest, o->data_digest);
+
+	rc |= offer_num(s, tb, "MaxRecvDataSegmentLength",
+			ini_opts_local_dsl(o, false));
+	return rc;
+}
+
+/* The session-wide keys of a normal session, the same on every
+ * transport. */
+static int offer_session(struct ini_session *s, struct ex_textbuf *tb)
+{
+	const struct ini_opts *o = s->o;
+	int rc = 0;
+
 	rc |= offer(s, tb, "MaxConnections", "1");
 	rc |= offer(s, tb, "InitialR2T", tri_offer(o->initial_r2t, "No"));
 	rc |= offer(s, tb, "ImmediateData",
@@ -149,6 +165,18 @@ static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
 	rc |= offer(s, tb, "DataPDUInOrder", "Yes");
 	rc |= offer(s, tb, "DataSequenceInOrder", "Yes");
 	rc |= offer(s, tb, "ErrorRecoveryLevel", "0");
+	return rc;
+}
+
+/* The offers of the operational stage, in one Login Request. */
+static int build_operational(struct ini_session *s, struct ex_textbuf *tb)
+{
+	int rc;
+
+	if (s->discovery)
+		return offer_discovery(s, tb) ? -ENOSPC : 0;
+	rc = is_iser(s) ? offer_iser(s, tb) : offer_tcp(s, tb);
+	rc |= offer_session(s, tb);
 	return rc ? -ENOSPC : 0;
 }
 
@@ -157,16 +185,17 @@ static int send_login(struct ini_session *s, bool transit, const char *data,
 {
 	uint8_t bhs[IDM_BHS_LEN] = { 0 };
 
-	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = (uint8_t)((transit ? IDM_ISCSI_LOGIN_TRANSIT : 0) |
-			   (s->login_csg << IDM_ISCSI_LOGIN_CSG_SHIFT) |
-			   (transit ? s->login_nsg : 0));
-	bhs[2] = 0; /* Version-max */
-	bhs[3] = 0; /* Version-min */
-	memcpy(bhs + 8, s->isid, 6);
-	idm_iscsi_put16(bhs + 14, s->tsih);
+	bhs[IDM_ISCSI_BHS_OPCODE] =
+		IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] =
+		(uint8_t)((transit ? IDM_ISCSI_LOGIN_TRANSIT : 0) |
+			  (s->login_csg << IDM_ISCSI_LOGIN_CSG_SHIFT) |
+			  (transit ? s->login_nsg : 0));
+	/* Version-max and Version-min (bytes 2 and 3) stay 0 */
+	memcpy(bhs + INI_BHS_ISID, s->isid, sizeof(s->isid));
+	idm_iscsi_put16(bhs + INI_BHS_TSIH, s->tsih);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put16(bhs + 20, s->cid);
+	idm_iscsi_put16(bhs + INI_BHS_CID, s->cid);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	if (++s->login_rounds > LOGIN_MAX_ROUNDS) {
@@ -220,6 +249,129 @@ static void chal_sent(const uint8_t *c, size_t len)
 	sent_chal[i].len = len;
 }
 
+static int chap_fail(struct ini_session *s, const char *why)
+{
+	ini_session_set_failed(s, -EACCES, "CHAP: %s", why);
+	return -1;
+}
+
+/* AuthMethod=CHAP chosen: offer our algorithms (CHAP_A). */
+static int chap_offer_algs(struct ini_session *s, struct ex_textbuf *req)
+{
+	char list[16];
+
+	ex_chap_alg_list_format(s->o->chap_algs, s->o->nchap_algs, list,
+				sizeof(list));
+	if (ex_text_add(req, "CHAP_A", "%s", list) < 0)
+		return -1;
+	s->chap_state = 1;
+	return 1;
+}
+
+/* The target's CHAP_A must be one value, and one we offered. */
+static int chap_take_alg(struct ini_session *s, const char *a)
+{
+	int want[1];
+
+	want[0] = (int)strtol(a, NULL, 10);
+	if (strchr(a, ',') || ex_chap_alg_choose(want, 1, a) < 0 ||
+	    ex_chap_alg_choose(s->o->chap_algs, s->o->nchap_algs, a) < 0) {
+		ini_session_set_failed(s, -EACCES, "CHAP: the target chose "
+				       "CHAP_A=%.32s, not one we offered", a);
+		return -1;
+	}
+	s->chap_alg = want[0];
+	return 0;
+}
+
+/* CHAP_I and CHAP_C into *idv and chal; the challenge's length, or -1
+ * after failing the session. */
+static int chap_take_challenge(struct ini_session *s, const char *id,
+			       const char *c, uint8_t *idv, uint8_t *chal)
+{
+	uint64_t n;
+	int len = ex_bin_decode(c, chal, EX_CHAP_CHAL_MAX);
+
+	if (ex_parse_num(id, &n) < 0 || n > 255 || len <= 0)
+		return chap_fail(s, "bad CHAP_I or CHAP_C");
+	if (chal_is_ours(chal, (size_t)len))
+		return chap_fail(s, "the target sent back a challenge of ours "
+				 "(reflection)");
+	*idv = (uint8_t)n;
+	return len;
+}
+
+/* CHAP_N and CHAP_R: our answer to the target's challenge. */
+static int chap_add_response(struct ini_session *s, struct ex_textbuf *req,
+			     uint8_t id, const uint8_t *chal, size_t len)
+{
+	uint8_t resp[EX_CHAP_MAX_DIGEST];
+	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
+	int dl = ex_chap_response(s->chap_alg, id, chap_secret(s), chal, len,
+				  resp);
+
+	if (dl < 0) {
+		ini_session_set_failed(s, dl, "CHAP: cannot compute the %s "
+				       "response", ex_chap_alg_name(s->chap_alg));
+		return -1;
+	}
+	ex_hex_encode(resp, (size_t)dl, hex, sizeof(hex));
+	if (ex_text_add(req, "CHAP_N", "%s", chap_user(s)) < 0 ||
+	    ex_text_add(req, "CHAP_R", "%s", hex) < 0)
+		return -1;
+	return 0;
+}
+
+/* Mutual CHAP: CHAP_I and CHAP_C of our own, a new challenge, never the
+ * target's. */
+static int chap_add_challenge(struct ini_session *s, struct ex_textbuf *req,
+			      const uint8_t *theirs, size_t len)
+{
+	size_t dl = ex_chap_digest_len(s->chap_alg);
+	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
+
+	do {
+		if (ex_chap_random(s->chap_chal, dl, &s->chap_id) < 0) {
+			ini_session_set_failed(s, -EIO, "no random bytes");
+			return -1;
+		}
+	} while (dl == len && ex_chap_equal(s->chap_chal, theirs, dl));
+	chal_sent(s->chap_chal, dl);
+	ex_hex_encode(s->chap_chal, dl, hex, sizeof(hex));
+	if (ex_text_add(req, "CHAP_I", "%u", s->chap_id) < 0 ||
+	    ex_text_add(req, "CHAP_C", "%s", hex) < 0)
+		return -1;
+	return 0;
+}
+
+/* The target's challenge: answer it, and with mutual credentials ask
+ * ours. */
+static int chap_answer(struct ini_session *s, struct ex_kv *kv, int n,
+		       struct ex_textbuf *req)
+{
+	const char *a = ex_text_get(kv, (size_t)n, "CHAP_A");
+	const char *id = ex_text_get(kv, (size_t)n, "CHAP_I");
+	const char *c = ex_text_get(kv, (size_t)n, "CHAP_C");
+	uint8_t chal[EX_CHAP_CHAL_MAX], idv = 0;
+	int len;
+
+	if (!a || !id || !c)
+		return chap_fail(s, "the target sent no challenge (CHAP_A, "
+				 "CHAP_I, CHAP_C)");
+	if (chap_take_alg(s, a) < 0)
+		return -1;
+	len = chap_take_challenge(s, id, c, &idv, chal);
+	if (len < 0 || chap_add_response(s, req, idv, chal, (size_t)len) < 0)
+		return -1;
+	if (s->o->mutual_user &&
+	    chap_add_challenge(s, req, chal, (size_t)len) < 0)
+		return -1;
+	ex_dbg("session %d: CHAP with %s%s", s->index,
+	       ex_chap_alg_name(s->chap_alg), s->o->mutual_user ? ", mutual" : "");
+	s->chap_state = 2;
+	return 1;
+}
+
 /*
  * The CHAP keys of a Login Response in the security stage, and the
  * request that follows: CHAP_A after AuthMethod=CHAP, CHAP_N and CHAP_R
@@ -232,83 +384,16 @@ static int chap_step(struct ini_session *s, struct ex_kv *kv, int n,
 		     struct ex_textbuf *req, bool *transit)
 {
 	const char *am = ex_text_get(kv, (size_t)n, "AuthMethod");
-	const char *a = ex_text_get(kv, (size_t)n, "CHAP_A");
-	const char *id = ex_text_get(kv, (size_t)n, "CHAP_I");
-	const char *c = ex_text_get(kv, (size_t)n, "CHAP_C");
-	uint8_t chal[EX_CHAP_CHAL_MAX], resp[EX_CHAP_MAX_DIGEST];
-	char hex[2 * EX_CHAP_CHAL_MAX + 3], list[16];
-	uint64_t idv;
-	int len, dl;
 
 	if (s->chap_state == 0) {
 		if (!am || strcmp(am, "CHAP"))
 			return 0;
-		ex_chap_alg_list_format(s->o->chap_algs, s->o->nchap_algs,
-					list, sizeof(list));
-		if (ex_text_add(req, "CHAP_A", "%s", list) < 0)
-			return -1;
-		s->chap_state = 1;
 		*transit = false;
-		return 1;
+		return chap_offer_algs(s, req);
 	}
 	if (s->chap_state == 1) {
-		int want[1];
-
-		if (!a || !id || !c) {
-			ini_session_set_failed(s, -EACCES, "CHAP: the target sent "
-					       "no challenge (CHAP_A, CHAP_I, CHAP_C)");
-			return -1;
-		}
-		/* one of ours, one value */
-		want[0] = (int)strtol(a, NULL, 10);
-		if (strchr(a, ',') || ex_chap_alg_choose(want, 1, a) < 0 ||
-		    ex_chap_alg_choose(s->o->chap_algs, s->o->nchap_algs, a) < 0) {
-			ini_session_set_failed(s, -EACCES, "CHAP: the target chose "
-					       "CHAP_A=%.32s, not one we offered", a);
-			return -1;
-		}
-		s->chap_alg = want[0];
-		len = ex_bin_decode(c, chal, sizeof(chal));
-		if (ex_parse_num(id, &idv) < 0 || idv > 255 || len <= 0) {
-			ini_session_set_failed(s, -EACCES, "CHAP: bad CHAP_I or CHAP_C");
-			return -1;
-		}
-		if (chal_is_ours(chal, (size_t)len)) {
-			ini_session_set_failed(s, -EACCES, "CHAP: the target sent "
-					       "back a challenge of ours (reflection)");
-			return -1;
-		}
-		dl = ex_chap_response(s->chap_alg, (uint8_t)idv, chap_secret(s),
-				      chal, (size_t)len, resp);
-		if (dl < 0) {
-			ini_session_set_failed(s, dl, "CHAP: cannot compute the "
-					       "%s response", ex_chap_alg_name(s->chap_alg));
-			return -1;
-		}
-		ex_hex_encode(resp, (size_t)dl, hex, sizeof(hex));
-		if (ex_text_add(req, "CHAP_N", "%s", chap_user(s)) < 0 ||
-		    ex_text_add(req, "CHAP_R", "%s", hex) < 0)
-			return -1;
-		if (s->o->mutual_user) {
-			dl = (int)ex_chap_digest_len(s->chap_alg);
-			/* a new challenge, never the target's */
-			do {
-				if (ex_chap_random(s->chap_chal, (size_t)dl, &s->chap_id) < 0) {
-					ini_session_set_failed(s, -EIO, "no random bytes");
-					return -1;
-				}
-			} while (dl == len && ex_chap_equal(s->chap_chal, chal, (size_t)dl));
-			chal_sent(s->chap_chal, (size_t)dl);
-			ex_hex_encode(s->chap_chal, (size_t)dl, hex, sizeof(hex));
-			if (ex_text_add(req, "CHAP_I", "%u", s->chap_id) < 0 ||
-			    ex_text_add(req, "CHAP_C", "%s", hex) < 0)
-				return -1;
-		}
-		ex_dbg("session %d: CHAP with %s%s", s->index,
-		       ex_chap_alg_name(s->chap_alg), s->o->mutual_user ? ", mutual" : "");
-		s->chap_state = 2;
 		*transit = true;
-		return 1;
+		return chap_answer(s, kv, n, req);
 	}
 	return 0;
 }
@@ -489,6 +574,88 @@ static int apply(struct ini_session *s, const char *key, const char *val)
 	return 0;
 }
 
+/* MaxRecvDataSegmentLength is declarative: the target's own receive
+ * limit (ours went the other way); ignored on iSER (RFC 7145 section
+ * 6.2). */
+static int take_target_dsl(struct ini_session *s, const char *key,
+			   const char *val)
+{
+	struct ini_offer *of;
+	uint64_t n;
+
+	if (ex_parse_num(val, &n) < 0 || n < 512 || n > 16777215) {
+		ini_session_set_failed(s, -EPROTO,
+				       "bad MaxRecvDataSegmentLength=%s", val);
+		return -EPROTO;
+	}
+	if (!is_iser(s))
+		s->params.remote_dsl = (uint32_t)n;
+	if ((of = find_offer(s, key)))
+		of->answered = true;
+	return 0;
+}
+
+static bool is_logged_declaration(const char *key)
+{
+	return !strcmp(key, "TargetAlias") || !strcmp(key, "TargetAddress") ||
+	       !strcmp(key, "TargetPortalGroupTag") ||
+	       !strcmp(key, "TargetName");
+}
+
+/* The target's answer to one of our offers. */
+static int take_answer(struct ini_session *s, const struct ex_key *k,
+		       struct ini_offer *of, const char *val)
+{
+	char out[256];
+	int rc;
+
+	of->answered = true;
+	if (!k)
+		return 0;
+	rc = ex_key_accept(k, of->val, val, out, sizeof(out));
+	if (rc == -ENOENT) {
+		ex_info("session %d: target answered %s=%s; keeping the "
+			"default", s->index, of->key, val);
+		if ((!strcmp(of->key, "HeaderDigest") ||
+		     !strcmp(of->key, "DataDigest")) &&
+		    !strcmp(of->val, "CRC32C")) {
+			ini_session_set_failed(s, -EPROTO,
+					       "target refused %s=CRC32C",
+					       of->key);
+			return -EPROTO;
+		}
+		return 0;
+	}
+	if (rc < 0) {
+		ini_session_set_failed(s, -EPROTO,
+				       "target answered %s=%s to our %s",
+				       of->key, val, of->val);
+		return -EPROTO;
+	}
+	return apply(s, of->key, out);
+}
+
+/* The target's own offer: answer it in the next Login Request. */
+static int answer_offer(struct ini_session *s, const struct ex_key *k,
+			struct ex_textbuf *answers, const char *key,
+			const char *val)
+{
+	char out[256], mine_buf[32];
+	const char *mine = k ? my_value(s, key, mine_buf, sizeof(mine_buf))
+			     : NULL;
+	int rc;
+
+	if (!mine) {
+		rc = ex_text_add(answers, key, "NotUnderstood");
+	} else {
+		rc = ex_key_respond(k, val, mine, out, sizeof(out));
+		if (rc == 0)
+			apply(s, key, out);
+		rc = ex_text_add(answers, key, "%s", out);
+	}
+	return rc < 0 ? -ENOSPC : 0;
+}
+
 /*
  * One key of a Login Response: the answer to one of our offers, a
  * declaration, or an offer of the target's that we answer next round.
@@ -498,69 +665,16 @@ static int handle_key(struct ini_session *s, struct ex_textbuf *answers,
 {
 	const struct ex_key *k = ex_key_find(key);
 	struct ini_offer *of;
-	char out[256], mine_buf[32];
-	const char *mine;
-	uint64_t n;
-	int rc;
 
 	ex_dbg("session %d: login key %s=%s", s->index, key, val);
-	if (!strcmp(key, "MaxRecvDataSegmentLength")) {
-		/* Declarative: the target's own receive limit (ours went the
-		 * other way); ignored on iSER (RFC 7145 section 6.2). */
-		if (ex_parse_num(val, &n) < 0 || n < 512 || n > 16777215) {
-			ini_session_set_failed(
-				s, -EPROTO, "bad MaxRecvDataSegmentLength=%s",
-				val);
-			return -EPROTO;
-		}
-		if (!is_iser(s))
-			s->params.remote_dsl = (uint32_t)n;
-		if ((of = find_offer(s, key)))
-			of->answered = true;
+	if (!strcmp(key, "MaxRecvDataSegmentLength"))
+		return take_target_dsl(s, key, val);
+	if (is_logged_declaration(key))
 		return 0;
-	}
-	if (!strcmp(key, "TargetAlias") || !strcmp(key, "TargetAddress") ||
-	    !strcmp(key, "TargetPortalGroupTag") || !strcmp(key, "TargetName"))
-		return 0; /* declarations we only log */
 	of = find_offer(s, key);
-	if (of && !of->answered) {
-		of->answered = true;
-		if (!k)
-			return 0;
-		rc = ex_key_accept(k, of->val, val, out, sizeof(out));
-		if (rc == -ENOENT) {
-			ex_info("session %d: target answered %s=%s; keeping "
-				"the default",
-				s->index, key, val);
-			if ((!strcmp(key, "HeaderDigest") ||
-			     !strcmp(key, "DataDigest")) &&
-			    !strcmp(of->val, "CRC32C")) {
-				ini_session_set_failed(
-					s, -EPROTO, "target refused %s=CRC32C",
-					key);
-				return -EPROTO;
-			}
-			return 0;
-		}
-		if (rc < 0) {
-			ini_session_set_failed(
-				s, -EPROTO, "target answered %s=%s to our %s",
-				key, val, of->val);
-			return -EPROTO;
-		}
-		return apply(s, key, out);
-	}
-	/* The target's own offer: answer it in the next Login Request. */
-	mine = k ? my_value(s, key, mine_buf, sizeof(mine_buf)) : NULL;
-	if (!k || !mine) {
-		rc = ex_text_add(answers, key, "NotUnderstood");
-	} else {
-		rc = ex_key_respond(k, val, mine, out, sizeof(out));
-		if (rc == 0)
-			apply(s, key, out);
-		rc = ex_text_add(answers, key, "%s", out);
-	}
-	return rc < 0 ? -ENOSPC : 0;
+	if (of && !of->answered)
+		return take_answer(s, k, of, val);
+	return answer_offer(s, k, answers, key, val);
 }
 
 /* RFC 7143 section 11.13.5: Status-Class and Status-Detail of a Login
@@ -632,10 +746,11 @@ static void login_status_describe(char *buf, size_t len, uint8_t cls,
 				  size_t dlen)
 {
 	static const char key[] = "TargetAddress=";
+	bool redirect = cls == INI_LOGIN_CLASS_REDIRECT;
 	const char *to = NULL;
 	int tolen = 0;
 
-	for (size_t off = 0; cls == 1 && data && off < dlen;) {
+	for (size_t off = 0; redirect && data && off < dlen;) {
 		const char *kv = (const char *)data + off;
 		size_t n = strnlen(kv, dlen - off);
 
@@ -650,21 +765,26 @@ static void login_status_describe(char *buf, size_t len, uint8_t cls,
 	}
 	/* "redirection: target moved ..." says the same thing twice */
 	snprintf(buf, len, "%s%s%s (0x%02x%02x)%s%.*s",
-		 cls == 1 ? "" : login_status_class(cls), cls == 1 ? "" : ": ",
+		 redirect ? "" : login_status_class(cls), redirect ? "" : ": ",
 		 login_status_text(cls, detail), cls, detail, to ? " to " : "",
 		 tolen, to ? to : "");
 }
 
-static int notice_and_enable(struct ini_session *s)
+static const char *yes_no(bool b)
 {
-	struct ini_params *p = &s->params;
-	char buf[1024];
-	struct ex_textbuf tb;
-	int rc = 0;
+	return b ? "Yes" : "No";
+}
 
-	/* RFC 7143 6.2.2: an answer is optional when our offer alone fixes
-	 * the outcome (AND with No, OR with Yes); LIO leaves those out, and
-	 * the result is then our offer, not the default. */
+static const char *digest_name(bool crc32c)
+{
+	return crc32c ? "CRC32C" : "None";
+}
+
+/* RFC 7143 6.2.2: an answer is optional when our offer alone fixes the
+ * outcome (AND with No, OR with Yes); LIO leaves those out, and the
+ * result is then our offer, not the default. */
+static void apply_unanswered(struct ini_session *s)
+{
 	for (int i = 0; i < s->noffers; i++) {
 		const struct ini_offer *of = &s->offers[i];
 		const struct ex_key *k = ex_key_find(of->key);
@@ -674,67 +794,276 @@ static int notice_and_enable(struct ini_session *s)
 		     (k->type == EX_KT_BOOL_OR && !strcmp(of->val, "Yes"))))
 			apply(s, of->key, of->val);
 	}
-	if (p->first_burst > p->max_burst)
-		p->first_burst = p->max_burst; /* RFC 7143 section 13.14 */
-	ex_textbuf_init(&tb, buf, sizeof(buf));
-	rc |= ex_text_add(&tb, "HeaderDigest", "%s",
-			  p->header_digest ? "CRC32C" : "None");
-	rc |= ex_text_add(&tb, "DataDigest", "%s",
-			  p->data_digest ? "CRC32C" : "None");
-	rc |= ex_text_add(&tb, "MaxBurstLength", "%u", p->max_burst);
-	rc |= ex_text_add(&tb, "FirstBurstLength", "%u", p->first_burst);
-	rc |= ex_text_add(&tb, "ImmediateData", "%s",
-			  p->immediate_data ? "Yes" : "No");
-	rc |= ex_text_add(&tb, "InitialR2T", "%s",
-			  p->initial_r2t ? "Yes" : "No");
-	rc |= ex_text_add(&tb, "MaxOutstandingR2T", "%u",
+}
+
+/* The negotiated keys as Notice_Key_Values hands them to the provider. */
+static int build_notice(const struct ini_session *s, struct ex_textbuf *tb)
+{
+	const struct ini_params *p = &s->params;
+	int rc = 0;
+
+	rc |= ex_text_add(tb, "HeaderDigest", "%s",
+			  digest_name(p->header_digest));
+	rc |= ex_text_add(tb, "DataDigest", "%s", digest_name(p->data_digest));
+	rc |= ex_text_add(tb, "MaxBurstLength", "%u", p->max_burst);
+	rc |= ex_text_add(tb, "FirstBurstLength", "%u", p->first_burst);
+	rc |= ex_text_add(tb, "ImmediateData", "%s", yes_no(p->immediate_data));
+	rc |= ex_text_add(tb, "InitialR2T", "%s", yes_no(p->initial_r2t));
+	rc |= ex_text_add(tb, "MaxOutstandingR2T", "%u",
 			  p->max_outstanding_r2t);
-	rc |= ex_text_add(&tb, "ErrorRecoveryLevel", "%u", p->erl);
-	rc |= ex_text_add(&tb, "DataPDUInOrder", "%s",
-			  p->data_pdu_in_order ? "Yes" : "No");
-	rc |= ex_text_add(&tb, "DataSequenceInOrder", "%s",
-			  p->data_seq_in_order ? "Yes" : "No");
+	rc |= ex_text_add(tb, "ErrorRecoveryLevel", "%u", p->erl);
+	rc |= ex_text_add(tb, "DataPDUInOrder", "%s",
+			  yes_no(p->data_pdu_in_order));
+	rc |= ex_text_add(tb, "DataSequenceInOrder", "%s",
+			  yes_no(p->data_seq_in_order));
 	if (!is_iser(s))
-		rc |= ex_text_add(&tb, "MaxRecvDataSegmentLength", "%u",
+		rc |= ex_text_add(tb, "MaxRecvDataSegmentLength", "%u",
 				  p->remote_dsl);
-	rc |= ex_text_add(&tb, "InitiatorRecvDataSegmentLength", "%u",
+	rc |= ex_text_add(tb, "InitiatorRecvDataSegmentLength", "%u",
 			  p->local_dsl);
-	rc |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u",
+	rc |= ex_text_add(tb, "TargetRecvDataSegmentLength", "%u",
 			  p->remote_dsl);
 	if (p->rdma) {
-		rc |= ex_text_add(&tb, "RDMAExtensions", "Yes");
+		rc |= ex_text_add(tb, "RDMAExtensions", "Yes");
 		/* our declarations: the provider sends the Hello on
 		 * Enable_Datamover when iSERHelloRequired=Yes */
-		rc |= ex_text_add(&tb, "TaggedBufferForSolicitedDataOnly", "%s",
-				  p->tagged_solicited ? "Yes" : "No");
-		rc |= ex_text_add(&tb, "iSERHelloRequired", "%s",
-				  p->iser_hello ? "Yes" : "No");
+		rc |= ex_text_add(tb, "TaggedBufferForSolicitedDataOnly", "%s",
+				  yes_no(p->tagged_solicited));
+		rc |= ex_text_add(tb, "iSERHelloRequired", "%s",
+				  yes_no(p->iser_hello));
 	}
-	if (rc)
-		return -ENOSPC;
-	rc = idm_notice_key_values(s->conn, buf, tb.len);
-	if (rc < 0) {
-		ini_session_set_failed(s, rc, "Notice_Key_Values: %s (%s)",
+	return rc;
+}
+
+/* A failed datamover call fails the session with libidm's words. */
+static int datamover_result(struct ini_session *s, int rc, const char *what)
+{
+	if (rc < 0)
+		ini_session_set_failed(s, rc, "%s: %s (%s)", what,
 				       idm_strerror(rc),
 				       idm_conn_error(s->conn));
-		return rc;
-	}
-	rc = idm_enable_datamover(s->conn, NULL, NULL, 0);
-	if (rc < 0) {
-		ini_session_set_failed(s, rc, "Enable_Datamover: %s (%s)",
-				       idm_strerror(rc),
-				       idm_conn_error(s->conn));
-		return rc;
-	}
+	return rc;
+}
+
+static void log_full_feature(const struct ini_session *s)
+{
+	const struct ini_params *p = &s->params;
+
 	ex_info("session %d: full feature phase: TSIH 0x%04x, digests %s/%s, "
 		"ImmediateData=%s InitialR2T=%s FirstBurst=%u MaxBurst=%u "
 		"MRDSL local %u remote %u",
-		s->index, s->tsih, p->header_digest ? "CRC32C" : "None",
-		p->data_digest ? "CRC32C" : "None",
-		p->immediate_data ? "Yes" : "No", p->initial_r2t ? "Yes" : "No",
-		p->first_burst, p->max_burst, p->local_dsl, p->remote_dsl);
+		s->index, s->tsih, digest_name(p->header_digest),
+		digest_name(p->data_digest), yes_no(p->immediate_data),
+		yes_no(p->initial_r2t), p->first_burst, p->max_burst,
+		p->local_dsl, p->remote_dsl);
+}
+
+/* The final Login Response: hand the keys to the provider and let it
+ * take over the data path (RFC 5047 Notice_Key_Values and
+ * Enable_Datamover). */
+static int notice_and_enable(struct ini_session *s)
+{
+	struct ini_params *p = &s->params;
+	char buf[1024];
+	struct ex_textbuf tb;
+	int rc;
+
+	apply_unanswered(s);
+	if (p->first_burst > p->max_burst)
+		p->first_burst = p->max_burst; /* RFC 7143 section 13.14 */
+	ex_textbuf_init(&tb, buf, sizeof(buf));
+	if (build_notice(s, &tb))
+		return -ENOSPC;
+	rc = datamover_result(s, idm_notice_key_values(s->conn, buf, tb.len),
+			      "Notice_Key_Values");
+	if (rc < 0)
+		return rc;
+	rc = datamover_result(s, idm_enable_datamover(s->conn, NULL, NULL, 0),
+			      "Enable_Datamover");
+	if (rc < 0)
+		return rc;
+	log_full_feature(s);
 	s->state = INI_S_FFP;
 	return 0;
+}
+
+static int rsp_csg(uint8_t flags)
+{
+	return (flags & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+}
+
+static int rsp_nsg(uint8_t flags)
+{
+	return flags & IDM_ISCSI_LOGIN_NSG_MASK;
+}
+
+static bool rsp_transit(const uint8_t *bhs)
+{
+	return bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_LOGIN_TRANSIT;
+}
+
+/* A Status-Class other than success ends the login, saying why. */
+static void login_refused(struct ini_session *s, const uint8_t *bhs,
+			  const uint8_t *data, size_t len)
+{
+	uint8_t cls = bhs[INI_BHS_LOGIN_CLASS];
+	char st[384];
+
+	login_status_describe(st, sizeof(st), cls, bhs[INI_BHS_LOGIN_DETAIL],
+			      data, len);
+	ini_session_set_failed(s, -ECONNREFUSED, "login %s: %s",
+			       cls == INI_LOGIN_CLASS_REDIRECT
+				       ? "redirected (not followed)"
+				       : "refused",
+			       st);
+}
+
+/* Our ITT, a success, and the stages we are in and asked for; false
+ * after failing the session. */
+static bool login_rsp_valid(struct ini_session *s, const uint8_t *bhs,
+			    const uint8_t *data, size_t len)
+{
+	uint8_t flags = bhs[IDM_ISCSI_BHS_FLAGS];
+	bool transit = flags & IDM_ISCSI_LOGIN_TRANSIT;
+	bool cont = flags & IDM_ISCSI_LOGIN_CONTINUE;
+
+	if (idm_iscsi_bhs_itt(bhs) != s->ctl.itt) {
+		ini_session_set_failed(s, -EPROTO,
+				       "Login Response for ITT 0x%08x",
+				       idm_iscsi_bhs_itt(bhs));
+		return false;
+	}
+	if (bhs[INI_BHS_LOGIN_CLASS] != 0) {
+		login_refused(s, bhs, data, len);
+		return false;
+	}
+	if (rsp_csg(flags) != s->login_csg || (transit && cont) ||
+	    (transit && rsp_nsg(flags) != s->login_nsg)) {
+		ini_session_set_failed(
+			s, -EPROTO,
+			"bad Login Response stages: flags 0x%02x in stage %d",
+			flags, s->login_csg);
+		return false;
+	}
+	return true;
+}
+
+/* The first Login Response sets StatSN (RFC 7143 section 11.13.4); the
+ * later ones are checked against it. In a target's PDU the CmdSN field
+ * holds StatSN, and ExpStatSN ExpCmdSN. */
+static void login_take_sn(struct ini_session *s, const uint8_t *bhs)
+{
+	if (s->login_have_statsn) {
+		ini_session_update_sn(s, bhs, true);
+		return;
+	}
+	s->login_have_statsn = true;
+	s->exp_statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1;
+	s->exp_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);
+	s->max_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_MAX_CMDSN);
+}
+
+/* The text of this response added to what came before. The keys once
+ * all of it is here: their count, or -1 when the session failed or an
+ * empty request went to fetch the rest (C bit). */
+static int login_rsp_keys(struct ini_session *s, const uint8_t *bhs,
+			  const uint8_t *data, size_t len, struct ex_kv *kv)
+{
+	int n;
+
+	if (ini_text_append(s, data, len) < 0) {
+		ini_session_set_failed(s, -E2BIG, "login text over %d bytes",
+				       INI_TEXT_MAX);
+		return -1;
+	}
+	if (bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_LOGIN_CONTINUE) {
+		send_login(s, false, NULL, 0);
+		return -1;
+	}
+	n = ex_text_parse(s->text, s->text_len, kv, LOGIN_MAX_KEYS);
+	if (n < 0)
+		ini_session_set_failed(s, -EPROTO, "malformed login text (%d)",
+				       n);
+	return n;
+}
+
+/* Every key but CHAP's: answers to our offers, and our answers to the
+ * target's, into `answers`. -1 after failing the session. */
+static int take_keys(struct ini_session *s, const struct ex_kv *kv, int n,
+		     struct ex_textbuf *answers)
+{
+	for (int i = 0; i < n; i++) {
+		if (!strncmp(kv[i].key, "CHAP_", 5) ||
+		    handle_key(s, answers, kv[i].key, kv[i].val) == 0)
+			continue;
+		if (s->state != INI_S_FAILED)
+			ini_session_set_failed(s, -E2BIG,
+					       "too many login keys");
+		return -1;
+	}
+	return 0;
+}
+
+/* The security stage's part of a Login Response: CHAP's next request,
+ * or, when the target moves on, the checks of mutual CHAP. 1: a request
+ * went out, 0: go on, -1: the session failed. */
+static int security_rsp(struct ini_session *s, bool transit, struct ex_kv *kv,
+			int n, struct ex_textbuf *answers)
+{
+	bool t = true;
+	int r = chap_step(s, kv, n, answers, &t);
+
+	if (r < 0) {
+		if (s->state != INI_S_FAILED)
+			ini_session_set_failed(s, -E2BIG, "CHAP keys do not fit");
+		return -1;
+	}
+	if (r == 1 && !transit) {
+		send_login(s, t, answers->p, answers->len);
+		return 1;
+	}
+	if (transit && chap_check_target(s, kv, n) < 0)
+		return -1;
+	if (transit && chap_user(s) && s->chap_state == 1) {
+		ini_session_set_failed(s, -EPROTO, "CHAP: the target "
+				       "transited before its challenge");
+		return -1;
+	}
+	return 0;
+}
+
+/* Security done: offer the operational keys. */
+static void start_operational(struct ini_session *s,
+			      struct ex_textbuf *answers)
+{
+	s->login_csg = IDM_ISCSI_STAGE_OPERATIONAL;
+	s->login_nsg = IDM_ISCSI_STAGE_FULL_FEATURE;
+	s->login_rounds = 0;
+	s->noffers = 0;
+	if (build_operational(s, answers) < 0) {
+		ini_session_set_failed(s, -ENOSPC, "login keys do not fit");
+		return;
+	}
+	send_login(s, true, answers->p, answers->len);
+}
+
+/* What follows a complete Login Response: another round in this stage,
+ * the next stage, or the full feature phase. */
+static void login_advance(struct ini_session *s, const uint8_t *bhs,
+			  struct ex_textbuf *answers)
+{
+	if (!rsp_transit(bhs)) {
+		/* The target wants another round in this stage. */
+		send_login(s, true, answers->p, answers->len);
+		return;
+	}
+	s->tsih = idm_iscsi_get16(bhs + INI_BHS_TSIH);
+	if (rsp_nsg(bhs[IDM_ISCSI_BHS_FLAGS]) == IDM_ISCSI_STAGE_FULL_FEATURE) {
+		if (notice_and_enable(s) == 0)
+			s->login_done = true;
+		return;
+	}
+	start_operational(s, answers);
 }
 
 void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
@@ -743,116 +1072,20 @@ void ini_login_rsp(struct ini_session *s, const uint8_t *bhs,
 	struct ex_kv kv[LOGIN_MAX_KEYS];
 	struct ex_textbuf answers;
 	char req[1024];
-	uint8_t flags = bhs[1];
-	bool transit = flags & IDM_ISCSI_LOGIN_TRANSIT;
-	bool cont = flags & IDM_ISCSI_LOGIN_CONTINUE;
-	int csg = (flags & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
-	int nsg = flags & IDM_ISCSI_LOGIN_NSG_MASK;
-	uint32_t statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 	int n;
 
-	if (idm_iscsi_bhs_itt(bhs) != s->ctl.itt) {
-		ini_session_set_failed(s, -EPROTO,
-				       "Login Response for ITT 0x%08x",
-				       idm_iscsi_bhs_itt(bhs));
+	if (!login_rsp_valid(s, bhs, data, len))
 		return;
-	}
-	if (bhs[36] != 0) {
-		char st[384];
-
-		login_status_describe(st, sizeof(st), bhs[36], bhs[37], data,
-				      len);
-		ini_session_set_failed(s, -ECONNREFUSED, "login %s: %s",
-				       bhs[36] == 1 ? "redirected (not followed)"
-						    : "refused",
-				       st);
+	login_take_sn(s, bhs);
+	n = login_rsp_keys(s, bhs, data, len, kv);
+	if (n < 0)
 		return;
-	}
-	if (csg != s->login_csg || (transit && cont) ||
-	    (transit && (nsg != s->login_nsg))) {
-		ini_session_set_failed(
-			s, -EPROTO,
-			"bad Login Response stages: flags 0x%02x in stage %d",
-			flags, s->login_csg);
-		return;
-	}
-	/* The first Login Response sets StatSN (RFC 7143 section 11.13.4). */
-	if (!s->login_have_statsn) {
-		s->login_have_statsn = true;
-		s->exp_statsn = statsn + 1;
-		s->exp_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN);
-		s->max_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_MAX_CMDSN);
-	} else {
-		ini_session_update_sn(s, bhs, true);
-	}
-	if (ini_text_append(s, data, len) < 0) {
-		ini_session_set_failed(s, -E2BIG, "login text over %d bytes",
-				       INI_TEXT_MAX);
-		return;
-	}
-	if (cont) {
-		/* Partial text: an empty request fetches the rest. */
-		send_login(s, false, NULL, 0);
-		return;
-	}
-	n = ex_text_parse(s->text, s->text_len, kv, LOGIN_MAX_KEYS);
-	if (n < 0) {
-		ini_session_set_failed(s, -EPROTO, "malformed login text (%d)",
-				       n);
-		return;
-	}
 	ex_textbuf_init(&answers, req, sizeof(req));
-	for (int i = 0; i < n; i++)
-		if (strncmp(kv[i].key, "CHAP_", 5) &&
-		    handle_key(s, &answers, kv[i].key, kv[i].val) < 0) {
-			if (s->state != INI_S_FAILED)
-				ini_session_set_failed(s, -E2BIG,
-						       "too many login keys");
-			return;
-		}
+	if (take_keys(s, kv, n, &answers) < 0)
+		return;
 	s->text_len = 0;
-
-	if (s->login_csg == IDM_ISCSI_STAGE_SECURITY) {
-		bool t = true;
-		int r = chap_step(s, kv, n, &answers, &t);
-
-		if (r < 0) {
-			if (s->state != INI_S_FAILED)
-				ini_session_set_failed(s, -E2BIG, "CHAP keys do not fit");
-			return;
-		}
-		if (r == 1 && !transit) {
-			send_login(s, t, req, answers.len);
-			return;
-		}
-		if (transit && chap_check_target(s, kv, n) < 0)
-			return;
-		if (transit && chap_user(s) && s->chap_state == 1) {
-			ini_session_set_failed(s, -EPROTO, "CHAP: the target "
-					       "transited before its challenge");
-			return;
-		}
-	}
-	if (!transit) {
-		/* The target wants another round in this stage. */
-		send_login(s, true, req, answers.len);
+	if (s->login_csg == IDM_ISCSI_STAGE_SECURITY &&
+	    security_rsp(s, rsp_transit(bhs), kv, n, &answers) != 0)
 		return;
-	}
-	if (nsg == IDM_ISCSI_STAGE_FULL_FEATURE) {
-		s->tsih = idm_iscsi_get16(bhs + 14);
-		if (notice_and_enable(s) == 0)
-			s->login_done = true;
-		return;
-	}
-	/* Security done: offer the operational keys. */
-	s->login_csg = IDM_ISCSI_STAGE_OPERATIONAL;
-	s->login_nsg = IDM_ISCSI_STAGE_FULL_FEATURE;
-	s->login_rounds = 0;
-	s->noffers = 0;
-	s->tsih = idm_iscsi_get16(bhs + 14);
-	if (build_operational(s, &answers) < 0) {
-		ini_session_set_failed(s, -ENOSPC, "login keys do not fit");
-		return;
-	}
-	send_login(s, true, req, answers.len);
+	login_advance(s, bhs, &answers);
 }

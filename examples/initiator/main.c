@@ -100,16 +100,12 @@ static int provider_for_url(struct ini_opts *o, idm_ctx *ctx)
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The command line into o. -1: go on; else the exit code (after --help,
+ * --version or a usage error). */
+static int parse_args(struct ini_opts *o, int argc, char **argv)
 {
-	struct ini_opts o;
-	struct idm_ctx_attr attr = { .size = sizeof(attr) };
-	struct ini_lun_info li;
-	char target[INI_MAX_NAME];
-	idm_ctx *ctx;
-	int rc;
+	int rc = ini_opts_parse(o, argc, argv);
 
-	rc = ini_opts_parse(&o, argc, argv);
 	if (rc == 1) {
 		ini_usage(stdout, argv[0]);
 		return 0;
@@ -122,19 +118,61 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
 		return 2;
 	}
-	ex_log_init(argv[0], o.log_level);
-	if (ini_credentials_load(&o) < 0)
-		return 2;
+	return -1;
+}
+
+static void setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
 	/* a peer closing mid-write must not kill us; libidm reports EPIPE */
 	signal(SIGPIPE, SIG_IGN);
 	/* Ctrl-C ends a benchmark early (with its report) or a wait */
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
 
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
+/* RFC 7145 section 6.1: a forced digest cannot be had on iSER. */
+static void warn_iser_digests(const struct ini_opts *o)
+{
+	if (!strcmp(o->provider, "iser") &&
+	    (o->header_digest == INI_YES || o->data_digest == INI_YES))
+		ex_warn("digests are always None on iSER (RFC 7145 section "
+			"6.1)");
+}
+
+/* Discovery (unless skipped), the normal session, the benchmark. */
+static int run(const struct ini_opts *o, idm_ctx *ctx)
+{
+	struct ini_lun_info li;
+	char target[INI_MAX_NAME];
+	int rc = 0;
+
+	snprintf(target, sizeof(target), "%s", o->portal.target);
+	if (!o->no_discovery)
+		rc = ini_discover(o, ctx, target, sizeof(target));
+	if (rc == 0)
+		rc = normal_session(o, ctx, target, &li);
+	if (rc == 0 && o->bench)
+		rc = ini_bench(o, ctx, target, &li);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ini_opts o;
+	struct idm_ctx_attr attr = { .size = sizeof(attr) };
+	idm_ctx *ctx;
+	int rc;
+
+	rc = parse_args(&o, argc, argv);
+	if (rc >= 0)
+		return rc;
+	ex_log_init(argv[0], o.log_level);
+	if (ini_credentials_load(&o) < 0)
+		return 2;
+	setup_signals();
 	attr.log_fn = ex_log_idm_sink;
 	attr.log_level = o.log_level;
 	rc = idm_ctx_create(&attr, &ctx);
@@ -146,17 +184,8 @@ int main(int argc, char **argv)
 		idm_ctx_destroy(ctx);
 		return 1;
 	}
-	if (!strcmp(o.provider, "iser") &&
-	    (o.header_digest == INI_YES || o.data_digest == INI_YES))
-		ex_warn("digests are always None on iSER (RFC 7145 section "
-			"6.1)");
-	snprintf(target, sizeof(target), "%s", o.portal.target);
-	if (!o.no_discovery)
-		rc = ini_discover(&o, ctx, target, sizeof(target));
-	if (rc == 0)
-		rc = normal_session(&o, ctx, target, &li);
-	if (rc == 0 && o.bench)
-		rc = ini_bench(&o, ctx, target, &li);
+	warn_iser_digests(&o);
+	rc = run(&o, ctx);
 	idm_ctx_destroy(ctx);
 	fflush(stdout);
 	if (rc < 0) {

@@ -29,21 +29,6 @@
 
 #define NS 1000000000ull
 
-const char *ini_cdb_name(uint8_t op)
-{
-	switch (op) {
-	case 0x00: return "TEST UNIT READY";
-	case 0x12: return "INQUIRY";
-	case 0x28: return "READ(10)";
-	case 0x2a: return "WRITE(10)";
-	case 0x88: return "READ(16)";
-	case 0x8a: return "WRITE(16)";
-	case 0x9e: return "READ CAPACITY(16)";
-	case 0xa0: return "REPORT LUNS";
-	default: return "SCSI command";
-	}
-}
-
 /* Protocol violations and local errors: a new connection to the same
  * target would only meet them again. */
 static bool recoverable(int err)
@@ -60,6 +45,23 @@ static bool recoverable(int err)
 		return false;
 	default:
 		return true;
+	}
+}
+
+/* What was in flight goes out again on the next connection. The tasks
+ * stay with the old connection; idm_conn_destroy frees them. */
+static void keep_for_retry(struct ini_session *s)
+{
+	for (uint32_t i = 0; i < s->ncmds; i++) {
+		struct ini_cmd *c = &s->cmds[i];
+
+		if (!c->busy || !c->submitted)
+			continue;
+		c->task = NULL;
+		c->submitted = false;
+		s->inflight--;
+		c->retry = true;
+		s->nretry++;
 	}
 }
 
@@ -87,19 +89,7 @@ void ini_session_conn_lost(struct ini_session *s, int err, const char *fmt,
 		idm_connection_terminate(s->conn);
 	s->conn_gone = true;
 	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
-	/* What was in flight goes out again on the next connection. The
-	 * tasks stay with the old connection; idm_conn_destroy frees them. */
-	for (uint32_t i = 0; i < s->ncmds; i++) {
-		struct ini_cmd *c = &s->cmds[i];
-
-		if (!c->busy || !c->submitted)
-			continue;
-		c->task = NULL;
-		c->submitted = false;
-		s->inflight--;
-		c->retry = true;
-		s->nretry++;
-	}
+	keep_for_retry(s);
 	if (s->ctl.itt != IDM_ISCSI_RESERVED_TAG && !s->ctl.done) {
 		s->ctl.result = err;
 		s->ctl.done = true;
@@ -125,8 +115,8 @@ static void send_ping(struct ini_session *s, uint64_t now)
 	/* RFC 7143 11.18: an immediate NOP-Out with a valid ITT asks for a
 	 * NOP-In; it takes no CmdSN. */
 	s->ping_itt = ini_session_next_itt(s);
-	bhs[0] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_NOP_OUT | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ping_itt);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
@@ -141,33 +131,32 @@ static void send_ping(struct ini_session *s, uint64_t now)
 				       idm_strerror(rc));
 }
 
-static void liveness(struct ini_session *s)
+/* A ping after the idle interval; -1 when the one in flight went
+ * unanswered for the NOP-Out timeout and the connection is lost. */
+static int ping_check(struct ini_session *s, uint64_t now)
 {
 	const struct ini_opts *o = s->o;
-	uint64_t now = ini_now_ns();
 
-	if (now - s->last_scan_ns < NS / 10)
-		return;
-	s->last_scan_ns = now;
-	if (o->noop_interval_s > 0) {
-		if (s->ping_itt != IDM_ISCSI_RESERVED_TAG) {
-			if (now - s->ping_sent_ns >=
-			    (uint64_t)o->noop_timeout_s * NS) {
-				ini_session_conn_lost(
-					s, -ETIMEDOUT,
-					"connection lost: dead peer: NOP-Out "
-					"ping not answered within %d s",
-					o->noop_timeout_s);
-				return;
-			}
-		} else if (now - s->last_rx_ns >=
-			   (uint64_t)o->noop_interval_s * NS) {
+	if (s->ping_itt == IDM_ISCSI_RESERVED_TAG) {
+		if (now - s->last_rx_ns >= (uint64_t)o->noop_interval_s * NS)
 			send_ping(s, now);
-		}
+		return 0;
 	}
-	/* A ping in flight decides first whether the link is dead. */
-	if (s->ping_itt != IDM_ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
-		return;
+	if (now - s->ping_sent_ns < (uint64_t)o->noop_timeout_s * NS)
+		return 0;
+	ini_session_conn_lost(s, -ETIMEDOUT,
+			      "connection lost: dead peer: NOP-Out ping not "
+			      "answered within %d s",
+			      o->noop_timeout_s);
+	return -1;
+}
+
+/* The first command unanswered for the command timeout fails the
+ * session. */
+static void command_timeouts(struct ini_session *s, uint64_t now)
+{
+	const struct ini_opts *o = s->o;
+
 	for (uint32_t i = 0; i < s->ncmds; i++) {
 		const struct ini_cmd *c = &s->cmds[i];
 
@@ -181,6 +170,22 @@ static void liveness(struct ini_session *s)
 				       o->timeout_s);
 		return;
 	}
+}
+
+static void liveness(struct ini_session *s)
+{
+	const struct ini_opts *o = s->o;
+	uint64_t now = ini_now_ns();
+
+	if (now - s->last_scan_ns < NS / 10)
+		return;
+	s->last_scan_ns = now;
+	if (o->noop_interval_s > 0 && ping_check(s, now) < 0)
+		return;
+	/* A ping in flight decides first whether the link is dead. */
+	if (s->ping_itt != IDM_ISCSI_RESERVED_TAG || s->state != INI_S_FFP)
+		return;
+	command_timeouts(s, now);
 }
 
 /* Send again what the lost connection had in flight. */
@@ -219,80 +224,93 @@ static void pause_ms(struct ini_session *s, int ms)
 	}
 }
 
-static void recover(struct ini_session *s)
+/* A clean slate for a new session on a new connection: same ISID, TSIH
+ * 0, StatSN from its login. */
+static void reset_for_reconnect(struct ini_session *s)
 {
-	const struct ini_opts *o = s->o;
+	if (s->conn) {
+		idm_conn_destroy(s->conn);
+		s->conn = NULL;
+	}
+	s->conn_gone = false;
+	s->tsih = 0;
+	s->login_have_statsn = false;
+	s->exp_statsn = 0;
+	s->fail = 0;
+	s->why[0] = '\0';
+	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
+	s->logout_sent = false;
+	s->async_why[0] = '\0';
+}
+
+/* Short attempts, so the first one after the link is back is not stuck
+ * behind one that started while it was down; never past the deadline. */
+static int attempt_timeout(const struct ini_session *s, uint64_t deadline)
+{
+	uint64_t left = (deadline - ini_now_ns()) / NS;
+	int t = s->o->timeout_s < 5 ? s->o->timeout_s : 5;
+
+	if (left < (uint64_t)t)
+		t = left ? (int)left : 1;
+	return t;
+}
+
+static bool login_refused(const char *why)
+{
+	return !strncmp(why, "login refused", 13);
+}
+
+/* Reconnect and log in again until it works, the target refuses, or the
+ * replacement timeout ends. The last attempt's failure goes to `last`. */
+static bool reconnect(struct ini_session *s, const char *target, char *last,
+		      size_t last_len, int *attempts)
+{
 	uint64_t deadline =
-		s->lost_ns + (uint64_t)o->replacement_timeout_s * NS;
-	char lost[sizeof(s->why)];
-	char last[sizeof(s->why)] = "";
-	char target[sizeof(s->target)];
-	int attempts = 0;
-	bool ok = false;
+		s->lost_ns + (uint64_t)s->o->replacement_timeout_s * NS;
 
-	snprintf(lost, sizeof(lost), "%s", s->why);
-	memcpy(target, s->target, sizeof(target));
-	s->reconnecting = true;
 	while (!ini_interrupted && ini_now_ns() < deadline) {
-		uint64_t left = (deadline - ini_now_ns()) / NS;
+		int timeout_s = attempt_timeout(s, deadline);
 
-		if (attempts++)
+		if ((*attempts)++)
 			pause_ms(s, 1000); /* at most one attempt a second */
-		if (s->conn) {
-			idm_conn_destroy(s->conn);
-			s->conn = NULL;
-		}
-		/* a new session: same ISID, TSIH 0, StatSN from its login */
-		s->conn_gone = false;
-		s->tsih = 0;
-		s->login_have_statsn = false;
-		s->exp_statsn = 0;
-		s->fail = 0;
-		s->why[0] = '\0';
-		s->ping_itt = IDM_ISCSI_RESERVED_TAG;
-		s->logout_sent = false;
-		s->async_why[0] = '\0';
-		/* short attempts, so the first one after the link is back
-		 * is not stuck behind one that started while it was down */
-		s->attempt_timeout_s = o->timeout_s < 5 ? o->timeout_s : 5;
-		if (left < (uint64_t)s->attempt_timeout_s)
-			s->attempt_timeout_s = left ? (int)left : 1;
+		reset_for_reconnect(s);
+		s->attempt_timeout_s = timeout_s;
 		if (ini_session_connect(s) == 0 &&
 		    ini_session_login(s, false, target) == 0 &&
-		    s->state == INI_S_FFP) {
-			ok = true;
-			break;
-		}
-		snprintf(last, sizeof(last), "%s", s->why);
+		    s->state == INI_S_FFP)
+			return true;
+		snprintf(last, last_len, "%s", s->why);
 		ex_info("session %d: reconnect attempt %d: %s", s->index,
-			attempts, last);
-		if (!strncmp(last, "login refused", 13))
+			*attempts, last);
+		if (login_refused(last))
 			break; /* the target said no: asking again won't help */
 	}
-	s->reconnecting = false;
-	s->attempt_timeout_s = 0;
-	if (!ok) {
-		s->state = INI_S_RECOVERING; /* so that set_failed reports */
-		if (!strncmp(last, "login refused", 13))
-			ini_session_set_failed(s, -ECONNREFUSED,
-					       "session recovery failed: %s "
-					       "(after %s)",
-					       last, lost);
-		else if (ini_interrupted)
-			ini_session_set_failed(s, -EINTR,
-					       "interrupted while recovering "
-					       "from %s",
-					       lost);
-		else
-			ini_session_set_failed(
-				s, -ETIMEDOUT,
-				"session recovery failed: no new session "
-				"within the replacement timeout (%d s) after "
-				"%s; last attempt: %s",
-				o->replacement_timeout_s, lost,
-				last[0] ? last : "none");
-		return;
-	}
+	return false;
+}
+
+static void recovery_failed(struct ini_session *s, const char *lost,
+			    const char *last)
+{
+	s->state = INI_S_RECOVERING; /* so that set_failed reports */
+	if (login_refused(last))
+		ini_session_set_failed(s, -ECONNREFUSED,
+				       "session recovery failed: %s (after %s)",
+				       last, lost);
+	else if (ini_interrupted)
+		ini_session_set_failed(s, -EINTR,
+				       "interrupted while recovering from %s",
+				       lost);
+	else
+		ini_session_set_failed(
+			s, -ETIMEDOUT,
+			"session recovery failed: no new session within the "
+			"replacement timeout (%d s) after %s; last attempt: %s",
+			s->o->replacement_timeout_s, lost,
+			last[0] ? last : "none");
+}
+
+static void recovered(struct ini_session *s, const char *lost, int attempts)
+{
 	s->recoveries++;
 	s->last_rx_ns = ini_now_ns();
 	snprintf(s->why, sizeof(s->why), "%s", lost);
@@ -302,6 +320,26 @@ static void recover(struct ini_session *s)
 		s->index, (double)(ini_now_ns() - s->lost_ns) / 1e9, attempts,
 		attempts == 1 ? "" : "s", s->tsih, s->nretry,
 		s->nretry == 1 ? "" : "s");
+}
+
+static void recover(struct ini_session *s)
+{
+	char lost[sizeof(s->why)];
+	char last[sizeof(s->why)] = "";
+	char target[sizeof(s->target)];
+	int attempts = 0;
+	bool ok;
+
+	snprintf(lost, sizeof(lost), "%s", s->why);
+	memcpy(target, s->target, sizeof(target));
+	s->reconnecting = true;
+	ok = reconnect(s, target, last, sizeof(last), &attempts);
+	s->reconnecting = false;
+	s->attempt_timeout_s = 0;
+	if (ok)
+		recovered(s, lost, attempts);
+	else
+		recovery_failed(s, lost, last);
 }
 
 void ini_session_poll(struct ini_session *s)

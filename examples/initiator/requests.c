@@ -76,13 +76,27 @@ void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 	}
 }
 
+/* More to come: an empty Text Request with the target's TTT asks for it
+ * (RFC 7143 section 11.10.4). */
+static void text_continue(struct ini_session *s, uint32_t ttt)
+{
+	uint8_t req[IDM_BHS_LEN] = { 0 };
+
+	req[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
+	req[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
+	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	ini_send_pdu(s, req, NULL, 0, NULL);
+}
+
 void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 		     const uint8_t *data, size_t len)
 {
-	uint8_t req[IDM_BHS_LEN] = { 0 };
 	uint32_t ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
-	bool final = bhs[1] & IDM_ISCSI_FLAG_FINAL;
-	bool cont = bhs[1] & IDM_ISCSI_TEXT_CONTINUE;
+	bool final = bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_FLAG_FINAL;
+	bool cont = bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_TEXT_CONTINUE;
 
 	ini_session_update_sn(s, bhs, true);
 	if (!ctl_match(s, bhs)) {
@@ -105,20 +119,12 @@ void ini_on_text_rsp(struct ini_session *s, const uint8_t *bhs,
 		ctl_finish(s, bhs, 0);
 		return;
 	}
-	/* More to come: an empty Text Request with the target's TTT asks
-	 * for it (RFC 7143 section 11.10.4). */
 	if (ttt == IDM_ISCSI_RESERVED_TAG) {
 		ini_session_set_failed(s, -EPROTO,
 				       "Text Response without F needs a TTT");
 		return;
 	}
-	req[0] = IDM_ISCSI_OP_TEXT_REQ;
-	req[1] = IDM_ISCSI_FLAG_FINAL;
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
-	ini_send_pdu(s, req, NULL, 0, NULL);
+	text_continue(s, ttt);
 }
 
 void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
@@ -129,7 +135,7 @@ void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
 				       "unexpected Logout Response");
 		return;
 	}
-	ctl_finish(s, bhs, bhs[2] == 0 ? 0 : -EIO);
+	ctl_finish(s, bhs, bhs[INI_BHS_RESPONSE] == 0 ? 0 : -EIO);
 	s->state = INI_S_LOGGED_OUT;
 	/* The session is over: close our end now rather than wait for the
 	 * target's close to be reported as a lost connection. */
@@ -139,20 +145,28 @@ void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
 	}
 }
 
+/* AsyncEvent values (RFC 7143 11.9.1) */
+enum {
+	ASYNC_SCSI_EVENT = 0,
+	ASYNC_LOGOUT_REQUEST = 1, /* Parameter3: seconds to log out in */
+	ASYNC_DROP_CONNECTION = 2,
+	ASYNC_DROP_ALL_CONNECTIONS = 3,
+};
+
 void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 {
-	uint8_t event = bhs[36];
+	uint8_t event = bhs[INI_BHS_ASYNC_EVENT];
 
 	ini_session_update_sn(s, bhs, true);
 	switch (event) {
-	case 0:
+	case ASYNC_SCSI_EVENT:
 		ex_info("session %d: SCSI asynchronous event", s->index);
 		break;
-	case 1:
+	case ASYNC_LOGOUT_REQUEST:
 		snprintf(s->async_why, sizeof(s->async_why),
 			 "target requested a logout within %u s "
 			 "(Asynchronous Message)",
-			 idm_iscsi_get16(bhs + 42));
+			 idm_iscsi_get16(bhs + INI_BHS_ASYNC_PARAM3));
 		/* Leave at once and, with recovery on, come back: the
 		 * new login reinstates the session and the commands in
 		 * flight are sent again (the kernel's initiator also just
@@ -160,12 +174,13 @@ void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 		ini_session_conn_lost(s, -ECONNRESET, "connection lost: %s",
 				      s->async_why);
 		break;
-	case 2:
-	case 3:
+	case ASYNC_DROP_CONNECTION:
+	case ASYNC_DROP_ALL_CONNECTIONS:
 		snprintf(s->async_why, sizeof(s->async_why),
 			 "target dropped the %s (Asynchronous Message event "
 			 "%u)",
-			 event == 2 ? "connection" : "session", event);
+			 event == ASYNC_DROP_CONNECTION ? "connection" : "session",
+			 event);
 		ex_warn("session %d: %s", s->index, s->async_why);
 		break;
 	default:
@@ -185,13 +200,14 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 		ini_session_set_failed(
 			s, -EPROTO,
 			"Reject (reason 0x%02x) without the rejected header",
-			bhs[2]);
+			bhs[INI_BHS_RESPONSE]);
 		return;
 	}
 	itt = idm_iscsi_bhs_itt(data);
 	ex_warn("session %d: target rejected opcode 0x%02x ITT 0x%08x, reason "
 		"0x%02x",
-		s->index, idm_iscsi_bhs_opcode(data), itt, bhs[2]);
+		s->index, idm_iscsi_bhs_opcode(data), itt,
+		bhs[INI_BHS_RESPONSE]);
 	if (s->ctl.itt == itt && !s->ctl.done) {
 		ctl_finish(s, bhs, -EPROTO);
 		return;
@@ -206,7 +222,7 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 	if (itt == IDM_ISCSI_RESERVED_TAG)
 		return; /* the rejected PDU names no task: nothing to fail */
 	ini_session_set_failed(s, -EPROTO, "command rejected, reason 0x%02x",
-			       bhs[2]);
+			       bhs[INI_BHS_RESPONSE]);
 }
 
 int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
@@ -220,8 +236,8 @@ int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
 	ctl_start(s, IDM_ISCSI_OP_TEXT_RSP);
 	/* Not immediate, as open-iscsi and libiscsi send it: every target
 	 * orders it by CmdSN. */
-	bhs[0] = IDM_ISCSI_OP_TEXT_REQ;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL;
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
@@ -239,6 +255,8 @@ int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
 	return 0;
 }
 
+#define LOGOUT_CLOSE_SESSION 0 /* reason code (RFC 7143 11.14.1) */
+
 int ini_session_logout(struct ini_session *s)
 {
 	uint8_t bhs[IDM_BHS_LEN] = { 0 };
@@ -248,10 +266,11 @@ int ini_session_logout(struct ini_session *s)
 		return s->state == INI_S_FAILED ? s->fail : -ENOTCONN;
 	ctl_start(s, IDM_ISCSI_OP_LOGOUT_RSP);
 	s->logout_sent = true;
-	bhs[0] = IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL | 0; /* reason 0: close the session */
+	bhs[IDM_ISCSI_BHS_OPCODE] =
+		IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL | LOGOUT_CLOSE_SESSION;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put16(bhs + 20, s->cid);
+	idm_iscsi_put16(bhs + INI_BHS_CID, s->cid);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	rc = ini_send_pdu(s, bhs, NULL, 0, NULL);
@@ -262,7 +281,7 @@ int ini_session_logout(struct ini_session *s)
 		return rc;
 	if (s->ctl.result < 0)
 		ex_warn("session %d: Logout Response 0x%02x", s->index,
-			s->ctl.rsp[2]);
+			s->ctl.rsp[INI_BHS_RESPONSE]);
 	else
 		ex_info("session %d: logged out (Logout Response)", s->index);
 	return s->ctl.result;

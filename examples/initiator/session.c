@@ -63,7 +63,7 @@ uint32_t ini_session_next_itt(struct ini_session *s)
 {
 	/* Bit 31 set: never collides with SCSI ITTs (scsi.c keeps it clear),
 	 * and never the reserved tag. */
-	uint32_t itt = 0x80000000u | (s->itt_next++ & 0x7ffffffeu);
+	uint32_t itt = INI_ITT_CONTROL | (s->itt_next++ & 0x7ffffffeu);
 	return itt;
 }
 
@@ -123,31 +123,10 @@ int ini_text_append(struct ini_session *s, const uint8_t *data, size_t len)
 /* Callbacks                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Control_Notify: route each PDU; in login only Login Responses are legal. */
-static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+/* A PDU of full feature phase, to its handler. */
+static void on_ffp_pdu(struct ini_session *s, idm_pdu *pdu, uint8_t op,
+		       const uint8_t *bhs, const uint8_t *data, size_t len)
 {
-	struct ini_session *s = arg;
-	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	const uint8_t *data;
-	size_t len = 0;
-	uint8_t op = idm_pdu_opcode(pdu);
-
-	(void)conn;
-	if (s->state == INI_S_FAILED)
-		return;
-	s->last_rx_ns = ini_now_ns(); /* the target is alive */
-	data = idm_pdu_data(pdu, &len);
-	if (!data)
-		len = 0;
-	if (s->state == INI_S_LOGIN) {
-		if (op != IDM_ISCSI_OP_LOGIN_RSP) {
-			ini_session_set_failed(
-				s, -EPROTO, "opcode 0x%02x during login", op);
-			return;
-		}
-		ini_login_rsp(s, bhs, data, len);
-		return;
-	}
 	switch (op) {
 	case IDM_ISCSI_OP_SCSI_RSP:
 	case IDM_ISCSI_OP_DATA_IN:
@@ -180,6 +159,31 @@ static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	}
 }
 
+/* Control_Notify: route each PDU; in login only Login Responses are legal. */
+static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
+{
+	struct ini_session *s = arg;
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	const uint8_t *data;
+	size_t len = 0;
+	uint8_t op = idm_pdu_opcode(pdu);
+
+	(void)conn;
+	if (s->state == INI_S_FAILED)
+		return;
+	s->last_rx_ns = ini_now_ns(); /* the target is alive */
+	data = idm_pdu_data(pdu, &len);
+	if (!data)
+		len = 0;
+	if (s->state != INI_S_LOGIN)
+		on_ffp_pdu(s, pdu, op, bhs, data, len);
+	else if (op == IDM_ISCSI_OP_LOGIN_RSP)
+		ini_login_rsp(s, bhs, data, len);
+	else
+		ini_session_set_failed(s, -EPROTO, "opcode 0x%02x during login",
+				       op);
+}
+
 static void on_connected(idm_conn *conn, int status, void *arg)
 {
 	struct ini_session *s = arg;
@@ -199,12 +203,28 @@ static void on_connected(idm_conn *conn, int status, void *arg)
 	s->state = INI_S_LOGIN;
 }
 
+/* Name the cause of a lost connection the way an administrator looks
+ * for it. */
+static const char *loss_cause(const struct ini_session *s, int reason,
+			      const char *err)
+{
+	if (s->async_why[0])
+		return s->async_why;
+	if (strstr(err, "retry counter exceeded") || strstr(err, "RETRY_EXC"))
+		return "transport retry exhausted";
+	if (reason == -ETIMEDOUT && strstr(err, "stopped reading"))
+		return "target stopped reading"; /* alive, not dead */
+	if (reason == -ETIMEDOUT)
+		return "dead peer (transport timeout)";
+	if (reason == -ECONNRESET)
+		return "connection reset";
+	return idm_strerror(reason);
+}
+
 static void on_terminate(idm_conn *conn, int reason, void *arg)
 {
 	struct ini_session *s = arg;
-
 	const char *err = idm_conn_error(conn);
-	const char *what;
 
 	s->conn_gone = true;
 	if (s->state == INI_S_LOGGED_OUT || s->state == INI_S_FAILED)
@@ -223,22 +243,8 @@ static void on_terminate(idm_conn *conn, int reason, void *arg)
 		s->state = INI_S_LOGGED_OUT;
 		return;
 	}
-	/* Name the cause the way an administrator looks for it. */
-	if (s->async_why[0])
-		what = s->async_why;
-	else if (strstr(err, "retry counter exceeded") ||
-		 strstr(err, "RETRY_EXC"))
-		what = "transport retry exhausted";
-	else if (reason == -ETIMEDOUT && strstr(err, "stopped reading"))
-		what = "target stopped reading"; /* alive, not dead */
-	else if (reason == -ETIMEDOUT)
-		what = "dead peer (transport timeout)";
-	else if (reason == -ECONNRESET)
-		what = "connection reset";
-	else
-		what = idm_strerror(reason);
-	ini_session_conn_lost(s, reason, "connection lost: %s (%s)", what,
-			      err);
+	ini_session_conn_lost(s, reason, "connection lost: %s (%s)",
+			      loss_cause(s, reason, err), err);
 }
 
 static const struct idm_conn_cbs ini_cbs = {
@@ -339,9 +345,67 @@ int ini_session_wait(struct ini_session *s, const bool *flag, int timeout_ms)
 	return 0;
 }
 
+/* Submit c, waiting while the CmdSN window is closed, and wait for its
+ * completion. ini_session_poll enforces the command timeout and
+ * recovery; the bound here only catches a session that neither answers
+ * nor fails. */
+int ini_scsi_sync(struct ini_session *s, struct ini_cmd *c)
+{
+	const struct ini_opts *o = s->o;
+	uint64_t deadline =
+		ini_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	int bound_s = o->timeout_s + o->noop_interval_s + o->noop_timeout_s +
+		      o->replacement_timeout_s + 5;
+	int rc;
+
+	while ((rc = ini_cmd_submit(c)) == -EAGAIN) {
+		/* CmdSN window closed: let responses open it */
+		if (ini_now_ns() > deadline) {
+			ini_session_set_failed(
+				s, -ETIMEDOUT,
+				"command timeout: %s waited %d s for the CmdSN "
+				"window",
+				ini_cdb_name(c->cdb[0]), o->timeout_s);
+			return -ETIMEDOUT;
+		}
+		idm_ctx_progress(s->ctx, 10);
+		ini_session_poll(s);
+	}
+	if (rc < 0)
+		return rc;
+	rc = ini_session_wait(s, &c->done, bound_s * 1000);
+	if (rc == -ETIMEDOUT && !c->done) {
+		ini_session_set_failed(s, rc,
+				       "command timeout: %s not answered in "
+				       "%d s",
+				       ini_cdb_name(c->cdb[0]), bound_s);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	return c->result;
+}
+
 static bool state_not_connecting(struct ini_session *s)
 {
 	return s->state != INI_S_CONNECTING;
+}
+
+/* idm_conn_connect refused at once. idm_last_error() says why: the
+ * resolver's message, or why the provider cannot be used here; more than
+ * the errno (an unresolvable name comes back as -EHOSTUNREACH). */
+static int connect_failed(struct ini_session *s, int rc)
+{
+	s->conn = NULL;
+	s->state = INI_S_FAILED;
+	s->fail = rc;
+	snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s",
+		 s->o->portal.host, s->o->portal.port, s->o->provider,
+		 *idm_last_error() ? idm_last_error() : idm_strerror(rc));
+	/* the last line names this, not just the errno */
+	if (!s->reconnecting && !ini_fail_cause[0])
+		snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s", s->why);
+	return rc;
 }
 
 int ini_session_connect(struct ini_session *s)
@@ -361,22 +425,8 @@ int ini_session_connect(struct ini_session *s)
 	s->state = INI_S_CONNECTING;
 	rc = idm_conn_connect(s->ctx, s->o->portal.host, s->o->portal.port,
 			      &attr, &s->conn);
-	if (rc < 0) {
-		s->conn = NULL;
-		s->state = INI_S_FAILED;
-		s->fail = rc;
-		/* idm_last_error(): the resolver's message, or why the
-		 * provider cannot be used here. It says more than the errno
-		 * (an unresolvable name comes back as -EHOSTUNREACH). */
-		snprintf(s->why, sizeof(s->why), "connect to %s:%s (%s): %s",
-			 s->o->portal.host, s->o->portal.port, s->o->provider,
-			 *idm_last_error() ? idm_last_error() : idm_strerror(rc));
-		/* the last line names this, not just the errno */
-		if (!s->reconnecting && !ini_fail_cause[0])
-			snprintf(ini_fail_cause, sizeof(ini_fail_cause), "%s",
-				 s->why);
-		return rc;
-	}
+	if (rc < 0)
+		return connect_failed(s, rc);
 	/* The connected callback ends the wait; bound it ourselves too in
 	 * case a provider never reports. */
 	deadline =

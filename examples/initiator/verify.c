@@ -71,18 +71,10 @@ static uint32_t pattern_check(const uint8_t *p, uint64_t seed, uint64_t off,
 	return len;
 }
 
-static uint64_t cdb_lba(const struct ini_cmd *c)
-{
-	/* READ/WRITE(10) carry a 32-bit LBA, the (16) forms a 64-bit one */
-	if (c->cdb[0] == 0x28 || c->cdb[0] == 0x2a)
-		return idm_iscsi_get32(c->cdb + 2);
-	return idm_iscsi_get64(c->cdb + 2);
-}
-
 static void vpass_done(struct ini_cmd *c)
 {
 	struct vpass *v = c->arg;
-	uint64_t lba = cdb_lba(c);
+	uint64_t lba = ini_cdb_lba(c);
 	char err[128];
 
 	if (c->result < 0) {
@@ -112,145 +104,197 @@ static void vpass_done(struct ini_cmd *c)
 	ini_cmd_put(c);
 }
 
+/* The next I/O of the pass into slot c: its size from the list in turn,
+ * cut at the end of the area; the write pass fills in the pattern. */
+static uint32_t vpass_prepare(struct vpass *v, struct ini_cmd *c)
+{
+	uint32_t len = v->ios[v->next_io];
+	uint32_t bs = v->li->block_size;
+
+	v->next_io = (v->next_io + 1) % v->nios;
+	if (v->size - v->next < len)
+		len = (uint32_t)(v->size - v->next);
+	c->lun = ini_lun_encode(v->li->lun);
+	c->buf = v->buf;
+	c->buf_off = (size_t)c->idx * v->io;
+	c->len = len;
+	c->arg = v;
+	c->done_fn = vpass_done;
+	ini_cdb_rw(c, v->write, v->next / bs, len / bs, v->s->o->use16);
+	if (v->write)
+		pattern_fill(v->base + c->buf_off, v->seed, v->next, len);
+	return len;
+}
+
+/* Keep every slot busy while there is work and window. */
+static int vpass_fill(struct vpass *v)
+{
+	struct ini_session *s = v->s;
+	struct ini_cmd *c;
+
+	while (!v->err && v->next < v->size && s->state == INI_S_FFP &&
+	       ini_cmd_window_open(s) && (c = ini_cmd_get(s))) {
+		uint32_t len = vpass_prepare(v, c);
+		int rc = ini_cmd_submit(c);
+
+		if (rc < 0) {
+			ini_cmd_put(c);
+			if (rc == -EAGAIN)
+				return 0;
+			ex_err("verify: submit: %s", idm_strerror(rc));
+			return rc;
+		}
+		v->next += len;
+	}
+	return 0;
+}
+
+/* Progress, pings, command timeouts and a lost connection recovered;
+ * the pass fails when nothing moved for the command timeout. */
+static int vpass_wait(struct vpass *v, uint64_t *last_progress)
+{
+	struct ini_session *s = v->s;
+	uint64_t timeout = (uint64_t)s->o->timeout_s * 1000000000ull;
+	int recoveries;
+	int rc = idm_ctx_progress(s->ctx, 100);
+
+	if (rc < 0 && rc != -EINTR)
+		return rc;
+	recoveries = s->recoveries;
+	ini_session_poll(s);
+	if (s->state == INI_S_FAILED)
+		return s->fail;
+	if (recoveries != s->recoveries ||
+	    s->ping_itt != IDM_ISCSI_RESERVED_TAG || rc > 0) {
+		*last_progress = ini_now_ns();
+	} else if (ini_now_ns() - *last_progress > timeout) {
+		ini_session_set_failed(s, -ETIMEDOUT,
+				       "verify: no progress for %d s",
+				       s->o->timeout_s);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 static int vpass_run(struct vpass *v)
 {
 	struct ini_session *s = v->s;
 	uint64_t last_progress = ini_now_ns();
-	uint64_t timeout = (uint64_t)s->o->timeout_s * 1000000000ull;
-	int recoveries;
+	int rc;
 
 	v->next = v->completed = 0;
 	v->next_io = 0; /* both passes issue the same I/Os */
 	while (v->completed < v->size) {
-		struct ini_cmd *c;
-		int rc;
-
 		if (s->state != INI_S_FFP && s->state != INI_S_RECOVERING)
 			return s->fail ? s->fail : -EIO;
 		if (ini_interrupted) {
 			ini_session_set_failed(s, -EINTR, "interrupted");
 			return -EINTR;
 		}
-		/* keep every slot busy while there is work and window */
-		while (!v->err && v->next < v->size && s->state == INI_S_FFP &&
-		       ini_cmd_window_open(s) && (c = ini_cmd_get(s))) {
-			uint32_t len = v->ios[v->next_io];
-
-			v->next_io = (v->next_io + 1) % v->nios;
-			if (v->size - v->next < len)
-				len = (uint32_t)(v->size - v->next);
-			c->lun = ini_lun_encode(v->li->lun);
-			c->buf = v->buf;
-			c->buf_off = (size_t)c->idx * v->io;
-			c->len = len;
-			c->arg = v;
-			c->done_fn = vpass_done;
-			ini_cdb_rw(c, v->write, v->next / v->li->block_size,
-				   len / v->li->block_size, s->o->use16);
-			if (v->write)
-				pattern_fill(v->base + c->buf_off, v->seed,
-					     v->next, len);
-			rc = ini_cmd_submit(c);
-			if (rc < 0) {
-				ini_cmd_put(c);
-				if (rc == -EAGAIN)
-					break;
-				ex_err("verify: submit: %s", idm_strerror(rc));
-				return rc;
-			}
-			v->next += len;
-		}
+		rc = vpass_fill(v);
+		if (rc < 0)
+			return rc;
 		if (v->err && s->inflight == 0)
 			return v->err;
-		rc = idm_ctx_progress(s->ctx, 100);
-		if (rc < 0 && rc != -EINTR)
+		rc = vpass_wait(v, &last_progress);
+		if (rc < 0)
 			return rc;
-		/* pings, command timeouts; a lost connection recovered here */
-		recoveries = s->recoveries;
-		ini_session_poll(s);
-		if (s->state == INI_S_FAILED)
-			return s->fail;
-		if (recoveries != s->recoveries ||
-		    s->ping_itt != IDM_ISCSI_RESERVED_TAG)
-			last_progress = ini_now_ns();
-		if (rc > 0) {
-			last_progress = ini_now_ns();
-		} else if (ini_now_ns() - last_progress > timeout) {
-			ini_session_set_failed(s, -ETIMEDOUT,
-					       "verify: no progress for %d s",
-					       s->o->timeout_s);
-			return -ETIMEDOUT;
-		}
 	}
 	return v->err;
 }
 
-int ini_verify(struct ini_session *s, const struct ini_lun_info *li)
+/* Whole blocks: sizes round down, but never below one block; the area
+ * no larger than the LUN. -EINVAL when nothing is left. */
+static int vpass_plan(struct vpass *v, const struct ini_opts *o)
 {
-	const struct ini_opts *o = s->o;
-	uint64_t cap = li->blocks * li->block_size;
-	struct vpass v = { .s = s, .li = li };
-	uint64_t t0, t1, t2;
-	int rc;
+	uint32_t bs = v->li->block_size;
+	uint64_t cap = v->li->blocks * bs;
 
-	/* whole blocks: sizes round down, but never below one block */
-	v.nios = o->nverify_io;
-	v.io = 0;
-	for (int i = 0; i < v.nios; i++) {
-		uint32_t io = o->verify_ios[i] - o->verify_ios[i] % li->block_size;
+	v->nios = o->nverify_io;
+	v->io = 0;
+	for (int i = 0; i < v->nios; i++) {
+		uint32_t io = o->verify_ios[i] - o->verify_ios[i] % bs;
 
-		v.ios[i] = io ? io : li->block_size;
-		if (v.ios[i] > v.io)
-			v.io = v.ios[i];
+		v->ios[i] = io ? io : bs;
+		if (v->ios[i] > v->io)
+			v->io = v->ios[i];
 	}
-	v.size = o->verify_size - o->verify_size % li->block_size;
-	if (v.size == 0)
-		v.size = li->block_size;
-	if (v.size > cap) {
+	v->size = o->verify_size - o->verify_size % bs;
+	if (v->size == 0)
+		v->size = bs;
+	if (v->size > cap) {
 		ex_warn("verify: %" PRIu64 " bytes asked, the LUN has %" PRIu64,
 			o->verify_size, cap);
-		v.size = cap;
+		v->size = cap;
 	}
-	if (v.size == 0)
-		return -EINVAL;
-	v.seed = o->seed ? o->seed : mix64(ini_now_ns());
-	/* one region per command slot, registered once for both passes */
-	rc = idm_buf_alloc(s->ctx, (size_t)v.io * s->ncmds, &v.buf);
-	if (rc < 0) {
-		ex_err("verify: buffer of %zu bytes: %s",
-		       (size_t)v.io * s->ncmds, idm_strerror(rc));
-		return rc;
-	}
-	v.base = idm_buf_addr(v.buf);
+	return v->size ? 0 : -EINVAL;
+}
 
-	t0 = ini_now_ns();
-	v.write = true;
-	rc = vpass_run(&v);
-	t1 = ini_now_ns();
-	if (rc == 0) {
-		v.write = false;
-		memset(v.base, 0, (size_t)v.io * s->ncmds); /* no stale pass */
-		rc = vpass_run(&v);
-	}
-	t2 = ini_now_ns();
-	idm_buf_destroy(v.buf);
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / 1048576.0;
+}
+
+/* "verify: wrote ... read ... I/O sizes ...: OK"; t0..t1 the write
+ * pass, t1..t2 the read pass. */
+static void vpass_print(const struct vpass *v, uint64_t t0, uint64_t t1,
+			uint64_t t2)
+{
+	double w = (double)(t1 - t0) / 1e9, r = (double)(t2 - t1) / 1e9;
+
+	printf("verify: wrote %.1f MiB in %.3f s (%.1f MB/s), read %.1f MiB in "
+	       "%.3f s (%.1f MB/s), I/O size%s %u",
+	       mib(v->size), w, mib(v->size) / w, mib(v->size), r,
+	       mib(v->size) / r, v->nios > 1 ? "s" : "", v->ios[0]);
+	for (int i = 1; i < v->nios; i++)
+		printf(",%u", v->ios[i]);
+	printf(" (%" PRIu64 " bytes), seed 0x%016" PRIx64 ": %s\n", v->size,
+	       v->seed, v->mismatch ? "MISMATCH" : "OK");
+}
+
+/* Both passes over one buffer of a region per command slot, registered
+ * once; times in t[0..2]. */
+static int vpass_both(struct vpass *v, uint64_t t[3])
+{
+	size_t bytes = (size_t)v->io * v->s->ncmds;
+	int rc = idm_buf_alloc(v->s->ctx, bytes, &v->buf);
+
 	if (rc < 0) {
-		ex_err("verify: failed: %s",
-		       s->why[0] ? s->why : idm_strerror(rc));
+		ex_err("verify: buffer of %zu bytes: %s", bytes,
+		       idm_strerror(rc));
 		return rc;
 	}
-	printf("verify: wrote %.1f MiB in %.3f s (%.1f MB/s), read %.1f MiB in "
-	       "%.3f s "
-	       "(%.1f MB/s), I/O size%s %u",
-	       (double)v.size / 1048576.0, (double)(t1 - t0) / 1e9,
-	       (double)v.size / 1048576.0 / ((double)(t1 - t0) / 1e9),
-	       (double)v.size / 1048576.0, (double)(t2 - t1) / 1e9,
-	       (double)v.size / 1048576.0 / ((double)(t2 - t1) / 1e9),
-	       v.nios > 1 ? "s" : "", v.ios[0]);
-	for (int i = 1; i < v.nios; i++)
-		printf(",%u", v.ios[i]);
-	printf(" (%" PRIu64 " bytes), seed 0x%016" PRIx64 ": %s\n", v.size,
-	       v.seed, v.mismatch ? "MISMATCH" : "OK");
+	v->base = idm_buf_addr(v->buf);
+	t[0] = ini_now_ns();
+	v->write = true;
+	rc = vpass_run(v);
+	t[1] = ini_now_ns();
+	if (rc == 0) {
+		v->write = false;
+		memset(v->base, 0, bytes); /* no stale pass */
+		rc = vpass_run(v);
+	}
+	t[2] = ini_now_ns();
+	idm_buf_destroy(v->buf);
+	if (rc < 0)
+		ex_err("verify: failed: %s",
+		       v->s->why[0] ? v->s->why : idm_strerror(rc));
+	return rc;
+}
+
+int ini_verify(struct ini_session *s, const struct ini_lun_info *li)
+{
+	struct vpass v = { .s = s, .li = li };
+	uint64_t t[3];
+	int rc = vpass_plan(&v, s->o);
+
+	if (rc < 0)
+		return rc;
+	v.seed = s->o->seed ? s->o->seed : mix64(ini_now_ns());
+	rc = vpass_both(&v, t);
+	if (rc < 0)
+		return rc;
+	vpass_print(&v, t[0], t[1], t[2]);
 	if (v.mismatch) {
 		ex_err("verify: data mismatch at byte %" PRIu64 " (LBA %" PRIu64
 		       ")",
