@@ -600,11 +600,15 @@ static bool access_denied(struct tconn *c, const struct login_state *ls, const u
 	return true;
 }
 
-/* The session is another loop's: the login ends there (loop.c). */
+static void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+			 const char *data, size_t len);
+
+/* The session is another loop's: the login ends there (loop.c), in
+ * login_resume(). */
 static void handoff(struct tconn *c, struct loop *owner, const uint8_t *req, uint8_t flags,
 		    const char *data, size_t len)
 {
-	if (loop_handoff(c, owner, req, flags, data, len) < 0)
+	if (loop_handoff(c, owner, login_resume, req, flags, data, len) < 0)
 		login_fail(c, req, LS_OUT_OF_RESOURCES, "cannot move the connection");
 }
 
@@ -737,8 +741,9 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	login_free(c);
 }
 
-void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
-		  const char *data, size_t len)
+/* On the session's loop: go on with the login where loop_handoff() left it */
+static void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+			 const char *data, size_t len)
 {
 	go_ffp(c, req, flags, data, len);
 }

@@ -84,7 +84,7 @@ static void respond(struct ttask *t)
 		       t->sc.sense_len ? (t->sc.sense[0] == 0x72 ? t->sc.sense[1] : t->sc.sense[2]) & 0xf : 0,
 		       t->sc.sense[0] == 0x72 ? t->sc.sense[2] : t->sc.sense[12],
 		       t->sc.sense[0] == 0x72 ? t->sc.sense[3] : t->sc.sense[13]);
-	session_task_done(t);
+	task_done(t);
 	conn_send(c, r, dlen ? data : NULL, dlen);
 }
 
@@ -110,7 +110,7 @@ static void put_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	r = idm_put_data(t->it, d, ib, off, 0, len, 0);
 	if (r < 0) {
 		ex_warn("%s: Put_Data: %s", idm_conn_peer_name(c->ic), idm_strerror(r));
-		session_task_done(t);
+		task_done(t);
 		conn_close(c, "Put_Data failed");
 	}
 }
@@ -130,7 +130,7 @@ static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	r = idm_get_data(t->it, r2t, ib, off, 0, len, 0);
 	if (r < 0) {
 		ex_warn("%s: Get_Data: %s", idm_conn_peer_name(c->ic), idm_strerror(r));
-		session_task_done(t);
+		task_done(t);
 		conn_close(c, "Get_Data failed");
 	}
 }
@@ -285,14 +285,14 @@ void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
 		if (status < 0 && !t->aborted)
 			ex_warn("%s: ITT 0x%x data transfer failed: %s",
 				idm_conn_peer_name(t->c->ic), t->itt, idm_strerror(status));
-		session_task_done(t);
+		task_done(t);
 		if (s)
 			tmf_check_all();
 		return;
 	}
 	if (dir == IDM_DATA_IN) {
 		/* status went with the last Data-In */
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	if (t->drain) {

@@ -151,38 +151,6 @@ void session_detach(struct tconn *c)
 	session_destroy(s);
 }
 
-void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason)
-{
-	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
-
-	r[0] = IDM_ISCSI_OP_REJECT;
-	r[1] = 0x80;
-	r[2] = reason;
-	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
-	conn_fill_sn(c, r, true);
-	ex_dbg("%s: reject opcode 0x%02x reason 0x%02x", idm_conn_peer_name(c->ic),
-	       bhs[0] & 0x3f, reason);
-	conn_send(c, r, bhs, IDM_ISCSI_BHS_LEN);
-}
-
-/* End a task: libidm forgets it, its buffer and descriptor go back. */
-void session_task_done(struct ttask *t)
-{
-	struct tconn *c = t->c;
-
-	if (t->kind == TK_SCSI) {
-		for (struct ttask **pp = &c->tasks; *pp; pp = &(*pp)->cnext)
-			if (*pp == t) {
-				*pp = t->cnext;
-				break;
-			}
-		if (t->it)
-			idm_deallocate_task_resources(t->it);
-	}
-	pbuf_put(t->buf);
-	ttask_put(t);
-}
-
 static void nop_out(struct ttask *t)
 {
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
@@ -200,7 +168,7 @@ static void nop_out(struct ttask *t)
 	idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG); /* TTT */
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, t->data, len);           /* echo the ping data */
-	session_task_done(t);
+	task_done(t);
 }
 
 static void logout(struct ttask *t)
@@ -216,7 +184,7 @@ static void logout(struct ttask *t)
 	idm_iscsi_put32(r + 16, t->itt);
 	conn_fill_sn(c, r, true);
 	ex_info("%s: logout (reason %u)", idm_conn_peer_name(c->ic), reason);
-	session_task_done(t);
+	task_done(t);
 	if (conn_send(c, r, NULL, 0) == 0 && reason <= 1)
 		conn_close_graceful(c, "logout");
 }
@@ -227,13 +195,13 @@ static void process(struct ttask *t)
 	struct session *s = t->c->sess;
 
 	if (t->aborted) { /* aborted while it waited for its CmdSN */
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	switch (t->kind) {
 	case TK_SCSI:
 		if (s->tmf.active && tmf_affects(s, t)) {
-			session_task_done(t);
+			task_done(t);
 			return;
 		}
 		scsi_io_start(t);
@@ -293,7 +261,7 @@ static void admit(struct tconn *c, struct ttask *t, bool immediate)
 	/* RFC 7143 4.2.2.1: outside the window (or a duplicate): ignore */
 	ex_info("%s: CmdSN %u outside [%u, %u]: dropped", idm_conn_peer_name(c->ic),
 		t->cmdsn, s->exp_cmdsn, sess_max_cmdsn(s));
-	session_task_done(t);
+	task_done(t);
 }
 
 static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kind kind)

@@ -94,7 +94,7 @@ void text_request(struct ttask *t)
 		} else {
 			send_reject(c, t->bhs, IDM_ISCSI_REJECT_INVALID_PDU_FIELD);
 		}
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	/* a new request cancels what was left of an old one */
@@ -107,14 +107,14 @@ void text_request(struct ttask *t)
 		free(c->text_in);
 		c->text_in = NULL;
 		c->text_in_len = 0;
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	if (!c->text_in) {
 		c->text_in = malloc(TGT_TEXT_MAX + 1);
 		if (!c->text_in) {
 			send_reject(c, t->bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
-			session_task_done(t);
+			task_done(t);
 			return;
 		}
 	}
@@ -132,7 +132,7 @@ void text_request(struct ttask *t)
 		idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG);
 		conn_fill_sn(c, r, true);
 		conn_send(c, r, NULL, 0);
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	/* RFC 7143 6.1: every key=value, the last one too, ends with a
@@ -143,7 +143,7 @@ void text_request(struct ttask *t)
 		free(c->text_in);
 		c->text_in = NULL;
 		c->text_in_len = 0;
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	n = ex_text_parse(c->text_in, c->text_in_len, kv, MAX_KEYS);
@@ -153,7 +153,7 @@ void text_request(struct ttask *t)
 		free(c->text_in);
 		c->text_in = NULL;
 		c->text_in_len = 0;
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	ex_textbuf_init(&out, c->text_out, TGT_TEXT_MAX);
@@ -183,5 +183,5 @@ void text_request(struct ttask *t)
 	c->text_out_len = (uint32_t)out.len;
 	c->text_out_off = 0;
 	send_chunk(c, t);
-	session_task_done(t);
+	task_done(t);
 }

@@ -89,7 +89,7 @@ static void abort_covered(struct session *owner)
 			if (t->state == TS_QUEUED)
 				continue; /* skipped when its CmdSN comes up */
 			if (t->state != TS_DATAOUT)
-				session_task_done(t);
+				task_done(t);
 		}
 	}
 }
@@ -122,7 +122,7 @@ void tmf_check(struct session *s)
 			if (!t->aborted || t->state != TS_DATAOUT)
 				continue;
 			if (late)
-				session_task_done(t); /* cancels the transfer */
+				task_done(t); /* cancels the transfer */
 			else
 				waiting++;
 		}
@@ -160,7 +160,7 @@ static void abort_task(struct ttask *req)
 		}
 		t->aborted = true;
 		if (t->state != TS_QUEUED)
-			session_task_done(t); /* cancels pending Put/Get_Data */
+			task_done(t); /* cancels pending Put/Get_Data */
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 		return;
 	}
@@ -226,5 +226,5 @@ void tmf_request(struct ttask *req)
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NOT_SUPPORTED);
 		break;
 	}
-	session_task_done(req);
+	task_done(req);
 }
