@@ -33,11 +33,11 @@ void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance)
 {
 	uint32_t exp = c->sess ? c->sess->exp_cmdsn : c->login_cmdsn;
 
-	idm_iscsi_put32(bhs + 24, c->statsn);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, c->statsn);
 	if (advance)
 		c->statsn++;
-	idm_iscsi_put32(bhs + 28, exp);
-	idm_iscsi_put32(bhs + 32, c->sess ? sess_max_cmdsn(c->sess) : exp);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, exp);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_MAX_CMDSN, c->sess ? sess_max_cmdsn(c->sess) : exp);
 }
 
 int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)
@@ -47,7 +47,7 @@ int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)
 	if (c->state == CS_DEAD)
 		return -ENOTCONN;
 	r = idm_send_control(c->ic, bhs, NULL, 0, data, len, NULL, 0);
-	if (r == -EAGAIN && (bhs[0] & 0x3f) == IDM_ISCSI_OP_NOP_IN) {
+	if (r == -EAGAIN && idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_NOP_IN) {
 		/* The send queue is full: the initiator has not read our
 		 * answers for a while. libidm stopped reading its requests,
 		 * so this happens only past the queue's reserve; an
@@ -55,13 +55,13 @@ int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len)
 		ex_dbg("%s: send queue full: NOP-In dropped",
 		       idm_conn_peer_name(c->ic));
 		/* give back the StatSN it took: no gap for the initiator */
-		if (idm_iscsi_get32(bhs + 24) + 1 == c->statsn)
+		if (idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN) + 1 == c->statsn)
 			c->statsn--;
 		return r;
 	}
 	if (r < 0) {
 		ex_warn("%s: send opcode 0x%02x failed: %s", idm_conn_peer_name(c->ic),
-			bhs[0] & 0x3f, idm_strerror(r));
+			idm_iscsi_bhs_opcode(bhs), idm_strerror(r));
 		conn_close(c, "send failed");
 	}
 	return r;
@@ -111,12 +111,12 @@ void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason)
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
 	r[0] = IDM_ISCSI_OP_REJECT;
-	r[1] = 0x80;
+	r[1] = IDM_ISCSI_FLAG_FINAL;
 	r[2] = reason;
-	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
 	ex_dbg("%s: reject opcode 0x%02x reason 0x%02x", idm_conn_peer_name(c->ic),
-	       bhs[0] & 0x3f, reason);
+	       idm_iscsi_bhs_opcode(bhs), reason);
 	conn_send(c, r, bhs, IDM_ISCSI_BHS_LEN);
 }
 

@@ -27,6 +27,13 @@
 
 #define MAX_KEYS 128
 
+/* Login Request/Response fields (RFC 7143 11.12, 11.13) that iscsi.h has
+ * no name for: they exist in login PDUs only */
+#define LOGIN_ISID 8     /* 6 bytes */
+#define LOGIN_TSIH 14
+#define LOGIN_CID 20     /* request */
+#define LOGIN_STATUS 36  /* response: Status-Class, Status-Detail */
+
 /* Login status classes/details (RFC 7143 11.13.5) */
 #define LS_INITIATOR_ERROR 0x0200
 #define LS_AUTH_FAILED 0x0201
@@ -488,12 +495,11 @@ static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
 	r[1] = flags;
 	r[2] = 0; /* VersionMax */
 	r[3] = 0; /* VersionActive */
-	memcpy(r + 8, ls->isid, 6);
-	idm_iscsi_put16(r + 14, ls->tsih);
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	memcpy(r + LOGIN_ISID, ls->isid, 6);
+	idm_iscsi_put16(r + LOGIN_TSIH, ls->tsih);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
-	r[36] = (uint8_t)(status >> 8);
-	r[37] = (uint8_t)status;
+	idm_iscsi_put16(r + LOGIN_STATUS, (uint16_t)status);
 	conn_send(c, r, data, len);
 }
 
@@ -717,9 +723,9 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 
 	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
-	memcpy(r + 8, ls->isid, 6);
-	idm_iscsi_put16(r + 14, s->tsih);
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	memcpy(r + LOGIN_ISID, ls->isid, 6);
+	idm_iscsi_put16(r + LOGIN_TSIH, s->tsih);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	idm_iscsi_bhs_set_data_len(r, (uint32_t)len);
 	rc = idm_enable_datamover(c->ic, r, data, len);
@@ -860,14 +866,14 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 
 	if (!ls->started) {
 		ls->started = true;
-		memcpy(ls->isid, bhs + 8, 6);
-		ls->tsih = idm_iscsi_get16(bhs + 14);
-		ls->cid = idm_iscsi_get16(bhs + 20);
-		c->statsn = idm_iscsi_get32(bhs + 28); /* continue from ExpStatSN */
-	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != idm_iscsi_get16(bhs + 14)) {
+		memcpy(ls->isid, bhs + LOGIN_ISID, 6);
+		ls->tsih = idm_iscsi_get16(bhs + LOGIN_TSIH);
+		ls->cid = idm_iscsi_get16(bhs + LOGIN_CID);
+		c->statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN); /* continue from ExpStatSN */
+	} else if (memcmp(ls->isid, bhs + LOGIN_ISID, 6) || ls->tsih != idm_iscsi_get16(bhs + LOGIN_TSIH)) {
 		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
 	}
-	c->login_cmdsn = idm_iscsi_get32(bhs + 24);
+	c->login_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
 
 	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
 	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))

@@ -111,6 +111,14 @@ void rsoc_exec(struct scsi_cmd *sc);
 int mode_prepare(struct scsi_cmd *sc);
 void mode_exec(struct scsi_cmd *sc);
 
+/* Whether an initiator ACL's LUN bitmap (bit N: LUN N; NULL: every LUN)
+ * grants LUN `id`. One the ACL does not grant does not exist for the
+ * initiator: not reported, not addressable. */
+static inline bool lun_granted(const uint64_t *mask, uint64_t id)
+{
+	return !mask || ((mask[id / 64] >> (id % 64)) & 1);
+}
+
 static inline uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t be32(const uint8_t *p)
 {

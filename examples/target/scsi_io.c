@@ -14,14 +14,6 @@
 
 #include <string.h>
 
-static struct lun *find_lun(uint64_t id)
-{
-	for (int i = 0; i < g_tgt.nluns; i++)
-		if ((uint64_t)g_tgt.luns[i]->id == id)
-			return g_tgt.luns[i];
-	return NULL;
-}
-
 /* Residual flags and count for the SCSI Response or the final Data-In. */
 static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 {
@@ -66,12 +58,12 @@ static void respond(struct ttask *t)
 
 	residual(t, &flags, &count);
 	r[0] = IDM_ISCSI_OP_SCSI_RSP;
-	r[1] = 0x80 | flags;
+	r[1] = IDM_ISCSI_FLAG_FINAL | flags;
 	r[2] = IDM_ISCSI_RESPONSE_COMPLETED;
 	r[3] = t->sc.status;
-	idm_iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r, true);
-	idm_iscsi_put32(r + 44, count);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_RESIDUAL, count);
 	if (t->sc.sense_len) {
 		/* data segment: SenseLength, then the sense data */
 		idm_iscsi_put16(data, (uint16_t)t->sc.sense_len);
@@ -102,10 +94,10 @@ static void put_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	d[0] = IDM_ISCSI_OP_DATA_IN;
 	d[1] = IDM_ISCSI_DATAIN_STATUS | flags; /* O/U bits share positions with the SCSI Response */
 	d[3] = t->sc.status;
-	memcpy(d + 8, t->bhs + 8, 8);
-	idm_iscsi_put32(d + 16, t->itt);
+	memcpy(d + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(d + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, d, true);
-	idm_iscsi_put32(d + 44, count);
+	idm_iscsi_put32(d + IDM_ISCSI_BHS_RESIDUAL, count);
 	t->state = TS_DATAIN;
 	r = idm_put_data(t->it, d, ib, off, 0, len, 0);
 	if (r < 0) {
@@ -122,9 +114,9 @@ static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	int r;
 
 	r2t[0] = IDM_ISCSI_OP_R2T;
-	r2t[1] = 0x80;
-	memcpy(r2t + 8, t->bhs + 8, 8);
-	idm_iscsi_put32(r2t + 16, t->itt);
+	r2t[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(r2t + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(r2t + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r2t, false);
 	t->state = TS_DATAOUT;
 	r = idm_get_data(t->it, r2t, ib, off, 0, len, 0);
@@ -178,20 +170,15 @@ static void exec_and_reply(struct ttask *t)
 void scsi_io_start(struct ttask *t)
 {
 	struct scsi_cmd *sc = &t->sc;
-	struct lun *l = find_lun(t->lun_id);
 	const struct session *s = t->c->sess;
-	const uint64_t *mask = s->lun_all ? NULL : s->lunmask;
+	struct lun *l = session_lun(s, t->lun_id);
 	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
 	uint32_t n;
 
-	/* a LUN its ACL rule does not grant is one that does not exist
-	 * (lun_decode() gives 14 bits: inside the mask) */
-	if (l && mask && !((mask[t->lun_id / 64] >> (t->lun_id % 64)) & 1))
-		l = NULL;
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
 	sc->lun = l;
-	sc->lunmask = mask;
+	sc->lunmask = session_lunmask(s);
 	sc->luns = g_tgt.luns;
 	sc->nluns = g_tgt.nluns;
 	sc->max_io = TGT_MAX_IO;

@@ -196,7 +196,7 @@ static void report_luns(struct scsi_cmd *sc)
 		uint64_t id = (uint64_t)sc->luns[i]->id;
 
 		/* an initiator ACL's luns= hides the others */
-		if (sc->lunmask && !((sc->lunmask[id / 64] >> (id % 64)) & 1))
+		if (!lun_granted(sc->lunmask, id))
 			continue;
 		lun_encode(d + 8 + 8 * n++, id);
 	}

@@ -162,10 +162,10 @@ static void nop_out(struct ttask *t)
 	uint32_t len = t->data_len < c->sess->p.ini_mrdsl ? t->data_len : c->sess->p.ini_mrdsl;
 
 	r[0] = IDM_ISCSI_OP_NOP_IN;
-	r[1] = 0x80;
-	memcpy(r + 8, t->bhs + 8, 8);           /* LUN */
-	idm_iscsi_put32(r + 16, t->itt);
-	idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG); /* TTT */
+	r[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(r + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, t->data, len);           /* echo the ping data */
 	task_done(t);
@@ -175,13 +175,13 @@ static void logout(struct ttask *t)
 {
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	struct tconn *c = t->c;
-	uint8_t reason = t->bhs[1] & 0x7f;
+	uint8_t reason = t->bhs[1] & ~IDM_ISCSI_FLAG_FINAL; /* reason code */
 
 	r[0] = IDM_ISCSI_OP_LOGOUT_RSP;
-	r[1] = 0x80;
+	r[1] = IDM_ISCSI_FLAG_FINAL;
 	/* 0: close session, 1: close connection; 2 (recovery) needs ERL 2 */
 	r[2] = reason <= 1 ? 0 : 2;
-	idm_iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r, true);
 	ex_info("%s: logout (reason %u)", idm_conn_peer_name(c->ic), reason);
 	task_done(t);
@@ -274,8 +274,8 @@ static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kin
 	t->c = c;
 	memcpy(t->bhs, bhs, IDM_ISCSI_BHS_LEN);
 	t->itt = idm_iscsi_bhs_itt(bhs);
-	t->cmdsn = idm_iscsi_get32(bhs + 24);
-	t->lun_id = lun_decode(bhs + 8);
+	t->cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
+	t->lun_id = lun_decode(bhs + IDM_ISCSI_BHS_LUN);
 	return t;
 }
 
@@ -386,6 +386,11 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 
 #define ACL_LOGOUT_WAIT_S 5 /* Parameter3 of the Async Message */
 
+/* Asynchronous Message fields (RFC 7143 11.9) */
+#define ASYNC_EVENT 36
+#define ASYNC_EVENT_LOGOUT_REQUEST 1
+#define ASYNC_PARAMETER3 42
+
 /* The session's LUNs become `l` (NULL: none). True if they changed. */
 static bool set_luns(struct session *s, const struct access_luns *l)
 {
@@ -452,11 +457,11 @@ static void request_logout(struct session *s, const char *why)
 	clock_gettime(CLOCK_MONOTONIC, &s->logout_deadline);
 	s->logout_deadline.tv_sec += ACL_LOGOUT_WAIT_S;
 	r[0] = IDM_ISCSI_OP_ASYNC_MSG;
-	r[1] = 0x80;
-	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
+	r[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
-	r[36] = 1; /* AsyncEvent: logout requested */
-	idm_iscsi_put16(r + 42, ACL_LOGOUT_WAIT_S); /* Parameter3 */
+	r[ASYNC_EVENT] = ASYNC_EVENT_LOGOUT_REQUEST;
+	idm_iscsi_put16(r + ASYNC_PARAMETER3, ACL_LOGOUT_WAIT_S);
 	conn_send(c, r, NULL, 0);
 }
 

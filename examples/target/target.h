@@ -292,6 +292,27 @@ struct ttask *ttask_get(void);
 void ttask_put(struct ttask *t);
 void pool_destroy(void);
 
+/* The LUNs a session's initiator ACL grants, as lun_granted() takes them */
+static inline const uint64_t *session_lunmask(const struct session *s)
+{
+	return s->lun_all ? NULL : s->lunmask;
+}
+
+static inline struct lun *find_lun(uint64_t id)
+{
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if ((uint64_t)g_tgt.luns[i]->id == id)
+			return g_tgt.luns[i];
+	return NULL;
+}
+
+/* The LUN `id` as the session sees it: NULL if there is none or the
+ * session's ACL hides it (lun_decode() gives 14 bits: inside the mask) */
+static inline struct lun *session_lun(const struct session *s, uint64_t id)
+{
+	return lun_granted(session_lunmask(s), id) ? find_lun(id) : NULL;
+}
+
 static inline uint64_t lun_decode(const uint8_t *l)
 {
 	/* SAM single-level addressing: peripheral (00b) or flat (01b) */

@@ -60,14 +60,14 @@ static void send_chunk(struct tconn *c, const struct ttask *t)
 	bool last = n == left;
 
 	r[0] = IDM_ISCSI_OP_TEXT_RSP;
-	r[1] = last ? 0x80 : IDM_ISCSI_TEXT_CONTINUE;
-	memcpy(r + 8, t->bhs + 8, 8);
-	idm_iscsi_put32(r + 16, t->itt);
+	r[1] = last ? IDM_ISCSI_FLAG_FINAL : IDM_ISCSI_TEXT_CONTINUE;
+	memcpy(r + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
 	if (!last) {
 		if (++c->text_ttt == IDM_ISCSI_RESERVED_TAG)
 			c->text_ttt = 1;
 	}
-	idm_iscsi_put32(r + 20, last ? IDM_ISCSI_RESERVED_TAG : c->text_ttt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_TTT, last ? IDM_ISCSI_RESERVED_TAG : c->text_ttt);
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, c->text_out ? c->text_out + c->text_out_off : NULL, n);
 	c->text_out_off += n;
@@ -84,7 +84,7 @@ void text_request(struct ttask *t)
 	struct ex_kv kv[MAX_KEYS];
 	struct ex_textbuf out;
 	char addr[300];
-	uint32_t ttt = idm_iscsi_get32(t->bhs + 20);
+	uint32_t ttt = idm_iscsi_get32(t->bhs + IDM_ISCSI_BHS_TTT);
 	int n;
 
 	/* continuation of a long response */
@@ -126,10 +126,10 @@ void text_request(struct ttask *t)
 		 * response (RFC 7143 11.11.1) */
 		uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 		r[0] = IDM_ISCSI_OP_TEXT_RSP;
-		r[1] = 0x80;
-		memcpy(r + 8, t->bhs + 8, 8);
-		idm_iscsi_put32(r + 16, t->itt);
-		idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG);
+		r[1] = IDM_ISCSI_FLAG_FINAL;
+		memcpy(r + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+		idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
+		idm_iscsi_put32(r + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 		conn_fill_sn(c, r, true);
 		conn_send(c, r, NULL, 0);
 		task_done(t);

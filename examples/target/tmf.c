@@ -18,15 +18,14 @@
 
 #define TMF_WAIT_MS 3000
 
-static bool lun_exists(const struct session *s, uint64_t id)
+/* Task Management Function Request fields (RFC 7143 11.5) */
+#define TMF_REF_TASK_TAG IDM_ISCSI_BHS_TTT /* Referenced Task Tag */
+#define TMF_REF_CMDSN 32
+
+/* The function code: byte 1 without the Final bit */
+static uint8_t tmf_function(const uint8_t *bhs)
 {
-	/* one an initiator ACL hides does not exist for the session */
-	if (!s->lun_all && !((s->lunmask[id / 64] >> (id % 64)) & 1))
-		return false;
-	for (int i = 0; i < g_tgt.nluns; i++)
-		if ((uint64_t)g_tgt.luns[i]->id == id)
-			return true;
-	return false;
+	return bhs[1] & ~IDM_ISCSI_FLAG_FINAL;
 }
 
 static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
@@ -34,12 +33,12 @@ static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
 	r[0] = IDM_ISCSI_OP_TASK_MGMT_RSP;
-	r[1] = 0x80;
+	r[1] = IDM_ISCSI_FLAG_FINAL;
 	r[2] = response;
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	ex_info("%s: TMF function %u response %u", idm_conn_peer_name(c->ic),
-		req[1] & 0x7f, response);
+		tmf_function(req), response);
 	conn_send(c, r, NULL, 0);
 }
 
@@ -47,8 +46,8 @@ static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
 static bool covers(const struct session *owner, const struct ttask *t)
 {
 	const struct pending_tmf *m = &owner->tmf;
-	uint8_t fn = m->bhs[1] & 0x7f;
-	uint64_t lun = lun_decode(m->bhs + 8);
+	uint8_t fn = tmf_function(m->bhs);
+	uint64_t lun = lun_decode(m->bhs + IDM_ISCSI_BHS_LUN);
 	bool same_session = t->c->sess == owner;
 
 	switch (fn) {
@@ -133,7 +132,7 @@ void tmf_check(struct session *s)
 		ex_warn("TMF wait timed out; remaining transfers cancelled");
 	m->active = false;
 	tmf_respond(m->c, m->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
-	if ((m->bhs[1] & 0x7f) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
+	if (tmf_function(m->bhs) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
 		for (struct tconn *c = g_loop->conns; c; c = c->next)
 			conn_close_graceful(c, "target cold reset");
 }
@@ -148,8 +147,8 @@ static void abort_task(struct ttask *req)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
-	uint32_t ref = idm_iscsi_get32(req->bhs + 20);
-	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + 32);
+	uint32_t ref = idm_iscsi_get32(req->bhs + TMF_REF_TASK_TAG);
+	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + TMF_REF_CMDSN);
 
 	for (struct ttask *t = c->tasks; t; t = t->cnext) {
 		if (t->itt != ref || t->aborted)
@@ -176,7 +175,7 @@ void tmf_request(struct ttask *req)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
-	uint8_t fn = req->bhs[1] & 0x7f;
+	uint8_t fn = tmf_function(req->bhs);
 
 	switch (fn) {
 	case IDM_ISCSI_TMF_ABORT_TASK:
@@ -185,7 +184,7 @@ void tmf_request(struct ttask *req)
 	case IDM_ISCSI_TMF_ABORT_TASK_SET:
 	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
 	case IDM_ISCSI_TMF_LUN_RESET:
-		if (!lun_exists(s, req->lun_id)) {
+		if (!session_lun(s, req->lun_id)) { /* none, or the ACL hides it */
 			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_LUN);
 			break;
 		}
