@@ -294,57 +294,55 @@ static int copy_data(struct ttask *t, idm_pdu *pdu)
 	return 0;
 }
 
-void session_pdu(struct tconn *c, idm_pdu *pdu)
+/* A SCSI Command: a task on the connection's list, admitted by CmdSN */
+static void scsi_command(struct tconn *c, idm_pdu *pdu, bool imm)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	uint8_t op = idm_iscsi_bhs_opcode(bhs);
-	bool imm = bhs[0] & IDM_ISCSI_OP_IMMEDIATE;
-	struct session *s = c->sess;
+	idm_task *it = idm_pdu_task(pdu);
 	struct ttask *t;
-	enum task_kind kind;
 
-	switch (op) {
-	case IDM_ISCSI_OP_SCSI_CMD: {
-		idm_task *it = idm_pdu_task(pdu);
-		if (s->discovery || !it) {
-			/* RFC 7143 4.4: discovery sessions carry no commands */
-			if (it)
-				idm_deallocate_task_resources(it);
-			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
-		t = new_task(c, bhs, TK_SCSI);
-		if (!t) {
+	if (c->sess->discovery || !it) {
+		/* RFC 7143 4.4: discovery sessions carry no commands */
+		if (it)
 			idm_deallocate_task_resources(it);
-			send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
-			return;
-		}
-		t->it = it;
-		t->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
-		idm_task_set_arg(it, t);
-		t->cnext = c->tasks;
-		c->tasks = t;
-		admit(c, t, imm);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 		return;
 	}
-	case IDM_ISCSI_OP_NOP_OUT:
-		if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
-			return; /* answer to our NOP-In (we send none) */
-		kind = TK_NOP;
-		break;
-	case IDM_ISCSI_OP_TEXT_REQ:
-		kind = TK_TEXT;
-		break;
-	case IDM_ISCSI_OP_LOGOUT_REQ:
-		kind = TK_LOGOUT;
-		break;
-	case IDM_ISCSI_OP_TASK_MGMT_REQ:
-		if (s->discovery) {
-			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
-		kind = TK_TMF;
-		break;
+	t = new_task(c, bhs, TK_SCSI);
+	if (!t) {
+		idm_deallocate_task_resources(it);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
+		return;
+	}
+	t->it = it;
+	t->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
+	idm_task_set_arg(it, t);
+	t->cnext = c->tasks;
+	c->tasks = t;
+	admit(c, t, imm);
+}
+
+/* Another CmdSN-ordered request (NOP-Out, Text, Logout, TMF): a task with
+ * a copy of its data, admitted by CmdSN */
+static void queue_request(struct tconn *c, idm_pdu *pdu, enum task_kind kind, bool imm)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	struct ttask *t = new_task(c, bhs, kind);
+
+	if (!t || copy_data(t, pdu) < 0) {
+		if (t)
+			ttask_put(t);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
+		return;
+	}
+	admit(c, t, imm);
+}
+
+/* A PDU an initiator may not send in full feature phase, or that this
+ * target does not support: Rejected */
+static void refuse_pdu(struct tconn *c, const uint8_t *bhs, uint8_t op)
+{
+	switch (op) {
 	case IDM_ISCSI_OP_SNACK_REQ:
 		/* ErrorRecoveryLevel 0: no SNACK support (RFC 7143 11.16) */
 		send_reject(c, bhs, IDM_ISCSI_REJECT_SNACK_REJECT);
@@ -371,14 +369,32 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 					      : IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED);
 		return;
 	}
-	t = new_task(c, bhs, kind);
-	if (!t || copy_data(t, pdu) < 0) {
-		if (t)
-			ttask_put(t);
-		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
-		return;
+}
+
+void session_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
+	bool imm = bhs[0] & IDM_ISCSI_OP_IMMEDIATE;
+
+	switch (op) {
+	case IDM_ISCSI_OP_SCSI_CMD:
+		return scsi_command(c, pdu, imm);
+	case IDM_ISCSI_OP_NOP_OUT:
+		if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
+			return; /* answer to our NOP-In (we send none) */
+		return queue_request(c, pdu, TK_NOP, imm);
+	case IDM_ISCSI_OP_TEXT_REQ:
+		return queue_request(c, pdu, TK_TEXT, imm);
+	case IDM_ISCSI_OP_LOGOUT_REQ:
+		return queue_request(c, pdu, TK_LOGOUT, imm);
+	case IDM_ISCSI_OP_TASK_MGMT_REQ:
+		if (c->sess->discovery)
+			return send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
+		return queue_request(c, pdu, TK_TMF, imm);
+	default:
+		return refuse_pdu(c, bhs, op);
 	}
-	admit(c, t, imm);
 }
 
 /* --- initiator ACLs: the LUNs a session sees, and a session that lost
