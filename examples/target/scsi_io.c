@@ -167,13 +167,19 @@ static void exec_and_reply(struct ttask *t)
 	put_data(t, t->buf->ib, 0, t->sc.in_len);
 }
 
-void scsi_io_start(struct ttask *t)
+/* Out of buffer memory: let the initiator retry (SAM-5 5.3.1) */
+static void busy(struct ttask *t)
+{
+	t->sc.status = SAM_TASK_SET_FULL;
+	t->sc.sense_len = 0;
+	finish(t);
+}
+
+/* The command as the SCSI emulation takes it, on the LUN `l` */
+static void fill_cmd(struct ttask *t, struct lun *l)
 {
 	struct scsi_cmd *sc = &t->sc;
 	const struct session *s = t->c->sess;
-	struct lun *l = session_lun(s, t->lun_id);
-	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
-	uint32_t n;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
@@ -183,79 +189,92 @@ void scsi_io_start(struct ttask *t)
 	sc->nluns = g_tgt.nluns;
 	sc->max_io = TGT_MAX_IO;
 	/* Block Limits: one negotiated burst is the optimal transfer */
-	sc->opt_io = t->c->sess->p.max_burst;
+	sc->opt_io = s->p.max_burst;
 	sc->edtl = t->edtl;
-	sc->nexus = t->c->sess;
-	sc->iport = t->c->sess->iport;
-	if (scsi_prepare(sc) < 0) {
+	sc->nexus = s;
+	sc->iport = s->iport;
+}
+
+/* A command returning data: READ, or parameter data we generate */
+static void start_in(struct ttask *t, struct lun *l)
+{
+	struct scsi_cmd *sc = &t->sc;
+	uint32_t n = (t->bhs[1] & IDM_ISCSI_CMD_READ) ? t->edtl : 0;
+
+	if (sc->spdtl_in < n)
+		n = sc->spdtl_in;
+	/* parameter data we generate is small whatever the allocation
+	 * length says; the rest is reported as residual */
+	if (sc->kind == SCK_IN && n > SCSI_IN_MAX)
+		n = SCSI_IN_MAX;
+	if (sc->kind == SCK_READ && l->ram && n) {
+		/* zero copy: straight from the LUN memory */
+		put_data(t, l->ib, sc->lba * l->bs, n);
+		return;
+	}
+	if (sc->kind == SCK_READ && !n) {
 		finish(t);
 		return;
 	}
-	switch (sc->kind) {
-	case SCK_NODATA:
+	t->buf = pbuf_get(n ? n : 1);
+	if (!t->buf)
+		return busy(t);
+	sc->buf = t->buf->addr;
+	sc->buf_len = n;
+	exec_and_reply(t);
+}
+
+/* A command taking data: WRITE, or parameter data (UNMAP, MODE SELECT...) */
+static void start_out(struct ttask *t, struct lun *l)
+{
+	struct scsi_cmd *sc = &t->sc;
+	bool wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
+	uint32_t unsol = wr ? unsolicited_len(t) : 0, get;
+	uint32_t n = wr ? t->edtl : 0;
+
+	if (sc->spdtl_out < n)
+		n = sc->spdtl_out;
+	t->want_out = n;
+	get = n > unsol ? n : unsol; /* take all unsolicited data too */
+	if (!get) {
+		sc->buf = NULL;
+		sc->buf_len = 0;
 		scsi_exec(sc);
+		respond(t);
+		return;
+	}
+	if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
+		/* zero copy: the initiator's data lands in the LUN */
+		sc->buf = l->mem + sc->lba * l->bs;
+		get_data(t, l->ib, sc->lba * l->bs, n);
+		return;
+	}
+	t->buf = pbuf_get(get);
+	if (!t->buf)
+		return busy(t);
+	sc->buf = t->buf->addr;
+	get_data(t, t->buf->ib, 0, get);
+}
+
+void scsi_io_start(struct ttask *t)
+{
+	struct lun *l = session_lun(t->c->sess, t->lun_id);
+
+	fill_cmd(t, l);
+	if (scsi_prepare(&t->sc) < 0)
+		return finish(t);
+	switch (t->sc.kind) {
+	case SCK_NODATA:
+		scsi_exec(&t->sc);
 		finish(t);
 		return;
 	case SCK_READ:
 	case SCK_IN:
-		n = rd ? t->edtl : 0;
-		if (sc->spdtl_in < n)
-			n = sc->spdtl_in;
-		/* parameter data we generate is small whatever the allocation
-		 * length says; the rest is reported as residual */
-		if (sc->kind == SCK_IN && n > SCSI_IN_MAX)
-			n = SCSI_IN_MAX;
-		if (sc->kind == SCK_READ && l->ram && n) {
-			/* zero copy: straight from the LUN memory */
-			put_data(t, l->ib, sc->lba * l->bs, n);
-			return;
-		}
-		if (sc->kind == SCK_READ && !n) {
-			finish(t);
-			return;
-		}
-		t->buf = pbuf_get(n ? n : 1);
-		if (!t->buf)
-			goto busy;
-		sc->buf = t->buf->addr;
-		sc->buf_len = n;
-		exec_and_reply(t);
-		return;
+		return start_in(t, l);
 	case SCK_WRITE:
-	case SCK_OUT: {
-		uint32_t unsol = wr ? unsolicited_len(t) : 0, get;
-		n = wr ? t->edtl : 0;
-		if (sc->spdtl_out < n)
-			n = sc->spdtl_out;
-		t->want_out = n;
-		get = n > unsol ? n : unsol; /* take all unsolicited data too */
-		if (!get) {
-			sc->buf = NULL;
-			sc->buf_len = 0;
-			scsi_exec(sc);
-			respond(t);
-			return;
-		}
-		if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
-			/* zero copy: the initiator's data lands in the LUN */
-			sc->buf = l->mem + sc->lba * l->bs;
-			get_data(t, l->ib, sc->lba * l->bs, n);
-			return;
-		}
-		t->buf = pbuf_get(get);
-		if (!t->buf)
-			goto busy;
-		sc->buf = t->buf->addr;
-		get_data(t, t->buf->ib, 0, get);
-		return;
+	case SCK_OUT:
+		return start_out(t, l);
 	}
-	}
-	return;
-busy:
-	/* out of buffer memory: let the initiator retry (SAM-5 5.3.1) */
-	sc->status = SAM_TASK_SET_FULL;
-	sc->sense_len = 0;
-	finish(t);
 }
 
 void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
