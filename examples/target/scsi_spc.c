@@ -97,75 +97,90 @@ static uint32_t std_inquiry(struct scsi_cmd *sc, uint8_t *d)
 	return 66;
 }
 
-static uint32_t vpd_page(struct scsi_cmd *sc, uint8_t page, uint8_t *d)
+/* Device Identification (0x83) designators at p: returns their length */
+static uint32_t vpd_device_id(const struct lun *l, uint8_t *p)
 {
-	struct lun *l = sc->lun;
-	uint32_t n;
+	uint8_t *start = p;
+	size_t tl = strlen(g_tgt.name);
 
-	d[0] = 0x00;
-	d[1] = page;
+	/* NAA designator, associated with the LU */
+	p[0] = 0x01; p[1] = 0x03; p[2] = 0; p[3] = 8;
+	memcpy(p + 4, l->naa, 8);
+	p += 12;
+	/* T10 vendor id designator */
+	p[0] = 0x02; p[1] = 0x01; p[2] = 0; p[3] = (uint8_t)(8 + strlen(l->serial));
+	memcpy(p + 4, "LIBIDM  ", 8);
+	memcpy(p + 12, l->serial, strlen(l->serial));
+	p += 4 + p[3];
+	/* SCSI name string of the target device (PIV=1, iSCSI) */
+	if (tl + 1 <= 220) {
+		uint32_t sl = (uint32_t)((tl + 1 + 3) & ~3u);
+		p[0] = 0x53; p[1] = 0xa8; p[2] = 0; p[3] = (uint8_t)sl;
+		memset(p + 4, 0, sl);
+		memcpy(p + 4, g_tgt.name, tl);
+		p += 4 + sl;
+	}
+	return (uint32_t)(p - start);
+}
+
+/* Block Limits (0xb0, SBC-3 6.5.3) after the page header at d */
+static uint32_t vpd_block_limits(const struct scsi_cmd *sc, uint8_t *d)
+{
+	memset(d + 4, 0, 0x3c);
+	d[4] = 0x01;                          /* WSNZ */
+	d[5] = 255;                           /* MAXIMUM COMPARE AND WRITE LENGTH */
+	wbe32(d + 8, VPD_MAX_XFER_BLOCKS(sc)); /* MAXIMUM TRANSFER LENGTH */
+	wbe32(d + 12, vpd_opt_xfer_blocks(sc)); /* OPTIMAL TRANSFER LENGTH */
+	wbe32(d + 20, 0xffffffffu);           /* MAXIMUM UNMAP LBA COUNT */
+	wbe32(d + 24, 256);                   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
+	wbe32(d + 28, 1);                     /* OPTIMAL UNMAP GRANULARITY */
+	wbe64(d + 36, SBC_MAX_WS_LEN);        /* MAXIMUM WRITE SAME LENGTH */
+	return 0x3c;
+}
+
+/* The payload of VPD page `page` after its header at d: its length, or
+ * -1 for a page we do not have */
+static int64_t vpd_payload(struct scsi_cmd *sc, uint8_t page, uint8_t *d)
+{
+	static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+	const struct lun *l = sc->lun;
+
 	switch (page) {
-	case 0x00: {
-		static const uint8_t pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+	case 0x00:
 		memcpy(d + 4, pages, sizeof(pages));
-		n = sizeof(pages);
-		break;
-	}
+		return sizeof(pages);
 	case 0x80:
-		n = (uint32_t)strlen(l->serial);
-		memcpy(d + 4, l->serial, n);
-		break;
-	case 0x83: {
-		uint8_t *p = d + 4;
-		size_t tl = strlen(g_tgt.name);
-		/* NAA designator, associated with the LU */
-		p[0] = 0x01; p[1] = 0x03; p[2] = 0; p[3] = 8;
-		memcpy(p + 4, l->naa, 8);
-		p += 12;
-		/* T10 vendor id designator */
-		p[0] = 0x02; p[1] = 0x01; p[2] = 0; p[3] = (uint8_t)(8 + strlen(l->serial));
-		memcpy(p + 4, "LIBIDM  ", 8);
-		memcpy(p + 12, l->serial, strlen(l->serial));
-		p += 4 + p[3];
-		/* SCSI name string of the target device (PIV=1, iSCSI) */
-		if (tl + 1 <= 220) {
-			uint32_t sl = (uint32_t)((tl + 1 + 3) & ~3u);
-			p[0] = 0x53; p[1] = 0xa8; p[2] = 0; p[3] = (uint8_t)sl;
-			memset(p + 4, 0, sl);
-			memcpy(p + 4, g_tgt.name, tl);
-			p += 4 + sl;
-		}
-		n = (uint32_t)(p - (d + 4));
-		break;
-	}
-	case 0xb0: /* Block Limits (SBC-3 6.5.3) */
-		memset(d + 4, 0, 0x3c);
-		d[4] = 0x01;                          /* WSNZ */
-		d[5] = 255;                           /* MAXIMUM COMPARE AND WRITE LENGTH */
-		wbe32(d + 8, VPD_MAX_XFER_BLOCKS(sc)); /* MAXIMUM TRANSFER LENGTH */
-		wbe32(d + 12, vpd_opt_xfer_blocks(sc)); /* OPTIMAL TRANSFER LENGTH */
-		wbe32(d + 20, 0xffffffffu);           /* MAXIMUM UNMAP LBA COUNT */
-		wbe32(d + 24, 256);                   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT */
-		wbe32(d + 28, 1);                     /* OPTIMAL UNMAP GRANULARITY */
-		wbe64(d + 36, SBC_MAX_WS_LEN);        /* MAXIMUM WRITE SAME LENGTH */
-		n = 0x3c;
-		break;
+		memcpy(d + 4, l->serial, strlen(l->serial));
+		return (int64_t)strlen(l->serial);
+	case 0x83:
+		return vpd_device_id(l, d + 4);
+	case 0xb0:
+		return vpd_block_limits(sc, d);
 	case 0xb1: /* Block Device Characteristics */
 		memset(d + 4, 0, 0x3c);
 		wbe16(d + 4, 1); /* non-rotating medium */
-		n = 0x3c;
-		break;
+		return 0x3c;
 	case 0xb2: /* Logical Block Provisioning */
 		memset(d + 4, 0, 4);
 		d[5] = 0x80 | 0x40 | 0x20 | 0x04; /* LBPU, LBPWS, LBPWS10, LBPRZ */
 		d[6] = 0x02;                      /* thin provisioned */
-		n = 4;
-		break;
+		return 4;
 	default:
-		return 0;
+		return -1;
 	}
+}
+
+static uint32_t vpd_page(struct scsi_cmd *sc, uint8_t page, uint8_t *d)
+{
+	int64_t n;
+
+	d[0] = 0x00;
+	d[1] = page;
+	n = vpd_payload(sc, page, d);
+	if (n < 0)
+		return 0;
 	wbe16(d + 2, (uint16_t)n);
-	return n + 4;
+	return (uint32_t)n + 4;
 }
 
 static void inquiry(struct scsi_cmd *sc)
