@@ -171,10 +171,44 @@ static void abort_task(struct ttask *req)
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_TASK);
 }
 
-void tmf_request(struct ttask *req)
+/* Resets clear PREVENT and reservations (SPC-4, SPC-2): of the LUN for a
+ * LUN RESET, of every LUN for a target reset */
+static void reset_luns(uint8_t fn, uint64_t lun_id)
+{
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == lun_id) {
+			g_tgt.luns[i]->prevent = false;
+			__atomic_store_n(&g_tgt.luns[i]->reserved_by, NULL, __ATOMIC_RELEASE);
+		}
+}
+
+/* A TMF acting on many tasks (task set, LUN or target): it waits for the
+ * tasks it covers (Implementer's Guide 4.1.2), one at a time */
+static void start_multi_task(struct ttask *req, uint8_t fn)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
+
+	/* an initiator an ACL limits to some LUNs resets no others */
+	if (fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET && !s->lun_all)
+		return tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_AUTH_FAILED);
+	if (s->tmf.active) /* one multi-task TMF at a time */
+		return tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
+	s->tmf.active = true;
+	memcpy(s->tmf.bhs, req->bhs, IDM_ISCSI_BHS_LEN);
+	s->tmf.c = c;
+	s->tmf.cmdsn = req->cmdsn;
+	clock_gettime(CLOCK_MONOTONIC, &s->tmf.deadline);
+	s->tmf.deadline.tv_sec += TMF_WAIT_MS / 1000;
+	if (fn == IDM_ISCSI_TMF_LUN_RESET || fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET)
+		reset_luns(fn, req->lun_id);
+	abort_covered(s);
+	tmf_check(s);
+}
+
+void tmf_request(struct ttask *req)
+{
+	struct tconn *c = req->c;
 	uint8_t fn = tmf_function(req->bhs);
 
 	switch (fn) {
@@ -184,38 +218,14 @@ void tmf_request(struct ttask *req)
 	case IDM_ISCSI_TMF_ABORT_TASK_SET:
 	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
 	case IDM_ISCSI_TMF_LUN_RESET:
-		if (!session_lun(s, req->lun_id)) { /* none, or the ACL hides it */
+		if (!session_lun(c->sess, req->lun_id)) /* none, or the ACL hides it */
 			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_LUN);
-			break;
-		}
-		/* fall through */
+		else
+			start_multi_task(req, fn);
+		break;
 	case IDM_ISCSI_TMF_TARGET_WARM_RESET:
 	case IDM_ISCSI_TMF_TARGET_COLD_RESET:
-		/* an initiator an ACL limits to some LUNs resets no others */
-		if (fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET && !s->lun_all) {
-			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_AUTH_FAILED);
-			break;
-		}
-		if (s->tmf.active) { /* one multi-task TMF at a time */
-			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
-			break;
-		}
-		s->tmf.active = true;
-		memcpy(s->tmf.bhs, req->bhs, IDM_ISCSI_BHS_LEN);
-		s->tmf.c = c;
-		s->tmf.cmdsn = req->cmdsn;
-		clock_gettime(CLOCK_MONOTONIC, &s->tmf.deadline);
-		s->tmf.deadline.tv_sec += TMF_WAIT_MS / 1000;
-		if (fn == IDM_ISCSI_TMF_LUN_RESET || fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET)
-			for (int i = 0; i < g_tgt.nluns; i++)
-				if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == req->lun_id) {
-					/* resets clear PREVENT and reservations (SPC-4, SPC-2) */
-					g_tgt.luns[i]->prevent = false;
-					__atomic_store_n(&g_tgt.luns[i]->reserved_by, NULL,
-							 __ATOMIC_RELEASE);
-				}
-		abort_covered(s);
-		tmf_check(s);
+		start_multi_task(req, fn);
 		break;
 	case IDM_ISCSI_TMF_TASK_REASSIGN:
 		/* needs ErrorRecoveryLevel 2 */
