@@ -29,6 +29,7 @@
 
 /* Login Request/Response fields (RFC 7143 11.12, 11.13) that iscsi.h has
  * no name for: they exist in login PDUs only */
+#define LOGIN_VERSION_MIN 3 /* request; VersionActive in the response */
 #define LOGIN_ISID 8     /* 6 bytes */
 #define LOGIN_TSIH 14
 #define LOGIN_CID 20     /* request */
@@ -133,50 +134,61 @@ static const char *chap_secret_for(const struct login_state *ls, const char **us
 
 /* Our side of every negotiable key: the value we want or the list we
  * accept, in preference order. */
+/* --key Name=Value: the value given for `key`, or NULL */
+static const char *key_override(const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
+		const char *o = g_tgt.key_overrides[i];
+		if (!strncmp(o, key, kl) && o[kl] == '=')
+			return o + kl + 1;
+	}
+	return NULL;
+}
+
+/* What we offer for the keys whose value never changes */
+static const char *fixed_offer(const char *key)
+{
+	static const struct { const char *key, *value; } offers[] = {
+		{ "MaxConnections", "1" },
+		{ "InitialR2T", "No" },
+		{ "ImmediateData", "Yes" },
+		{ "MaxBurstLength", "1048576" },
+		{ "FirstBurstLength", "262144" },
+		{ "DefaultTime2Wait", "2" },
+		{ "DefaultTime2Retain", "0" },
+		{ "MaxOutstandingR2T", "16" },
+		{ "DataPDUInOrder", "Yes" },
+		{ "DataSequenceInOrder", "Yes" },
+		{ "ErrorRecoveryLevel", "0" },
+		{ "TaskReporting", "RFC3720" },
+		{ "iSCSIProtocolLevel", "1" },
+		{ "OFMarker", "No" },
+		{ "IFMarker", "No" },
+	};
+
+	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
+		if (!strcmp(key, offers[i].key))
+			return offers[i].value;
+	return NULL;
+}
+
 static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
 {
 	const char *forced = c->iser ? ex_key_iser_value(key) : NULL;
+	const char *v;
 
 	/* digests are None on iSER, discovery included, whatever --key
 	 * says: an initiator offering only CRC32C is answered Reject */
 	if (forced)
 		return forced;
-	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
-		const char *o = g_tgt.key_overrides[i];
-		size_t kl = strlen(key);
-		if (!strncmp(o, key, kl) && o[kl] == '=')
-			return o + kl + 1;
-	}
+	if ((v = key_override(key)) || (v = fixed_offer(key)))
+		return v;
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
 		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
 	if (!strcmp(key, "AuthMethod"))
 		return chap_wanted(c->login) ? "CHAP" : "None";
-	if (!strcmp(key, "MaxConnections"))
-		return "1";
-	if (!strcmp(key, "InitialR2T"))
-		return "No";
-	if (!strcmp(key, "ImmediateData"))
-		return "Yes";
-	if (!strcmp(key, "MaxBurstLength"))
-		return "1048576";
-	if (!strcmp(key, "FirstBurstLength"))
-		return "262144";
-	if (!strcmp(key, "DefaultTime2Wait"))
-		return "2";
-	if (!strcmp(key, "DefaultTime2Retain"))
-		return "0";
-	if (!strcmp(key, "MaxOutstandingR2T"))
-		return "16";
-	if (!strcmp(key, "DataPDUInOrder") || !strcmp(key, "DataSequenceInOrder"))
-		return "Yes";
-	if (!strcmp(key, "ErrorRecoveryLevel"))
-		return "0";
-	if (!strcmp(key, "TaskReporting"))
-		return "RFC3720";
-	if (!strcmp(key, "iSCSIProtocolLevel"))
-		return "1";
-	if (!strcmp(key, "OFMarker") || !strcmp(key, "IFMarker"))
-		return "No";
 	if (!strcmp(key, "RDMAExtensions"))
 		return c->iser ? "Yes" : "No";
 	if (!strcmp(key, "TargetRecvDataSegmentLength") ||
@@ -613,6 +625,29 @@ static int build_kv(struct params *p)
 
 /* Keys of the first request: who is logging in, to what, and the
  * session it belongs to. Returns 0 or a login status. */
+/* A login with a TSIH joins that session: it must be the initiator's,
+ * with no other connection (MaxConnections=1). It takes the session's
+ * values. Returns 0 or a login status. */
+static int check_joined(struct login_state *ls)
+{
+	/* the session may be another loop's: read under the lock */
+	struct session *s;
+	int rc = 0;
+
+	session_lock();
+	s = session_find_tsih(ls->tsih);
+	if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6)) {
+		rc = LS_SESSION_NOT_EXIST;
+	} else if (s->conn && s->conn->cid != ls->cid) {
+		rc = LS_TOO_MANY_CONNS;
+	} else {
+		ls->p = s->p; /* session-wide values stay */
+		ls->discovery = s->discovery;
+	}
+	session_unlock();
+	return rc;
+}
+
 static int first_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
 			 struct ex_kv *kv, int n)
 {
@@ -620,7 +655,7 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 	const char *st = ex_text_get(kv, (size_t)n, "SessionType");
 	const char *tn = ex_text_get(kv, (size_t)n, "TargetName");
 
-	if (bhs[3] > 0) /* VersionMin */
+	if (bhs[LOGIN_VERSION_MIN] > 0)
 		return LS_UNSUPPORTED_VERSION;
 	if (!in || !*in)
 		return LS_MISSING_PARAM;
@@ -636,25 +671,7 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 			return LS_NOT_FOUND;
 		snprintf(ls->tname, sizeof(ls->tname), "%s", tn);
 	}
-	if (ls->tsih) {
-		/* the session may be another loop's: read under the lock */
-		struct session *s;
-		int rc = 0;
-
-		session_lock();
-		s = session_find_tsih(ls->tsih);
-		if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6)) {
-			rc = LS_SESSION_NOT_EXIST;
-		} else if (s->conn && s->conn->cid != ls->cid) {
-			rc = LS_TOO_MANY_CONNS;
-		} else {
-			ls->p = s->p; /* session-wide values stay */
-			ls->discovery = s->discovery;
-		}
-		session_unlock();
-		return rc;
-	}
-	return 0;
+	return ls->tsih ? check_joined(ls) : 0;
 }
 
 /* A normal session from an initiator that access.c turns away fails with

@@ -3,6 +3,24 @@
  * code (sense data is built in scsi_sense.c). */
 #include "scsi.h"
 
+/* Whether a reservation another I_T nexus holds refuses the command */
+static bool reservation_conflict(const struct scsi_cmd *sc, uint8_t op)
+{
+	/* SPC-2 reservation held by another I_T nexus: only commands that
+	 * cannot disturb it go through (SPC-2 5.5.1, as Linux LIO does) */
+	const void *holder = sc->lun ? __atomic_load_n(&sc->lun->reserved_by, __ATOMIC_ACQUIRE)
+				     : NULL;
+
+	if (holder && holder != sc->nexus &&
+	    op != 0x12 && op != 0xa0 && op != 0x03 && op != 0x17 && op != 0x57)
+		return true;
+	/* SPC-2 RESERVE is refused while persistent reservations exist */
+	if (sc->lun && (op == 0x16 || op == 0x56) &&
+	    __atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE))
+		return true;
+	return !pr_allowed(sc);
+}
+
 int scsi_prepare(struct scsi_cmd *sc)
 {
 	uint8_t op = sc->cdb[0];
@@ -19,23 +37,7 @@ int scsi_prepare(struct scsi_cmd *sc)
 		scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
 		return -1;
 	}
-	/* SPC-2 reservation held by another I_T nexus: only commands that
-	 * cannot disturb it go through (SPC-2 5.5.1, as Linux LIO does) */
-	const void *holder = sc->lun ? __atomic_load_n(&sc->lun->reserved_by, __ATOMIC_ACQUIRE)
-				     : NULL;
-
-	if (holder && holder != sc->nexus &&
-	    op != 0x12 && op != 0xa0 && op != 0x03 && op != 0x17 && op != 0x57) {
-		sc->status = SAM_RESERVATION_CONFLICT;
-		return -1;
-	}
-	/* SPC-2 RESERVE is refused while persistent reservations exist */
-	if (sc->lun && (op == 0x16 || op == 0x56) &&
-	    __atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE)) {
-		sc->status = SAM_RESERVATION_CONFLICT;
-		return -1;
-	}
-	if (!pr_allowed(sc)) {
+	if (reservation_conflict(sc, op)) {
 		sc->status = SAM_RESERVATION_CONFLICT;
 		return -1;
 	}

@@ -145,6 +145,26 @@ int pr_prepare(struct scsi_cmd *sc)
 	return 0;
 }
 
+/* One READ FULL STATUS descriptor at e: returns its length */
+static uint32_t full_status_entry(const struct lun *l, const struct pr_reg *r, uint8_t *e)
+{
+	size_t il = strlen(r->iport) + 1;
+	uint32_t tl = (uint32_t)(4 + ((il + 3) & ~(size_t)3));
+
+	wbe64(e, r->key);
+	if (is_holder(l, r->iport, r)) {
+		e[12] = 0x01; /* R_HOLDER */
+		e[13] = l->pr.type;
+	}
+	e[12] |= 0x02;        /* ALL_TG_PT: one target port anyway */
+	wbe16(e + 18, 1);     /* relative target port identifier */
+	wbe32(e + 20, tl);
+	e[24] = 0x45;         /* iSCSI initiator port TransportID */
+	wbe16(e + 26, (uint16_t)(tl - 4));
+	memcpy(e + 28, r->iport, il);
+	return 24 + tl;
+}
+
 static void prin(struct scsi_cmd *sc)
 {
 	struct lun *l = sc->lun;
@@ -176,23 +196,8 @@ static void prin(struct scsi_cmd *sc)
 		scsi_put_in(sc, d, 8, be16(sc->cdb + 7));
 		return;
 	case 3: /* READ FULL STATUS */
-		for (int i = 0; i < p->nregs; i++) {
-			uint8_t *e = d + n;
-			size_t il = strlen(p->regs[i].iport) + 1;
-			uint32_t tl = (uint32_t)(4 + ((il + 3) & ~(size_t)3));
-			wbe64(e, p->regs[i].key);
-			if (is_holder(l, p->regs[i].iport, &p->regs[i])) {
-				e[12] = 0x01; /* R_HOLDER */
-				e[13] = p->type;
-			}
-			e[12] |= 0x02;        /* ALL_TG_PT: one target port anyway */
-			wbe16(e + 18, 1);     /* relative target port identifier */
-			wbe32(e + 20, tl);
-			e[24] = 0x45;         /* iSCSI initiator port TransportID */
-			wbe16(e + 26, (uint16_t)(tl - 4));
-			memcpy(e + 28, p->regs[i].iport, il);
-			n += 24 + tl;
-		}
+		for (int i = 0; i < p->nregs; i++)
+			n += full_status_entry(l, &p->regs[i], d + n);
 		break;
 	}
 	wbe32(d + 4, n - 8);
