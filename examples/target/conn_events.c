@@ -38,6 +38,16 @@ static void conn_release(struct tconn *c)
 	text_free(c);
 }
 
+/* Terminate the connection ourselves and free it */
+static void conn_end(struct tconn *c)
+{
+	idm_connection_terminate(c->ic);
+	c->state = CS_DEAD;
+	conn_release(c);
+	idm_conn_destroy(c->ic);
+	conn_forget(c);
+}
+
 void conn_reap(void)
 {
 	struct tconn *c, *next;
@@ -53,27 +63,16 @@ void conn_reap(void)
 		}
 	for (c = g_loop->conns; c; c = next) {
 		next = c->next;
-		if (c->state == CS_CLOSING && !c->handoff && timespec_passed(&c->deadline, &now)) {
-			idm_connection_terminate(c->ic);
-			c->state = CS_DEAD;
-			conn_release(c);
-			idm_conn_destroy(c->ic);
-			conn_forget(c);
-		}
+		if (c->state == CS_CLOSING && !c->handoff && timespec_passed(&c->deadline, &now))
+			conn_end(c);
 	}
 	budget_tick(&now);
 }
 
 void conn_destroy_all(void)
 {
-	while (g_loop->conns) {
-		struct tconn *c = g_loop->conns;
-		idm_connection_terminate(c->ic);
-		c->state = CS_DEAD;
-		conn_release(c);
-		idm_conn_destroy(c->ic);
-		conn_forget(c);
-	}
+	while (g_loop->conns)
+		conn_end(g_loop->conns);
 }
 
 static void on_control(idm_conn *ic, idm_pdu *pdu, void *arg)
