@@ -22,6 +22,35 @@ static uint32_t vpd_opt_xfer_blocks(const struct scsi_cmd *sc)
 	return opt / sc->lun->bs;
 }
 
+static int invalid_cdb_field(struct scsi_cmd *sc)
+{
+	scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	return -1;
+}
+
+/* Parameter data we generate, up to `alloc` bytes */
+static int prep_in(struct scsi_cmd *sc, uint32_t alloc)
+{
+	sc->kind = SCK_IN;
+	sc->spdtl_in = alloc;
+	return 0;
+}
+
+static int prep_start_stop(struct scsi_cmd *sc)
+{
+	const uint8_t *cdb = sc->cdb;
+
+	/* POWER CONDITION other than START_VALID(0) is not supported */
+	if (cdb[4] & 0xf0)
+		return invalid_cdb_field(sc);
+	/* LOEJ while removal is prevented (SBC-3 5.25) */
+	if ((cdb[4] & 0x02) && !(cdb[4] & 0x01) && sc->lun->prevent) {
+		scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x5302);
+		return -1;
+	}
+	return 0;
+}
+
 int spc_prepare(struct scsi_cmd *sc)
 {
 	const uint8_t *cdb = sc->cdb;
@@ -30,45 +59,23 @@ int spc_prepare(struct scsi_cmd *sc)
 	case 0x00: /* TEST UNIT READY */
 		return 0;
 	case 0x03: /* REQUEST SENSE */
-		sc->kind = SCK_IN;
-		sc->spdtl_in = cdb[4];
-		return 0;
+		return prep_in(sc, cdb[4]);
 	case 0x12: /* INQUIRY */
 		/* CMDDT (obsolete) set, or a page code without EVPD */
-		if ((cdb[1] & 0x02) || (!(cdb[1] & 0x01) && cdb[2])) {
-			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-			return -1;
-		}
-		sc->kind = SCK_IN;
-		sc->spdtl_in = be16(cdb + 3);
-		return 0;
+		if ((cdb[1] & 0x02) || (!(cdb[1] & 0x01) && cdb[2]))
+			return invalid_cdb_field(sc);
+		return prep_in(sc, be16(cdb + 3));
 	case 0xa0: /* REPORT LUNS */
-		if (cdb[2] > 0x02 && cdb[2] != 0x10 && cdb[2] != 0x11) {
-			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-			return -1;
-		}
-		sc->kind = SCK_IN;
-		sc->spdtl_in = be32(cdb + 6);
-		return 0;
+		if (cdb[2] > 0x02 && cdb[2] != 0x10 && cdb[2] != 0x11)
+			return invalid_cdb_field(sc);
+		return prep_in(sc, be32(cdb + 6));
 	case 0x1b: /* START STOP UNIT */
-		/* POWER CONDITION other than START_VALID(0) is not supported */
-		if (cdb[4] & 0xf0) {
-			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-			return -1;
-		}
-		/* LOEJ while removal is prevented (SBC-3 5.25) */
-		if ((cdb[4] & 0x02) && !(cdb[4] & 0x01) && sc->lun->prevent) {
-			scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x5302);
-			return -1;
-		}
-		return 0;
+		return prep_start_stop(sc);
 	case 0x1e: /* PREVENT ALLOW MEDIUM REMOVAL */
 		return 0;
 	case 0x16: case 0x56: /* RESERVE(6/10): whole LU only, no third party */
-		if ((cdb[0] == 0x56 && (cdb[1] & 0x12)) || (cdb[0] == 0x16 && (cdb[1] & 0x01))) {
-			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-			return -1;
-		}
+		if ((cdb[0] == 0x56 && (cdb[1] & 0x12)) || (cdb[0] == 0x16 && (cdb[1] & 0x01)))
+			return invalid_cdb_field(sc);
 		return 0;
 	case 0x17: case 0x57: /* RELEASE(6/10) */
 		return 0;
