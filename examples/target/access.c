@@ -261,11 +261,78 @@ static int parse_name(const char *tok, struct acl_rule *r, char *why, size_t n)
 }
 
 /* "*", "A.B.C.D[/N]", "X::Y[/N]" or "[X::Y][/N]". */
+/* The host part of an address token into host[HOST_MAX] and where its
+ * prefix length starts (*slash: at the '/', NULL without one). False: not
+ * an address's shape. */
+#define HOST_MAX (INET6_ADDRSTRLEN + 8)
+static bool split_host(const char *tok, char *host, const char **slash)
+{
+	size_t len;
+
+	if (tok[0] == '[') {
+		const char *rb = strchr(tok, ']');
+
+		if (!rb || (rb[1] && rb[1] != '/') || (size_t)(rb - tok - 1) >= HOST_MAX)
+			return false;
+		snprintf(host, HOST_MAX, "%.*s", (int)(rb - tok - 1), tok + 1);
+		*slash = rb[1] ? rb + 1 : NULL;
+		return strchr(host, ':') != NULL; /* brackets are for IPv6 */
+	}
+	*slash = strchr(tok, '/');
+	len = *slash ? (size_t)(*slash - tok) : strlen(tok);
+	if (len >= HOST_MAX)
+		return false;
+	snprintf(host, HOST_MAX, "%.*s", (int)len, tok);
+	return true;
+}
+
+/* The host as a 16-byte address, IPv4 mapped into IPv6 (::ffff:a.b.c.d) */
+static bool host_addr(const char *host, bool v6, uint8_t *addr)
+{
+	if (v6)
+		return inet_pton(AF_INET6, host, addr) == 1;
+	memset(addr, 0, 10);
+	addr[10] = addr[11] = 0xff;
+	return inet_pton(AF_INET, host, addr + 12) == 1;
+}
+
+/* "/N": at most three digits. Returns N, or -1 when it is not a number. */
+static int prefix_digits(const char *d)
+{
+	int v = 0;
+
+	if (!*d || strlen(d) > 3)
+		return -1;
+	for (; *d; d++) {
+		if (!isdigit((unsigned char)*d))
+			return -1;
+		v = v * 10 + (*d - '0');
+	}
+	return v;
+}
+
+/* Bits beyond the prefix are a mistake: say which network it is */
+static int check_host_bits(const char *tok, const struct acl_rule *r, bool v6, unsigned plen,
+			   char *why, size_t n)
+{
+	char text[INET6_ADDRSTRLEN + 1];
+	uint8_t masked[16];
+
+	memset(masked, 0, sizeof(masked));
+	memcpy(masked, r->addr, r->plen / 8);
+	if (r->plen % 8)
+		masked[r->plen / 8] = r->addr[r->plen / 8] & (uint8_t)(0xff << (8 - r->plen % 8));
+	if (!memcmp(masked, r->addr, 16))
+		return 0;
+	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? masked : masked + 12, text, sizeof(text));
+	snprintf(why, n, "'%.64s': host bits set; the network is %s/%u", tok, text, plen);
+	return -EINVAL;
+}
+
 static int parse_addr(const char *tok, struct acl_rule *r, char *why, size_t n)
 {
-	char host[INET6_ADDRSTRLEN + 8], text[INET6_ADDRSTRLEN + 1];
+	char host[HOST_MAX];
 	const char *slash = NULL;
-	uint8_t masked[16];
 	bool v6;
 	unsigned max, plen;
 
@@ -273,68 +340,31 @@ static int parse_addr(const char *tok, struct acl_rule *r, char *why, size_t n)
 		r->any_addr = true;
 		return 0;
 	}
-	if (tok[0] == '[') {
-		const char *rb = strchr(tok, ']');
-
-		if (!rb || (rb[1] && rb[1] != '/') || (size_t)(rb - tok - 1) >= sizeof(host))
-			goto bad;
-		snprintf(host, sizeof(host), "%.*s", (int)(rb - tok - 1), tok + 1);
-		if (!strchr(host, ':'))
-			goto bad; /* brackets are for IPv6 */
-		slash = rb[1] ? rb + 1 : NULL;
-	} else {
-		slash = strchr(tok, '/');
-		if ((size_t)(slash ? slash - tok : (ptrdiff_t)strlen(tok)) >= sizeof(host))
-			goto bad;
-		snprintf(host, sizeof(host), "%.*s",
-			 (int)(slash ? slash - tok : (ptrdiff_t)strlen(tok)), tok);
-	}
+	if (!split_host(tok, host, &slash))
+		goto bad;
 	if (strchr(host, '%')) {
 		snprintf(why, n, "'%.64s': zone indexes (%%) are not supported", tok);
 		return -EINVAL;
 	}
 	v6 = strchr(host, ':') != NULL;
-	if (v6) {
-		if (inet_pton(AF_INET6, host, r->addr) != 1)
-			goto bad;
-	} else {
-		memset(r->addr, 0, 10);
-		r->addr[10] = r->addr[11] = 0xff;
-		if (inet_pton(AF_INET, host, r->addr + 12) != 1)
-			goto bad;
-	}
+	if (!host_addr(host, v6, r->addr))
+		goto bad;
 	max = v6 ? 128 : 32;
 	plen = max;
 	if (slash) {
-		const char *d = slash + 1;
-		unsigned v = 0;
+		int v = prefix_digits(slash + 1);
 
-		if (!*d || strlen(d) > 3)
+		if (v < 0)
 			goto bad;
-		for (; *d; d++) {
-			if (!isdigit((unsigned char)*d))
-				goto bad;
-			v = v * 10 + (unsigned)(*d - '0');
-		}
-		if (v > max) {
+		if ((unsigned)v > max) {
 			snprintf(why, n, "'%.64s': the prefix length of an %s address is 0 "
 				 "to %u", tok, v6 ? "IPv6" : "IPv4", max);
 			return -EINVAL;
 		}
-		plen = v;
+		plen = (unsigned)v;
 	}
 	r->plen = v6 ? plen : 96 + plen;
-	/* bits beyond the prefix are a mistake: say which network it is */
-	memset(masked, 0, sizeof(masked));
-	memcpy(masked, r->addr, r->plen / 8);
-	if (r->plen % 8)
-		masked[r->plen / 8] = r->addr[r->plen / 8] & (uint8_t)(0xff << (8 - r->plen % 8));
-	if (memcmp(masked, r->addr, 16)) {
-		inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? masked : masked + 12, text, sizeof(text));
-		snprintf(why, n, "'%.64s': host bits set; the network is %s/%u", tok, text, plen);
-		return -EINVAL;
-	}
-	return 0;
+	return check_host_bits(tok, r, v6, plen, why, n);
 bad:
 	snprintf(why, n, "'%.64s' is not an address or prefix (10.9.0.0/24, fd00::/64, "
 		 "[fd00::1]) nor *", tok);

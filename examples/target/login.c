@@ -27,6 +27,14 @@
 
 #define MAX_KEYS 128
 
+/* Login Request/Response fields (RFC 7143 11.12, 11.13) that iscsi.h has
+ * no name for: they exist in login PDUs only */
+#define LOGIN_VERSION_MIN 3 /* request; VersionActive in the response */
+#define LOGIN_ISID 8     /* 6 bytes */
+#define LOGIN_TSIH 14
+#define LOGIN_CID 20     /* request */
+#define LOGIN_STATUS 36  /* response: Status-Class, Status-Detail */
+
 /* Login status classes/details (RFC 7143 11.13.5) */
 #define LS_INITIATOR_ERROR 0x0200
 #define LS_AUTH_FAILED 0x0201
@@ -126,50 +134,61 @@ static const char *chap_secret_for(const struct login_state *ls, const char **us
 
 /* Our side of every negotiable key: the value we want or the list we
  * accept, in preference order. */
+/* --key Name=Value: the value given for `key`, or NULL */
+static const char *key_override(const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
+		const char *o = g_tgt.key_overrides[i];
+		if (!strncmp(o, key, kl) && o[kl] == '=')
+			return o + kl + 1;
+	}
+	return NULL;
+}
+
+/* What we offer for the keys whose value never changes */
+static const char *fixed_offer(const char *key)
+{
+	static const struct { const char *key, *value; } offers[] = {
+		{ "MaxConnections", "1" },
+		{ "InitialR2T", "No" },
+		{ "ImmediateData", "Yes" },
+		{ "MaxBurstLength", "1048576" },
+		{ "FirstBurstLength", "262144" },
+		{ "DefaultTime2Wait", "2" },
+		{ "DefaultTime2Retain", "0" },
+		{ "MaxOutstandingR2T", "16" },
+		{ "DataPDUInOrder", "Yes" },
+		{ "DataSequenceInOrder", "Yes" },
+		{ "ErrorRecoveryLevel", "0" },
+		{ "TaskReporting", "RFC3720" },
+		{ "iSCSIProtocolLevel", "1" },
+		{ "OFMarker", "No" },
+		{ "IFMarker", "No" },
+	};
+
+	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
+		if (!strcmp(key, offers[i].key))
+			return offers[i].value;
+	return NULL;
+}
+
 static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
 {
 	const char *forced = c->iser ? ex_key_iser_value(key) : NULL;
+	const char *v;
 
 	/* digests are None on iSER, discovery included, whatever --key
 	 * says: an initiator offering only CRC32C is answered Reject */
 	if (forced)
 		return forced;
-	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
-		const char *o = g_tgt.key_overrides[i];
-		size_t kl = strlen(key);
-		if (!strncmp(o, key, kl) && o[kl] == '=')
-			return o + kl + 1;
-	}
+	if ((v = key_override(key)) || (v = fixed_offer(key)))
+		return v;
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
 		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
 	if (!strcmp(key, "AuthMethod"))
 		return chap_wanted(c->login) ? "CHAP" : "None";
-	if (!strcmp(key, "MaxConnections"))
-		return "1";
-	if (!strcmp(key, "InitialR2T"))
-		return "No";
-	if (!strcmp(key, "ImmediateData"))
-		return "Yes";
-	if (!strcmp(key, "MaxBurstLength"))
-		return "1048576";
-	if (!strcmp(key, "FirstBurstLength"))
-		return "262144";
-	if (!strcmp(key, "DefaultTime2Wait"))
-		return "2";
-	if (!strcmp(key, "DefaultTime2Retain"))
-		return "0";
-	if (!strcmp(key, "MaxOutstandingR2T"))
-		return "16";
-	if (!strcmp(key, "DataPDUInOrder") || !strcmp(key, "DataSequenceInOrder"))
-		return "Yes";
-	if (!strcmp(key, "ErrorRecoveryLevel"))
-		return "0";
-	if (!strcmp(key, "TaskReporting"))
-		return "RFC3720";
-	if (!strcmp(key, "iSCSIProtocolLevel"))
-		return "1";
-	if (!strcmp(key, "OFMarker") || !strcmp(key, "IFMarker"))
-		return "No";
 	if (!strcmp(key, "RDMAExtensions"))
 		return c->iser ? "Yes" : "No";
 	if (!strcmp(key, "TargetRecvDataSegmentLength") ||
@@ -238,45 +257,68 @@ static int chap_algs(int *out)
 	return ex_chap_alg_list_parse(TGT_CHAP_ALGS_DEFAULT, out, EX_CHAP_MAX_ALGS);
 }
 
-/* One CHAP key of the security stage. Returns 0 or a login status. */
-static int chap_key(struct tconn *c, struct login_state *ls, const char *key, const char *val,
-		    struct ex_textbuf *out)
+/* CHAP_A: choose an algorithm and send our challenge. Returns 0 or a
+ * login status. */
+static int chap_offer(struct tconn *c, struct login_state *ls, const char *val,
+		      struct ex_textbuf *out)
 {
 	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
+	int algs[EX_CHAP_MAX_ALGS], n = chap_algs(algs);
+	size_t dl;
 
-	if (!chap_wanted(ls) || ls->csg > IDM_ISCSI_STAGE_SECURITY)
+	if (ls->chap_state != 1)
 		return LS_AUTH_FAILED;
-	if (!strcmp(key, "CHAP_A")) {
-		int algs[EX_CHAP_MAX_ALGS], n = chap_algs(algs);
-		size_t dl;
+	ls->chap_alg = n > 0 ? ex_chap_alg_choose(algs, n, val) : -1;
+	if (ls->chap_alg < 0) {
+		char ours[16] = "";
 
-		if (ls->chap_state != 1)
-			return LS_AUTH_FAILED;
-		ls->chap_alg = n > 0 ? ex_chap_alg_choose(algs, n, val) : -1;
-		if (ls->chap_alg < 0) {
-			char ours[16] = "";
-
-			ex_chap_alg_list_format(algs, n > 0 ? n : 0, ours, sizeof(ours));
-			ex_warn("%s: no CHAP algorithm in common: the initiator offers "
-				"CHAP_A=%.64s, the target accepts %s (--chap-algorithms)",
-				idm_conn_peer_name(c->ic), val, ours);
-			return LS_AUTH_FAILED;
-		}
-		/* a new challenge for every login, as long as the digest
-		 * (as Linux's target does) */
-		dl = ex_chap_digest_len(ls->chap_alg);
-		if (ex_chap_random(ls->chap_chal, dl, &ls->chap_id) < 0)
-			return LS_TARGET_ERROR;
-		ex_hex_encode(ls->chap_chal, dl, hex, sizeof(hex));
-		if (ex_text_add(out, "CHAP_A", "%d", ls->chap_alg) < 0 ||
-		    ex_text_add(out, "CHAP_I", "%u", ls->chap_id) < 0 ||
-		    ex_text_add(out, "CHAP_C", "%s", hex) < 0)
-			return LS_OUT_OF_RESOURCES;
-		ex_dbg("%s: CHAP with %s", idm_conn_peer_name(c->ic),
-		       ex_chap_alg_name(ls->chap_alg));
-		ls->chap_state = 2;
-		return 0;
+		ex_chap_alg_list_format(algs, n > 0 ? n : 0, ours, sizeof(ours));
+		ex_warn("%s: no CHAP algorithm in common: the initiator offers "
+			"CHAP_A=%.64s, the target accepts %s (--chap-algorithms)",
+			idm_conn_peer_name(c->ic), val, ours);
+		return LS_AUTH_FAILED;
 	}
+	/* a new challenge for every login, as long as the digest
+	 * (as Linux's target does) */
+	dl = ex_chap_digest_len(ls->chap_alg);
+	if (ex_chap_random(ls->chap_chal, dl, &ls->chap_id) < 0)
+		return LS_TARGET_ERROR;
+	ex_hex_encode(ls->chap_chal, dl, hex, sizeof(hex));
+	if (ex_text_add(out, "CHAP_A", "%d", ls->chap_alg) < 0 ||
+	    ex_text_add(out, "CHAP_I", "%u", ls->chap_id) < 0 ||
+	    ex_text_add(out, "CHAP_C", "%s", hex) < 0)
+		return LS_OUT_OF_RESOURCES;
+	ex_dbg("%s: CHAP with %s", idm_conn_peer_name(c->ic),
+	       ex_chap_alg_name(ls->chap_alg));
+	ls->chap_state = 2;
+	return 0;
+}
+
+/* CHAP_C from the initiator: its challenge for mutual CHAP */
+static int chap_ini_challenge(struct login_state *ls, const char *val)
+{
+	uint8_t *b;
+	int n;
+
+	if (ls->chap_ini_chal)
+		return LS_AUTH_FAILED;
+	b = malloc(EX_CHAP_CHAL_MAX);
+	if (!b)
+		return LS_OUT_OF_RESOURCES;
+	n = ex_bin_decode(val, b, EX_CHAP_CHAL_MAX);
+	if (n <= 0) {
+		free(b);
+		return LS_AUTH_FAILED;
+	}
+	ls->chap_ini_chal = b;
+	ls->chap_ini_chal_len = n;
+	return 0;
+}
+
+/* CHAP_N, CHAP_R, CHAP_I or CHAP_C, after our challenge. Returns 0 or a
+ * login status. */
+static int chap_answer_key(struct login_state *ls, const char *key, const char *val)
+{
 	if (ls->chap_state != 2)
 		return LS_AUTH_FAILED;
 	if (!strcmp(key, "CHAP_N")) {
@@ -300,44 +342,70 @@ static int chap_key(struct tconn *c, struct login_state *ls, const char *key, co
 		ls->chap_ini_id = (int)v;
 		return 0;
 	}
-	if (!strcmp(key, "CHAP_C")) {
-		uint8_t *b;
-		int n;
-
-		if (ls->chap_ini_chal)
-			return LS_AUTH_FAILED;
-		b = malloc(EX_CHAP_CHAL_MAX);
-		if (!b)
-			return LS_OUT_OF_RESOURCES;
-		n = ex_bin_decode(val, b, EX_CHAP_CHAL_MAX);
-		if (n <= 0) {
-			free(b);
-			return LS_AUTH_FAILED;
-		}
-		ls->chap_ini_chal = b;
-		ls->chap_ini_chal_len = n;
-		return 0;
-	}
+	if (!strcmp(key, "CHAP_C"))
+		return chap_ini_challenge(ls, val);
 	return LS_AUTH_FAILED;
 }
 
-/* After a request with CHAP_N and CHAP_R: check them, and answer the
- * initiator's challenge if it sent one. Returns 0 or a login status. */
-static int chap_verify(struct tconn *c, struct login_state *ls, struct ex_textbuf *out)
+/* One CHAP key of the security stage. Returns 0 or a login status. */
+static int chap_key(struct tconn *c, struct login_state *ls, const char *key, const char *val,
+		    struct ex_textbuf *out)
+{
+	if (!chap_wanted(ls) || ls->csg > IDM_ISCSI_STAGE_SECURITY)
+		return LS_AUTH_FAILED;
+	if (!strcmp(key, "CHAP_A"))
+		return chap_offer(c, ls, val, out);
+	return chap_answer_key(ls, key, val);
+}
+
+/* Mutual CHAP: answer the initiator's challenge with the target's
+ * credentials. Returns 0 or a login status. */
+static int chap_answer_mutual(struct tconn *c, struct login_state *ls, struct ex_textbuf *out)
 {
 	const char *peer = idm_conn_peer_name(c->ic);
-	uint8_t want[EX_CHAP_MAX_DIGEST], mine[EX_CHAP_MAX_DIGEST];
+	uint8_t mine[EX_CHAP_MAX_DIGEST];
 	char hex[2 * EX_CHAP_MAX_DIGEST + 3];
-	const char *user = NULL, *secret;
-	bool mutual = ls->chap_ini_id >= 0 || ls->chap_ini_chal;
+	int dl;
+
+	/* RFC 7143 12.1.3: both keys together, and never our own
+	 * challenge sent back (that would have us answer it for a
+	 * man in the middle) */
+	if (ls->chap_ini_id < 0 || !ls->chap_ini_chal) {
+		ex_warn("%s: mutual CHAP needs both CHAP_I and CHAP_C", peer);
+		return LS_AUTH_FAILED;
+	}
+	if ((size_t)ls->chap_ini_chal_len == ex_chap_digest_len(ls->chap_alg) &&
+	    ex_chap_equal(ls->chap_ini_chal, ls->chap_chal, (size_t)ls->chap_ini_chal_len)) {
+		ex_warn("%s: the initiator's CHAP challenge is the target's own: refused",
+			peer);
+		return LS_AUTH_FAILED;
+	}
+	if (!g_tgt.mutual_user) {
+		ex_warn("%s: %s asks for mutual CHAP, but the target has no "
+			"mutual-chap credentials", peer, ls->iname);
+		return LS_AUTH_FAILED;
+	}
+	dl = ex_chap_response(ls->chap_alg, (uint8_t)ls->chap_ini_id, g_tgt.mutual_secret,
+			      ls->chap_ini_chal, (size_t)ls->chap_ini_chal_len, mine);
+	if (dl < 0)
+		return LS_TARGET_ERROR;
+	ex_hex_encode(mine, (size_t)dl, hex, sizeof(hex));
+	if (ex_text_add(out, "CHAP_N", "%s", g_tgt.mutual_user) < 0 ||
+	    ex_text_add(out, "CHAP_R", "%s", hex) < 0)
+		return LS_OUT_OF_RESOURCES;
+	return 0;
+}
+
+/* The initiator's CHAP_N and CHAP_R against the credentials for it.
+ * Returns 0 or a login status. */
+static int chap_check_response(struct tconn *c, struct login_state *ls)
+{
+	const char *peer = idm_conn_peer_name(c->ic);
+	uint8_t want[EX_CHAP_MAX_DIGEST];
+	const char *user = NULL, *secret = chap_secret_for(ls, &user);
 	bool ok;
 	int dl;
 
-	if (ls->chap_state == 3)
-		return 0;
-	if (ls->chap_state != 2 || !ls->chap_have_resp || !ls->chap_name[0])
-		return mutual ? LS_AUTH_FAILED : 0; /* not yet complete */
-	secret = chap_secret_for(ls, &user);
 	if (!secret) {
 		ex_warn("%s: no CHAP credentials for %s", peer, ls->iname);
 		return LS_AUTH_FAILED;
@@ -354,38 +422,132 @@ static int chap_verify(struct tconn *c, struct login_state *ls, struct ex_textbu
 			peer, ex_chap_alg_name(ls->chap_alg), ls->iname, ls->chap_name);
 		return LS_AUTH_FAILED;
 	}
-	if (mutual) {
-		/* RFC 7143 12.1.3: both keys together, and never our own
-		 * challenge sent back (that would have us answer it for a
-		 * man in the middle) */
-		if (ls->chap_ini_id < 0 || !ls->chap_ini_chal) {
-			ex_warn("%s: mutual CHAP needs both CHAP_I and CHAP_C", peer);
-			return LS_AUTH_FAILED;
-		}
-		if ((size_t)ls->chap_ini_chal_len == ex_chap_digest_len(ls->chap_alg) &&
-		    ex_chap_equal(ls->chap_ini_chal, ls->chap_chal, (size_t)ls->chap_ini_chal_len)) {
-			ex_warn("%s: the initiator's CHAP challenge is the target's own: refused",
-				peer);
-			return LS_AUTH_FAILED;
-		}
-		if (!g_tgt.mutual_user) {
-			ex_warn("%s: %s asks for mutual CHAP, but the target has no "
-				"mutual-chap credentials", peer, ls->iname);
-			return LS_AUTH_FAILED;
-		}
-		dl = ex_chap_response(ls->chap_alg, (uint8_t)ls->chap_ini_id, g_tgt.mutual_secret,
-				      ls->chap_ini_chal, (size_t)ls->chap_ini_chal_len, mine);
-		if (dl < 0)
-			return LS_TARGET_ERROR;
-		ex_hex_encode(mine, (size_t)dl, hex, sizeof(hex));
-		if (ex_text_add(out, "CHAP_N", "%s", g_tgt.mutual_user) < 0 ||
-		    ex_text_add(out, "CHAP_R", "%s", hex) < 0)
-			return LS_OUT_OF_RESOURCES;
-	}
-	ex_dbg("%s: CHAP (%s%s) passed for %s", peer, ex_chap_alg_name(ls->chap_alg),
-	       mutual ? ", mutual" : "", ls->iname);
+	return 0;
+}
+
+/* After a request with CHAP_N and CHAP_R: check them, and answer the
+ * initiator's challenge if it sent one. Returns 0 or a login status. */
+static int chap_verify(struct tconn *c, struct login_state *ls, struct ex_textbuf *out)
+{
+	bool mutual = ls->chap_ini_id >= 0 || ls->chap_ini_chal;
+	int r;
+
+	if (ls->chap_state == 3)
+		return 0;
+	if (ls->chap_state != 2 || !ls->chap_have_resp || !ls->chap_name[0])
+		return mutual ? LS_AUTH_FAILED : 0; /* not yet complete */
+	r = chap_check_response(c, ls);
+	if (!r && mutual)
+		r = chap_answer_mutual(c, ls, out);
+	if (r)
+		return r;
+	ex_dbg("%s: CHAP (%s%s) passed for %s", idm_conn_peer_name(c->ic),
+	       ex_chap_alg_name(ls->chap_alg), mutual ? ", mutual" : "", ls->iname);
 	ls->chap_state = 3;
 	return 0;
+}
+
+/* Answer `key` with a fixed value (Irrelevant, NotUnderstood). Returns 0
+ * or a login status. */
+static int answer_as(struct ex_textbuf *out, const char *key, const char *what)
+{
+	return ex_text_add(out, key, "%s", what) < 0 ? LS_OUT_OF_RESOURCES : 0;
+}
+
+/* Declarative keys naming the initiator and the session: the login code
+ * reads them (first_request), no answer */
+static bool names_the_session(const char *key)
+{
+	return !strcmp(key, "InitiatorName") || !strcmp(key, "InitiatorAlias") ||
+	       !strcmp(key, "TargetName") || !strcmp(key, "SessionType");
+}
+
+/* Keys only the target declares: an initiator sending them gets Irrelevant */
+static bool target_declares(const char *key)
+{
+	return !strcmp(key, "SendTargets") || !strcmp(key, "TargetAddress") ||
+	       !strcmp(key, "TargetAlias") || !strcmp(key, "TargetPortalGroupTag");
+}
+
+/* The initiator's MaxRecvDataSegmentLength: what we may send it */
+static int note_ini_mrdsl(struct tconn *c, struct login_state *ls, const char *val)
+{
+	uint64_t v;
+
+	if (ex_parse_num(val, &v) < 0 || v < 512 || v > 0xffffff)
+		return LS_INITIATOR_ERROR;
+	if (!c->iser) /* ignored on iSER (RFC 7145 6.2) */
+		ls->p.ini_mrdsl = (uint32_t)v;
+	return 0;
+}
+
+/* iSER declaratives: no answer. The two booleans go to the provider
+ * through Notice_Key_Values (build_kv); MaxOutstandingUnexpectedPDUs and
+ * MaxAHSLength describe the initiator's receive side, not ours. */
+static int note_declaration(struct login_state *ls, const struct ex_key *k, const char *key,
+			    const char *val)
+{
+	bool b;
+
+	if (k->type == EX_KT_BOOL_DECL && ex_parse_bool(val, &b) < 0)
+		return LS_INITIATOR_ERROR;
+	if (!strcmp(key, "TaggedBufferForSolicitedDataOnly"))
+		ls->p.tagged_solicited = b;
+	else if (!strcmp(key, "iSERHelloRequired"))
+		ls->p.iser_hello = b;
+	return 0;
+}
+
+/* A key we negotiate: answer with the result of our value and theirs,
+ * and apply it. Returns 0 or a login status. */
+static int answer_negotiated(struct tconn *c, struct login_state *ls, const struct ex_key *k,
+			     const char *key, const char *val, struct ex_textbuf *out)
+{
+	char tmp[32], res[256];
+	const char *mine = our_value(c, key, tmp, sizeof(tmp));
+	int r;
+
+	if (!mine)
+		return answer_as(out, key, "NotUnderstood");
+	r = ex_key_respond(k, val, mine, res, sizeof(res));
+	if (!strcmp(key, "AuthMethod") && r < 0)
+		return LS_AUTH_FAILED;
+	if (ex_text_add(out, key, "%s", res) < 0)
+		return LS_OUT_OF_RESOURCES;
+	if (r == 0)
+		apply(&ls->p, key, res);
+	if (!strcmp(key, "AuthMethod") && !strcmp(res, "CHAP"))
+		ls->chap_state = 1;
+	return 0;
+}
+
+/* Answer one key=value. Returns 0 or a login status. The order of the
+ * checks matters: TargetPortalGroupTag is declarative (no answer) before
+ * it is one the target declares (Irrelevant). */
+static int negotiate_key(struct tconn *c, struct login_state *ls, const char *key,
+			 const char *val, struct ex_textbuf *out)
+{
+	const struct ex_key *k;
+
+	if (!strncmp(key, "CHAP_", 5))
+		return chap_key(c, ls, key, val, out);
+	k = ex_key_find(key);
+	if (!k) /* X- and X# keys and unknown keys (RFC 7143 6.2) */
+		return answer_as(out, key, "NotUnderstood");
+	if (strlen(val) > 255 && k->type != EX_KT_LIST)
+		return LS_INITIATOR_ERROR;
+	if (names_the_session(key))
+		return 0;
+	if (!strcmp(key, "MaxRecvDataSegmentLength"))
+		return note_ini_mrdsl(c, ls, val);
+	if (((k->flags & EX_KF_NO_DISC) && ls->discovery) ||
+	    ((k->flags & EX_KF_ISER) && !ls->p.rdma))
+		return answer_as(out, key, "Irrelevant");
+	if (k->type == EX_KT_NUM_DECL || k->type == EX_KT_BOOL_DECL)
+		return note_declaration(ls, k, key, val);
+	if (target_declares(key))
+		return answer_as(out, key, "Irrelevant");
+	return answer_negotiated(c, ls, k, key, val, out);
 }
 
 /*
@@ -395,85 +557,11 @@ static int chap_verify(struct tconn *c, struct login_state *ls, struct ex_textbu
 static int negotiate(struct tconn *c, struct login_state *ls, struct ex_kv *kv, int n,
 		     struct ex_textbuf *out)
 {
-	char tmp[32], res[256];
-
 	for (int i = 0; i < n; i++) {
-		const char *key = kv[i].key, *val = kv[i].val;
-		const struct ex_key *k = ex_key_find(key);
-		const char *mine;
-		int r;
+		int r = negotiate_key(c, ls, kv[i].key, kv[i].val, out);
 
-		if (!strncmp(key, "CHAP_", 5)) {
-			r = chap_key(c, ls, key, val, out);
-			if (r)
-				return r;
-			continue;
-		}
-		if (!k) {
-			/* X- and X# keys and unknown keys (RFC 7143 6.2) */
-			if (ex_text_add(out, key, "NotUnderstood") < 0)
-				return LS_OUT_OF_RESOURCES;
-			continue;
-		}
-		if (strlen(val) > 255 && k->type != EX_KT_LIST)
-			return LS_INITIATOR_ERROR;
-		/* declarative keys from the initiator: take note, no answer */
-		if (!strcmp(key, "InitiatorName") || !strcmp(key, "InitiatorAlias") ||
-		    !strcmp(key, "TargetName") || !strcmp(key, "SessionType"))
-			continue;
-		if (!strcmp(key, "MaxRecvDataSegmentLength")) {
-			uint64_t v;
-			if (ex_parse_num(val, &v) < 0 || v < 512 || v > 0xffffff)
-				return LS_INITIATOR_ERROR;
-			if (!c->iser) /* ignored on iSER (RFC 7145 6.2) */
-				ls->p.ini_mrdsl = (uint32_t)v;
-			continue;
-		}
-		if ((k->flags & EX_KF_NO_DISC) && ls->discovery) {
-			if (ex_text_add(out, key, "Irrelevant") < 0)
-				return LS_OUT_OF_RESOURCES;
-			continue;
-		}
-		if ((k->flags & EX_KF_ISER) && !ls->p.rdma) {
-			if (ex_text_add(out, key, "Irrelevant") < 0)
-				return LS_OUT_OF_RESOURCES;
-			continue;
-		}
-		if (k->type == EX_KT_NUM_DECL || k->type == EX_KT_BOOL_DECL) {
-			/* iSER declaratives: no answer. The two booleans go to
-			 * the provider through Notice_Key_Values (build_kv);
-			 * MaxOutstandingUnexpectedPDUs and MaxAHSLength describe
-			 * the initiator's receive side, not ours. */
-			bool b;
-			if (k->type == EX_KT_BOOL_DECL && ex_parse_bool(val, &b) < 0)
-				return LS_INITIATOR_ERROR;
-			if (!strcmp(key, "TaggedBufferForSolicitedDataOnly"))
-				ls->p.tagged_solicited = b;
-			else if (!strcmp(key, "iSERHelloRequired"))
-				ls->p.iser_hello = b;
-			continue;
-		}
-		if (!strcmp(key, "SendTargets") || !strcmp(key, "TargetAddress") ||
-		    !strcmp(key, "TargetAlias") || !strcmp(key, "TargetPortalGroupTag")) {
-			if (ex_text_add(out, key, "Irrelevant") < 0)
-				return LS_OUT_OF_RESOURCES;
-			continue;
-		}
-		mine = our_value(c, key, tmp, sizeof(tmp));
-		if (!mine) {
-			if (ex_text_add(out, key, "NotUnderstood") < 0)
-				return LS_OUT_OF_RESOURCES;
-			continue;
-		}
-		r = ex_key_respond(k, val, mine, res, sizeof(res));
-		if (!strcmp(key, "AuthMethod") && r < 0)
-			return LS_AUTH_FAILED;
-		if (ex_text_add(out, key, "%s", res) < 0)
-			return LS_OUT_OF_RESOURCES;
-		if (r == 0)
-			apply(&ls->p, key, res);
-		if (!strcmp(key, "AuthMethod") && !strcmp(res, "CHAP"))
-			ls->chap_state = 1;
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -488,12 +576,11 @@ static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
 	r[1] = flags;
 	r[2] = 0; /* VersionMax */
 	r[3] = 0; /* VersionActive */
-	memcpy(r + 8, ls->isid, 6);
-	idm_iscsi_put16(r + 14, ls->tsih);
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	memcpy(r + LOGIN_ISID, ls->isid, 6);
+	idm_iscsi_put16(r + LOGIN_TSIH, ls->tsih);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
-	r[36] = (uint8_t)(status >> 8);
-	r[37] = (uint8_t)status;
+	idm_iscsi_put16(r + LOGIN_STATUS, (uint16_t)status);
 	conn_send(c, r, data, len);
 }
 
@@ -538,6 +625,29 @@ static int build_kv(struct params *p)
 
 /* Keys of the first request: who is logging in, to what, and the
  * session it belongs to. Returns 0 or a login status. */
+/* A login with a TSIH joins that session: it must be the initiator's,
+ * with no other connection (MaxConnections=1). It takes the session's
+ * values. Returns 0 or a login status. */
+static int check_joined(struct login_state *ls)
+{
+	/* the session may be another loop's: read under the lock */
+	struct session *s;
+	int rc = 0;
+
+	session_lock();
+	s = session_find_tsih(ls->tsih);
+	if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6)) {
+		rc = LS_SESSION_NOT_EXIST;
+	} else if (s->conn && s->conn->cid != ls->cid) {
+		rc = LS_TOO_MANY_CONNS;
+	} else {
+		ls->p = s->p; /* session-wide values stay */
+		ls->discovery = s->discovery;
+	}
+	session_unlock();
+	return rc;
+}
+
 static int first_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
 			 struct ex_kv *kv, int n)
 {
@@ -545,7 +655,7 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 	const char *st = ex_text_get(kv, (size_t)n, "SessionType");
 	const char *tn = ex_text_get(kv, (size_t)n, "TargetName");
 
-	if (bhs[3] > 0) /* VersionMin */
+	if (bhs[LOGIN_VERSION_MIN] > 0)
 		return LS_UNSUPPORTED_VERSION;
 	if (!in || !*in)
 		return LS_MISSING_PARAM;
@@ -561,25 +671,7 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 			return LS_NOT_FOUND;
 		snprintf(ls->tname, sizeof(ls->tname), "%s", tn);
 	}
-	if (ls->tsih) {
-		/* the session may be another loop's: read under the lock */
-		struct session *s;
-		int rc = 0;
-
-		session_lock();
-		s = session_find_tsih(ls->tsih);
-		if (!s || strcmp(s->iname, ls->iname) || memcmp(s->isid, ls->isid, 6)) {
-			rc = LS_SESSION_NOT_EXIST;
-		} else if (s->conn && s->conn->cid != ls->cid) {
-			rc = LS_TOO_MANY_CONNS;
-		} else {
-			ls->p = s->p; /* session-wide values stay */
-			ls->discovery = s->discovery;
-		}
-		session_unlock();
-		return rc;
-	}
-	return 0;
+	return ls->tsih ? check_joined(ls) : 0;
 }
 
 /* A normal session from an initiator that access.c turns away fails with
@@ -600,94 +692,136 @@ static bool access_denied(struct tconn *c, const struct login_state *ls, const u
 	return true;
 }
 
-/* The session is another loop's: the login ends there (loop.c). */
+static void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+			 const char *data, size_t len);
+
+/* The session is another loop's: the login ends there (loop.c), in
+ * login_resume(). */
 static void handoff(struct tconn *c, struct loop *owner, const uint8_t *req, uint8_t flags,
 		    const char *data, size_t len)
 {
-	if (loop_handoff(c, owner, req, flags, data, len) < 0)
+	if (loop_handoff(c, owner, login_resume, req, flags, data, len) < 0)
 		login_fail(c, req, LS_OUT_OF_RESOURCES, "cannot move the connection");
 }
 
-/* Create (or join, or reinstate) the session and enter full feature phase. */
-static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const char *data, size_t len)
+/* The session a login with a TSIH joins, NULL when the login failed or
+ * moved to the loop that owns the session. A connection with the CID of
+ * the session's one reinstates it: the old one ends. */
+static struct session *join_session(struct tconn *c, const uint8_t *req, uint8_t flags,
+				    const char *data, size_t len)
 {
 	struct login_state *ls = c->login;
 	struct session *s;
 	struct loop *owner;
-	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
+
+	session_lock();
+	s = session_find_tsih(ls->tsih);
+	owner = s ? s->loop : NULL;
+	session_unlock();
+	if (!s) {
+		login_fail(c, req, LS_SESSION_NOT_EXIST, "session vanished");
+		return NULL;
+	}
+	if (owner != g_loop) {
+		handoff(c, owner, req, flags, data, len);
+		return NULL;
+	}
+	if (s->conn) { /* connection reinstatement (same CID) */
+		struct tconn *old = s->conn;
+		/* ERL 0: the old connection's tasks end with it */
+		session_drop_conn(s, old);
+		old->sess = NULL;
+		session_lock();
+		s->conn = NULL;
+		session_unlock();
+		conn_close(old, "connection reinstated");
+	}
+	return s;
+}
+
+/* A new session from the login's names and ISID, not registered yet */
+static struct session *session_alloc(struct tconn *c, struct login_state *ls)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	memcpy(s->isid, ls->isid, 6);
+	s->discovery = ls->discovery;
+	snprintf(s->iname, sizeof(s->iname), "%s", ls->iname);
+	snprintf(s->iport, sizeof(s->iport), "%s,i,0x%02x%02x%02x%02x%02x%02x", ls->iname,
+		 ls->isid[0], ls->isid[1], ls->isid[2], ls->isid[3], ls->isid[4], ls->isid[5]);
+	s->exp_cmdsn = c->login_cmdsn;
+	return s;
+}
+
+/* The session a new one reinstates ends: with its connection if it has one */
+static void end_reinstated(struct session *old)
+{
+	if (old->conn)
+		conn_close(old->conn, "session reinstated");
+	else
+		session_destroy(old);
+}
+
+/* The session a leading login (TSIH 0) starts, NULL when the login
+ * failed or moved to the loop owning the session it reinstates. An old
+ * session with the same initiator name and ISID ends (RFC 7143 6.3.5). */
+static struct session *start_session(struct tconn *c, const uint8_t *req, uint8_t flags,
+				     const char *data, size_t len)
+{
+	struct login_state *ls = c->login;
+	struct session *s = session_alloc(c, ls), *old;
+	struct loop *owner;
+	uint16_t tsih;
+
+	if (!s) {
+		login_fail(c, req, LS_OUT_OF_RESOURCES, "no memory");
+		return NULL;
+	}
+	if (ls->p.first_burst > ls->p.max_burst)
+		ls->p.first_burst = ls->p.max_burst;
+	/* finding the old session, marking it and registering the new
+	 * one are one step: two logins with one ISID on two loops
+	 * cannot both start a session */
+	session_lock();
+	old = session_find(ls->iname, ls->isid);
+	if (old && old->loop != g_loop) {
+		owner = old->loop;
+		session_unlock();
+		free(s);
+		handoff(c, owner, req, flags, data, len);
+		return NULL;
+	}
+	if (old) /* session reinstatement */
+		old->zombie = true;
+	tsih = session_register(s);
+	session_unlock();
+	if (old)
+		end_reinstated(old);
+	if (!tsih) {
+		free(s);
+		login_fail(c, req, LS_OUT_OF_RESOURCES, "no free TSIH");
+		return NULL;
+	}
+	ls->tsih = s->tsih;
+	return s;
+}
+
+/* Give the session the negotiated values and pass them to the provider.
+ * False: the login failed. */
+static bool settle_values(struct tconn *c, struct session *s, const uint8_t *req)
+{
 	int rc;
 
-	/* A connection joining a session (its TSIH) or reinstating one (its
-	 * ISID) finishes on the loop that owns it, so that a session and
-	 * its connections stay on one loop; a new session stays here, on
-	 * the loop the kernel gave its leading connection. */
-	if (ls->tsih) {
-		session_lock();
-		s = session_find_tsih(ls->tsih);
-		owner = s ? s->loop : NULL;
-		session_unlock();
-		if (!s)
-			return login_fail(c, req, LS_SESSION_NOT_EXIST, "session vanished");
-		if (owner != g_loop)
-			return handoff(c, owner, req, flags, data, len);
-		if (s->conn) { /* connection reinstatement (same CID) */
-			struct tconn *old = s->conn;
-			/* ERL 0: the old connection's tasks end with it */
-			session_drop_conn(s, old);
-			old->sess = NULL;
-			session_lock();
-			s->conn = NULL;
-			session_unlock();
-			conn_close(old, "connection reinstated");
-		}
-	} else {
-		struct session *old;
-
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no memory");
-		memcpy(s->isid, ls->isid, 6);
-		s->discovery = ls->discovery;
-		snprintf(s->iname, sizeof(s->iname), "%s", ls->iname);
-		snprintf(s->iport, sizeof(s->iport), "%s,i,0x%02x%02x%02x%02x%02x%02x", ls->iname,
-			 ls->isid[0], ls->isid[1], ls->isid[2], ls->isid[3], ls->isid[4], ls->isid[5]);
-		s->exp_cmdsn = c->login_cmdsn;
-		if (ls->p.first_burst > ls->p.max_burst)
-			ls->p.first_burst = ls->p.max_burst;
-		/* finding the old session, marking it and registering the new
-		 * one are one step: two logins with one ISID on two loops
-		 * cannot both start a session */
-		session_lock();
-		old = session_find(ls->iname, ls->isid);
-		if (old && old->loop != g_loop) {
-			owner = old->loop;
-			session_unlock();
-			free(s);
-			return handoff(c, owner, req, flags, data, len);
-		}
-		if (old) /* session reinstatement (RFC 7143 6.3.5) */
-			old->zombie = true;
-		rc = session_register(s);
-		session_unlock();
-		if (old) {
-			if (old->conn)
-				conn_close(old->conn, "session reinstated");
-			else
-				session_destroy(old);
-		}
-		if (!rc) {
-			free(s);
-			return login_fail(c, req, LS_OUT_OF_RESOURCES, "no free TSIH");
-		}
-		ls->tsih = s->tsih;
-	}
 	session_lock();
-	s->p = ls->p;
+	s->p = c->login->p;
 	rc = build_kv(&s->p);
 	session_unlock();
 	if (rc != 0) {
 		ex_err("key buffer too small");
-		return login_fail(c, req, LS_TARGET_ERROR, "key buffer");
+		login_fail(c, req, LS_TARGET_ERROR, "key buffer");
+		return false;
 	}
 	/* the provider sizes its receive buffers for the commands we admit
 	 * at once (iSER: each may bring unsolicited data unasked). A
@@ -701,21 +835,49 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	rc = idm_notice_key_values(c->ic, s->p.kv, s->p.kv_len);
 	if (rc < 0) {
 		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
-		return login_fail(c, req, LS_TARGET_ERROR, "bad negotiated values");
+		login_fail(c, req, LS_TARGET_ERROR, "bad negotiated values");
+		return false;
 	}
+	return true;
+}
+
+/* The connection becomes the session's, with the LUNs its initiator ACL
+ * rules grant (session.c) */
+static void attach_conn(struct tconn *c, struct session *s)
+{
 	session_lock();
 	s->conn = c;
-	c->cid = ls->cid;
+	c->cid = c->login->cid;
 	session_unlock();
 	c->sess = s;
-	/* the LUNs its initiator ACL rules grant (session.c) */
 	session_acl_login(s, c);
+}
+
+static void log_ffp(const struct tconn *c, const struct session *s)
+{
+	ex_info("%s: %s session tsih %u for %s (ImmediateData=%s InitialR2T=%s "
+		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s%s%s%s)",
+		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
+		s->iname, s->p.immediate_data ? "Yes" : "No", s->p.initial_r2t ? "Yes" : "No",
+		s->p.max_burst, s->p.first_burst, s->p.ini_mrdsl, s->p.tgt_mrdsl,
+		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None",
+		s->p.rdma ? " iSER" : "", s->p.tagged_solicited ? " TaggedBufferForSolicitedDataOnly" : "",
+		s->p.iser_hello ? " iSERHelloRequired" : "");
+}
+
+/* Send the final Login Response through Enable_Datamover: the
+ * connection is in full feature phase. */
+static void enable_ffp(struct tconn *c, struct session *s, const uint8_t *req, uint8_t flags,
+		       const char *data, size_t len)
+{
+	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
+	int rc;
 
 	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
-	memcpy(r + 8, ls->isid, 6);
-	idm_iscsi_put16(r + 14, s->tsih);
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	memcpy(r + LOGIN_ISID, c->login->isid, 6);
+	idm_iscsi_put16(r + LOGIN_TSIH, s->tsih);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	idm_iscsi_bhs_set_data_len(r, (uint32_t)len);
 	rc = idm_enable_datamover(c->ic, r, data, len);
@@ -726,86 +888,127 @@ static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const cha
 	}
 	c->state = CS_FFP;
 	budget_login_done(c);
-	ex_info("%s: %s session tsih %u for %s (ImmediateData=%s InitialR2T=%s "
-		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s%s%s%s)",
-		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
-		s->iname, s->p.immediate_data ? "Yes" : "No", s->p.initial_r2t ? "Yes" : "No",
-		s->p.max_burst, s->p.first_burst, s->p.ini_mrdsl, s->p.tgt_mrdsl,
-		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None",
-		s->p.rdma ? " iSER" : "", s->p.tagged_solicited ? " TaggedBufferForSolicitedDataOnly" : "",
-		s->p.iser_hello ? " iSERHelloRequired" : "");
+	log_ffp(c, s);
 	login_free(c);
 }
 
-void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
-		  const char *data, size_t len)
+/* Create (or join, or reinstate) the session and enter full feature phase.
+ * A connection joining a session (its TSIH) or reinstating one (its
+ * ISID) finishes on the loop that owns it, so that a session and its
+ * connections stay on one loop; a new session stays here, on the loop
+ * the kernel gave its leading connection. */
+static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const char *data, size_t len)
+{
+	struct session *s = c->login->tsih ? join_session(c, req, flags, data, len)
+					   : start_session(c, req, flags, data, len);
+
+	if (!s || !settle_values(c, s, req))
+		return;
+	attach_conn(c, s);
+	enable_ffp(c, s, req, flags, data, len);
+}
+
+/* On the session's loop: go on with the login where loop_handoff() left it */
+static void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
+			 const char *data, size_t len)
 {
 	go_ffp(c, req, flags, data, len);
 }
 
 /* A complete login request (its text in kv[n]): negotiate and answer. */
+/* The first request of a login: its address not blocked, its keys
+ * naming a session we have, access granted. False: the login ended. */
+static bool admit_first_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
+				struct ex_kv *kv, int n)
+{
+	int st;
+
+	if (authlimit_blocked(c->addr)) {
+		/* not counted again, and said once (authlimit.c) */
+		send_login_rsp(c, bhs, 0, LS_AUTH_FAILED, NULL, 0);
+		conn_close_graceful(c, "too many failed logins from this address");
+		return false;
+	}
+	st = first_request(c, ls, bhs, kv, n);
+	if (st) {
+		login_fail(c, bhs, st, "first login request refused");
+		return false;
+	}
+	return !access_denied(c, ls, bhs);
+}
+
+/* RDMAExtensions decides whether the iSER keys are relevant, wherever it
+ * sits in the request (RFC 7145 6.3) */
+static void note_rdma(const struct tconn *c, struct login_state *ls, struct ex_kv *kv, int n)
+{
+	const char *v;
+
+	if (!c->iser || ls->discovery)
+		return;
+	v = ex_text_get(kv, (size_t)n, "RDMAExtensions");
+	if (v)
+		ls->p.rdma = !strcmp(v, "Yes");
+}
+
+/* The keys the target declares unasked, once per login */
+static void declare_owed(struct login_state *ls, int csg, struct ex_textbuf *out)
+{
+	if (!ls->discovery && !ls->tpgt_declared) {
+		ex_text_add(out, "TargetPortalGroupTag", "1");
+		if (g_tgt.alias)
+			ex_text_add(out, "TargetAlias", "%s", g_tgt.alias);
+		ls->tpgt_declared = true;
+	}
+	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
+	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
+	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
+		ex_text_add(out, "MaxRecvDataSegmentLength", "%u", TGT_MRDSL);
+		ls->p.tgt_mrdsl = TGT_MRDSL;
+		ls->mrdsl_declared = true;
+	}
+}
+
+/* With CHAP nobody leaves the security stage unauthenticated; while the
+ * exchange runs the target just does not transit (T=0). Returns 0 or a
+ * login status; clears *transit to hold the login in its stage. */
+static int chap_gate(const struct login_state *ls, int csg, bool *transit)
+{
+	if (!chap_wanted(ls) || ls->chap_state == 3 ||
+	    (csg == IDM_ISCSI_STAGE_SECURITY && !*transit))
+		return 0;
+	if (csg != IDM_ISCSI_STAGE_SECURITY || ls->chap_state == 0)
+		return LS_AUTH_FAILED;
+	*transit = false;
+	return 0;
+}
+
+/* Answer one complete Login Request: negotiate its keys and either stay,
+ * move to the next stage or, for full feature phase, start the session. */
 static void login_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
 			  struct ex_kv *kv, int n)
 {
 	char outbuf[8192];
 	struct ex_textbuf out;
-	int st, csg, nsg;
-	bool transit;
+	bool transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
+	int csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+	int nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
 	uint8_t flags;
+	int st;
 
-	transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
-	csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
-	nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
-	if (ls->csg < 0) {
-		if (authlimit_blocked(c->addr)) {
-			/* not counted again, and said once (authlimit.c) */
-			send_login_rsp(c, bhs, 0, LS_AUTH_FAILED, NULL, 0);
-			conn_close_graceful(c, "too many failed logins from this address");
-			return;
-		}
-		st = first_request(c, ls, bhs, kv, n);
-		if (st)
-			return login_fail(c, bhs, st, "first login request refused");
-		if (access_denied(c, ls, bhs))
-			return;
-	}
+	if (ls->csg < 0 && !admit_first_request(c, ls, bhs, kv, n))
+		return;
 	ex_textbuf_init(&out, outbuf, sizeof(outbuf));
-	if (c->iser && !ls->discovery) {
-		/* RDMAExtensions decides whether the iSER keys are relevant,
-		 * wherever it sits in the request (RFC 7145 6.3) */
-		const char *v = ex_text_get(kv, (size_t)n, "RDMAExtensions");
-		if (v)
-			ls->p.rdma = !strcmp(v, "Yes");
-	}
+	note_rdma(c, ls, kv, n);
 	st = negotiate(c, ls, kv, n, &out);
 	if (!st)
 		st = chap_verify(c, ls, &out);
 	if (st)
 		return login_fail(c, bhs, st, st == LS_AUTH_FAILED ? "authentication failed" :
 				  "key negotiation failed");
-	/* with CHAP nobody leaves the security stage unauthenticated; while
-	 * the exchange runs the target just does not transit (T=0) */
-	if (chap_wanted(ls) && ls->chap_state != 3 && (csg != IDM_ISCSI_STAGE_SECURITY || transit)) {
-		if (csg != IDM_ISCSI_STAGE_SECURITY || ls->chap_state == 0)
-			return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
-		transit = false;
-	}
+	if (chap_gate(ls, csg, &transit))
+		return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
 	ls->csg = csg;
-
-	/* declarations the target owes */
-	if (!ls->discovery && !ls->tpgt_declared) {
-		ex_text_add(&out, "TargetPortalGroupTag", "1");
-		if (g_tgt.alias)
-			ex_text_add(&out, "TargetAlias", "%s", g_tgt.alias);
-		ls->tpgt_declared = true;
-	}
-	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
-	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
-	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
-		ex_text_add(&out, "MaxRecvDataSegmentLength", "%u", TGT_MRDSL);
-		ls->p.tgt_mrdsl = TGT_MRDSL;
-		ls->mrdsl_declared = true;
-	}
+	declare_owed(ls, csg, &out);
 
 	flags = (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT);
 	if (transit) {
@@ -818,77 +1021,124 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	send_login_rsp(c, bhs, flags, 0, outbuf, out.len);
 }
 
-void login_pdu(struct tconn *c, idm_pdu *pdu)
+/* Anything but a Login Request before full feature phase ends the
+ * connection (a command's task given back first) */
+static void refuse_non_login(struct tconn *c, idm_pdu *pdu)
 {
-	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	idm_task *it = idm_pdu_task(pdu);
+
+	if (it)
+		idm_deallocate_task_resources(it);
+	ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
+		idm_iscsi_bhs_opcode(idm_pdu_bhs(pdu)));
+	conn_close(c, "protocol error during login");
+}
+
+/* The connection's login state, made at its first request. NULL: out of
+ * memory, the connection closed. */
+static struct login_state *login_state_get(struct tconn *c)
+{
 	struct login_state *ls = c->login;
-	struct ex_kv kv[MAX_KEYS];
-	const uint8_t *data;
-	char *text;
-	size_t dlen;
-	int n, csg, nsg;
-	bool transit, cont;
 
-	if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_REQ) {
-		idm_task *it = idm_pdu_task(pdu);
-		if (it)
-			idm_deallocate_task_resources(it);
-		ex_warn("%s: opcode 0x%02x during login", idm_conn_peer_name(c->ic),
-			idm_iscsi_bhs_opcode(bhs));
-		conn_close(c, "protocol error during login");
-		return;
-	}
+	if (ls)
+		return ls;
+	ls = c->login = calloc(1, sizeof(*ls));
 	if (!ls) {
-		ls = c->login = calloc(1, sizeof(*ls));
-		if (!ls) {
-			conn_close(c, "no memory");
-			return;
-		}
-		params_default(&ls->p);
-		ls->csg = -1;
-		ls->chap_ini_id = -1;
+		conn_close(c, "no memory");
+		return NULL;
 	}
-	transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
-	cont = bhs[1] & IDM_ISCSI_LOGIN_CONTINUE;
-	csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
-	nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
+	params_default(&ls->p);
+	ls->csg = -1;
+	ls->chap_ini_id = -1;
+	return ls;
+}
 
+/* The ISID and TSIH the first request gives stay for the whole login.
+ * False: the login failed. */
+static bool same_login(struct tconn *c, struct login_state *ls, const uint8_t *bhs)
+{
 	if (!ls->started) {
 		ls->started = true;
-		memcpy(ls->isid, bhs + 8, 6);
-		ls->tsih = idm_iscsi_get16(bhs + 14);
-		ls->cid = idm_iscsi_get16(bhs + 20);
-		c->statsn = idm_iscsi_get32(bhs + 28); /* continue from ExpStatSN */
-	} else if (memcmp(ls->isid, bhs + 8, 6) || ls->tsih != idm_iscsi_get16(bhs + 14)) {
-		return login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
+		memcpy(ls->isid, bhs + LOGIN_ISID, 6);
+		ls->tsih = idm_iscsi_get16(bhs + LOGIN_TSIH);
+		ls->cid = idm_iscsi_get16(bhs + LOGIN_CID);
+		c->statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN); /* continue from ExpStatSN */
+	} else if (memcmp(ls->isid, bhs + LOGIN_ISID, 6) || ls->tsih != idm_iscsi_get16(bhs + LOGIN_TSIH)) {
+		login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
+		return false;
 	}
-	c->login_cmdsn = idm_iscsi_get32(bhs + 24);
+	return true;
+}
 
-	/* stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on */
-	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg)))
-		return login_fail(c, bhs, LS_INVALID_REQUEST, "bad stage transition");
-	if (ls->csg > csg)
-		return login_fail(c, bhs, LS_INVALID_REQUEST, "stage went back");
+/* Stage checks (RFC 7143 6.3): T with C is illegal, NSG must move on, the
+ * stage never goes back. False: the login failed. */
+static bool stages_ok(struct tconn *c, const struct login_state *ls, const uint8_t *bhs)
+{
+	bool transit = bhs[1] & IDM_ISCSI_LOGIN_TRANSIT;
+	bool cont = bhs[1] & IDM_ISCSI_LOGIN_CONTINUE;
+	int csg = (bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK) >> IDM_ISCSI_LOGIN_CSG_SHIFT;
+	int nsg = bhs[1] & IDM_ISCSI_LOGIN_NSG_MASK;
 
-	data = idm_pdu_data(pdu, &dlen);
-	if (dlen > TGT_TEXT_MAX - ls->in_len)
-		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "login text too long");
+	if ((transit && cont) || csg == 2 || csg == 3 || (transit && (nsg == 2 || nsg <= csg))) {
+		login_fail(c, bhs, LS_INVALID_REQUEST, "bad stage transition");
+		return false;
+	}
+	if (ls->csg > csg) {
+		login_fail(c, bhs, LS_INVALID_REQUEST, "stage went back");
+		return false;
+	}
+	return true;
+}
+
+/* Add the PDU's text to the request's so far. False: the login failed. */
+static bool append_text(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
+			idm_pdu *pdu)
+{
+	size_t dlen;
+	const uint8_t *data = idm_pdu_data(pdu, &dlen);
+	char *text;
+
+	if (dlen > TGT_TEXT_MAX - ls->in_len) {
+		login_fail(c, bhs, LS_OUT_OF_RESOURCES, "login text too long");
+		return false;
+	}
 	/* + 1: ex_text_parse() may end a final key cut by a Continue there */
 	text = realloc(ls->in, ls->in_len + dlen + 1);
-	if (!text)
-		return login_fail(c, bhs, LS_OUT_OF_RESOURCES, "no memory for the login text");
+	if (!text) {
+		login_fail(c, bhs, LS_OUT_OF_RESOURCES, "no memory for the login text");
+		return false;
+	}
 	ls->in = text;
 	if (dlen) {
 		memcpy(ls->in + ls->in_len, data, dlen);
 		ls->in_len += (uint32_t)dlen;
 	}
-	if (cont) {
+	return true;
+}
+
+void login_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	struct login_state *ls;
+	struct ex_kv kv[MAX_KEYS];
+	char *text;
+	int n;
+
+	if (idm_iscsi_bhs_opcode(bhs) != IDM_ISCSI_OP_LOGIN_REQ)
+		return refuse_non_login(c, pdu);
+	ls = login_state_get(c);
+	if (!ls || !same_login(c, ls, bhs))
+		return;
+	c->login_cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
+	if (!stages_ok(c, ls, bhs) || !append_text(c, ls, bhs, pdu))
+		return;
+	if (bhs[1] & IDM_ISCSI_LOGIN_CONTINUE) {
 		/* more text follows: acknowledge with an empty response */
-		send_login_rsp(c, bhs, (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT), 0, NULL, 0);
+		send_login_rsp(c, bhs, (uint8_t)(bhs[1] & IDM_ISCSI_LOGIN_CSG_MASK), 0, NULL, 0);
 		return;
 	}
-
 	/* the request is complete: its text is ours until we answered */
+	text = ls->in;
 	n = ex_text_parse(text, ls->in_len, kv, MAX_KEYS);
 	ls->in = NULL;
 	ls->in_len = 0;
@@ -898,4 +1148,3 @@ void login_pdu(struct tconn *c, idm_pdu *pdu)
 		login_request(c, ls, bhs, kv, n);
 	free(text);
 }
-

@@ -6,9 +6,10 @@
  * would only be queued by libidm), moves it with idm_conn_move() after its
  * progress pass, outside callbacks, and puts it in the owner's inbox; the
  * owner picks it up after its own next pass and finishes the login
- * (login_resume()). The inbox is the only thing two loops share here: a
- * mutex guards it, and the owner looks at an atomic flag first, so a loop
- * with nothing handed to it takes no lock.
+ * through the resume function the login code passed (login.c's
+ * login_resume()). The inbox is the only thing two loops share here: a
+ * mutex guards it, and the owner looks at an atomic flag first, so a
+ * loop with nothing handed to it takes no lock.
  */
 #include "target.h"
 #include "budget.h"
@@ -22,6 +23,7 @@ struct handoff {
 	struct handoff *next;
 	struct tconn *c;
 	struct loop *to;
+	loop_resume_fn resume; /* goes on with the login on `to` */
 	bool moved;           /* the connection's callbacks run on `to` */
 	uint8_t req[IDM_ISCSI_BHS_LEN];
 	uint8_t flags;
@@ -35,8 +37,8 @@ _Thread_local struct loop *g_loop;
 struct loop *g_loops;
 int g_nloops = 1;
 
-int loop_handoff(struct tconn *c, struct loop *to, const uint8_t *req,
-		 uint8_t flags, const char *data, size_t len)
+int loop_handoff(struct tconn *c, struct loop *to, loop_resume_fn resume,
+		 const uint8_t *req, uint8_t flags, const char *data, size_t len)
 {
 	struct handoff *h = malloc(sizeof(*h) + len);
 
@@ -44,6 +46,7 @@ int loop_handoff(struct tconn *c, struct loop *to, const uint8_t *req,
 		return -ENOMEM;
 	h->c = c;
 	h->to = to;
+	h->resume = resume;
 	h->moved = false;
 	memcpy(h->req, req, IDM_ISCSI_BHS_LEN);
 	h->flags = flags;
@@ -162,7 +165,7 @@ void loop_run_handoffs(void)
 	for (h = take_inbox(); h; h = next) {
 		next = h->next;
 		if (join_loop(h->c))
-			login_resume(h->c, h->req, h->flags, h->data, h->len);
+			h->resume(h->c, h->req, h->flags, h->data, h->len);
 		free(h);
 	}
 }

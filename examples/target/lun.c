@@ -47,39 +47,31 @@ static int parse_size(const char *s, uint64_t *out)
 
 /* Open the backing file: read-write unless `ro`, and read-only (write
  * protected) when the file only allows reading. */
-static int open_file(struct lun *l, const char *path, bool *forced_ro,
-		     char *why, size_t whylen)
+/* Open read-write unless the LUN is read-only; a file we may only read
+ * is served read-only (*forced_ro). Returns the fd or -errno. */
+static int open_backing(struct lun *l, const char *path, bool *forced_ro)
 {
-	struct stat st;
+	int fd = l->ro ? -1 : open(path, O_RDWR | O_CLOEXEC);
 
-	/* look before opening: opening a FIFO would block, a directory
-	 * would only say EISDIR */
-	if (stat(path, &st) < 0) {
-		int e = errno;
-		WHY("cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		WHY("%s is not a regular file or a block device", path);
-		return -EINVAL;
-	}
-	l->fd = l->ro ? -1 : open(path, O_RDWR | O_CLOEXEC);
-	if (l->fd < 0 && (l->ro || errno == EACCES || errno == EPERM || errno == EROFS)) {
+	if (fd < 0 && (l->ro || errno == EACCES || errno == EPERM || errno == EROFS)) {
 		int werr = errno;
 
-		l->fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (l->fd >= 0 && !l->ro) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !l->ro) {
 			*forced_ro = true;
 			l->ro = true;
-		} else if (l->fd < 0 && !l->ro) {
+		} else if (fd < 0 && !l->ro) {
 			errno = werr;
 		}
 	}
-	if (l->fd < 0) {
-		int e = errno;
-		WHY("cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* The size of the open file or block device in l->fd */
+static int backing_size(struct lun *l, const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+
 	if (fstat(l->fd, &st) < 0) {
 		int e = errno;
 		WHY("cannot stat %s: %s", path, strerror(e));
@@ -97,6 +89,35 @@ static int open_file(struct lun *l, const char *path, bool *forced_ro,
 		WHY("%s is not a regular file or a block device", path);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int open_file(struct lun *l, const char *path, bool *forced_ro,
+		     char *why, size_t whylen)
+{
+	struct stat st;
+	int r;
+
+	/* look before opening: opening a FIFO would block, a directory
+	 * would only say EISDIR */
+	if (stat(path, &st) < 0) {
+		int e = errno;
+		WHY("cannot open %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		WHY("%s is not a regular file or a block device", path);
+		return -EINVAL;
+	}
+	l->fd = open_backing(l, path, forced_ro);
+	if (l->fd < 0) {
+		r = l->fd;
+		l->fd = -1;
+		WHY("cannot open %s: %s", path, strerror(-r));
+		return r;
+	}
+	if ((r = backing_size(l, path, why, whylen)) < 0)
+		return r;
 	if (!l->size) {
 		WHY("%s is empty (0 bytes)", path);
 		return -EINVAL;
@@ -108,6 +129,84 @@ static int open_file(struct lun *l, const char *path, bool *forced_ro,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* ram:SIZE: a LUN in memory */
+static int open_ram(struct lun *l, const char *size, const char *spec, char *why, size_t whylen)
+{
+	if (parse_size(size, &l->size) < 0) {
+		WHY("bad size '%s' in '%s': a number of bytes with an "
+		    "optional K, M, G or T suffix, e.g. ram:64M", size, spec);
+		return -EINVAL;
+	}
+	if (!l->size) {
+		WHY("'%s': the size must not be 0", spec);
+		return -EINVAL;
+	}
+	if (l->size % l->bs) {
+		WHY("'%s': %llu bytes is not a multiple of the block size %u",
+		    spec, (unsigned long long)l->size, l->bs);
+		return -EINVAL;
+	}
+	l->ram = true;
+	l->mem = calloc(1, l->size);
+	if (!l->mem) {
+		WHY("'%s': cannot allocate %llu bytes", spec,
+		    (unsigned long long)l->size);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The backend `body` names: ram:SIZE or file:PATH */
+static int open_backend(struct lun *l, const char *body, const char *spec, bool *forced_ro,
+			char *why, size_t whylen)
+{
+	const char *colon;
+
+	if (strncmp(body, "ram:", 4) == 0)
+		return open_ram(l, body + 4, spec, why, whylen);
+	if (strncmp(body, "file:", 5) == 0) {
+		if (!body[5]) {
+			WHY("'%s': file: needs a path", spec);
+			return -EINVAL;
+		}
+		return open_file(l, body + 5, forced_ro, why, whylen);
+	}
+	colon = strchr(body, ':');
+	WHY("unknown LUN type '%.*s' in '%s': use ram:SIZE or file:PATH, "
+	    "with ,ro for a write-protected LUN",
+	    colon ? (int)(colon - body) : (int)strlen(body), body, spec);
+	return -EINVAL;
+}
+
+/* Stable per-LUN identifiers derived from the id and the spec: the unit
+ * serial number and an NAA 3 designator (locally assigned, 8 bytes,
+ * SPC-4 7.8.6.6.2) */
+static void make_identifiers(struct lun *l)
+{
+	uint32_t h = 2166136261u;
+	int id = l->id;
+
+	for (const char *p = l->spec; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	snprintf(l->serial, sizeof(l->serial), "IDM%04x%08x", (unsigned)id & 0xffff, h);
+	l->naa[0] = 0x3d;
+	l->naa[1] = 0x1d;
+	l->naa[2] = (uint8_t)(id >> 8);
+	l->naa[3] = (uint8_t)id;
+	l->naa[4] = (uint8_t)(h >> 24);
+	l->naa[5] = (uint8_t)(h >> 16);
+	l->naa[6] = (uint8_t)(h >> 8);
+	l->naa[7] = (uint8_t)(h ^ (uint32_t)id);
+}
+
+static void lun_free(struct lun *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l->mem);
+	free(l);
 }
 
 int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
@@ -129,8 +228,8 @@ int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
 	l->wce = true;
 	if (n >= sizeof(body)) {
 		WHY("LUN spec longer than %zu bytes", sizeof(body) - 1);
-		r = -ENAMETOOLONG;
-		goto fail;
+		lun_free(l);
+		return -ENAMETOOLONG;
 	}
 	/* ",ro" at the end: serve the LUN write protected */
 	snprintf(body, sizeof(body), "%s", spec);
@@ -139,72 +238,15 @@ int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
 		l->ro = true;
 	}
 	snprintf(l->spec, sizeof(l->spec), "%s", body);
-	if (strncmp(body, "ram:", 4) == 0) {
-		if (parse_size(body + 4, &l->size) < 0) {
-			WHY("bad size '%s' in '%s': a number of bytes with an "
-			    "optional K, M, G or T suffix, e.g. ram:64M", body + 4, spec);
-			r = -EINVAL;
-			goto fail;
-		}
-		if (!l->size) {
-			WHY("'%s': the size must not be 0", spec);
-			r = -EINVAL;
-			goto fail;
-		}
-		if (l->size % bs) {
-			WHY("'%s': %llu bytes is not a multiple of the block size %u",
-			    spec, (unsigned long long)l->size, bs);
-			r = -EINVAL;
-			goto fail;
-		}
-		l->ram = true;
-		l->mem = calloc(1, l->size);
-		if (!l->mem) {
-			WHY("'%s': cannot allocate %llu bytes", spec,
-			    (unsigned long long)l->size);
-			r = -ENOMEM;
-			goto fail;
-		}
-	} else if (strncmp(body, "file:", 5) == 0) {
-		if (!body[5]) {
-			WHY("'%s': file: needs a path", spec);
-			r = -EINVAL;
-			goto fail;
-		}
-		if ((r = open_file(l, body + 5, forced_ro, why, whylen)) < 0)
-			goto fail;
-	} else {
-		const char *colon = strchr(body, ':');
-
-		WHY("unknown LUN type '%.*s' in '%s': use ram:SIZE or file:PATH, "
-		    "with ,ro for a write-protected LUN",
-		    colon ? (int)(colon - body) : (int)strlen(body), body, spec);
-		r = -EINVAL;
-		goto fail;
+	r = open_backend(l, body, spec, forced_ro, why, whylen);
+	if (r < 0) {
+		lun_free(l);
+		return r;
 	}
 	l->nblocks = l->size / bs;
-	/* stable per-LUN identifiers derived from the id and the spec */
-	uint32_t h = 2166136261u;
-	for (const char *p = l->spec; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	snprintf(l->serial, sizeof(l->serial), "IDM%04x%08x", (unsigned)id & 0xffff, h);
-	/* NAA 3 (locally assigned, 8 bytes, SPC-4 7.8.6.6.2) */
-	l->naa[0] = 0x3d;
-	l->naa[1] = 0x1d;
-	l->naa[2] = (uint8_t)(id >> 8);
-	l->naa[3] = (uint8_t)id;
-	l->naa[4] = (uint8_t)(h >> 24);
-	l->naa[5] = (uint8_t)(h >> 16);
-	l->naa[6] = (uint8_t)(h >> 8);
-	l->naa[7] = (uint8_t)(h ^ (uint32_t)id);
+	make_identifiers(l);
 	*out = l;
 	return 0;
-fail:
-	if (l->fd >= 0)
-		close(l->fd);
-	free(l->mem);
-	free(l);
-	return r;
 }
 
 int lun_open(const char *spec, int id, uint32_t bs, struct lun **out)

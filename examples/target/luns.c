@@ -44,6 +44,55 @@ static bool same_spec(const struct lun *l, const char *spec)
 
 /* Open `specs` into `out`, reusing from `old` the LUNs that did not
  * change (those are removed from `old`). */
+/* A LUN of the old list with this id and spec: taken out of `old` to be
+ * kept as it is */
+static struct lun *take_old(struct lun **old, int nold, int id, const char *spec)
+{
+	for (int j = 0; j < nold; j++)
+		if (old[j] && old[j]->id == id && same_spec(old[j], spec)) {
+			struct lun *l = old[j];
+
+			old[j] = NULL;
+			return l;
+		}
+	return NULL;
+}
+
+/* Open a LUN (and register its memory with this loop's context if
+ * `attach`). NULL: it failed, said why. */
+static struct lun *open_new(const char *spec, int id, uint32_t bs, bool attach)
+{
+	struct lun *l = NULL;
+	char why[512];
+	bool forced_ro;
+	int r = lun_open_ex(spec, id, bs, &l, &forced_ro, why, sizeof(why));
+
+	if (r < 0) {
+		ex_err("LUN %d: %s", id, why);
+		return NULL;
+	}
+	l->ro_forced = forced_ro;
+	if (attach && (r = lun_attach_ctx(l, g_loop->ctx)) < 0) {
+		ex_err("LUN %d: idm_buf_create: %s", id, idm_strerror(r));
+		lun_close(l);
+		return NULL;
+	}
+	if (forced_ro)
+		ex_warn("LUN %d: %s is read-only for us: served write "
+			"protected", id, l->spec + 5);
+	return l;
+}
+
+static bool id_taken(struct lun *const *out, int cnt, int id)
+{
+	for (int j = 0; j < cnt; j++)
+		if (out[j]->id == id) {
+			ex_err("LUN %d given twice", id);
+			return true;
+		}
+	return false;
+}
+
 static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int nold,
 		 struct lun **out, int *nout, bool attach)
 {
@@ -56,42 +105,15 @@ static int build(char *const *specs, int n, uint32_t bs, struct lun **old, int n
 	}
 	for (int i = 0, next = 1; i < n; i++) {
 		const char *spec;
-		struct lun *l = NULL;
-		char why[512];
-		bool forced_ro, new_lun = false;
-		int id, r;
+		struct lun *l;
+		int id;
 
-		if (split_spec(specs[i], next, &id, &spec) < 0)
+		if (split_spec(specs[i], next, &id, &spec) < 0 || id_taken(out, cnt, id))
 			goto fail;
-		for (int j = 0; j < cnt; j++)
-			if (out[j]->id == id) {
-				ex_err("LUN %d given twice", id);
-				goto fail;
-			}
-		for (int j = 0; j < nold; j++)
-			if (old[j] && old[j]->id == id && same_spec(old[j], spec)) {
-				l = old[j];
-				old[j] = NULL;
-				break;
-			}
-		if (!l) {
-			new_lun = true;
-			r = lun_open_ex(spec, id, bs, &l, &forced_ro, why, sizeof(why));
-			if (r < 0) {
-				ex_err("LUN %d: %s", id, why);
-				goto fail;
-			}
-			l->ro_forced = forced_ro;
-			if (attach && (r = lun_attach_ctx(l, g_loop->ctx)) < 0) {
-				ex_err("LUN %d: idm_buf_create: %s", id, idm_strerror(r));
-				lun_close(l);
-				goto fail;
-			}
-			if (forced_ro)
-				ex_warn("LUN %d: %s is read-only for us: served write "
-					"protected", id, l->spec + 5);
-		}
-		reused[cnt] = !new_lun;
+		l = take_old(old, nold, id, spec);
+		reused[cnt] = l != NULL;
+		if (!l && !(l = open_new(spec, id, bs, attach)))
+			goto fail;
 		out[cnt++] = l;
 		next = id + 1;
 	}

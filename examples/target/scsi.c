@@ -1,59 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* SCSI dispatch and sense data: routes a CDB to the SPC, SBC or mode page
- * code and builds fixed or descriptor format sense (per D_SENSE). */
+/* SCSI dispatch: routes a CDB to the SPC, SBC, mode page, PR or RSOC
+ * code (sense data is built in scsi_sense.c). */
 #include "scsi.h"
 
-#include <string.h>
-
-void scsi_sense_info(struct scsi_cmd *sc, uint8_t key, uint16_t ascq, uint64_t info)
+/* Whether a reservation another I_T nexus holds refuses the command */
+static bool reservation_conflict(const struct scsi_cmd *sc, uint8_t op)
 {
-	uint8_t *s = sc->sense;
+	/* SPC-2 reservation held by another I_T nexus: only commands that
+	 * cannot disturb it go through (SPC-2 5.5.1, as Linux LIO does) */
+	const void *holder = sc->lun ? __atomic_load_n(&sc->lun->reserved_by, __ATOMIC_ACQUIRE)
+				     : NULL;
 
-	memset(s, 0, sizeof(sc->sense));
-	sc->status = SAM_CHECK_CONDITION;
-	if (sc->lun && sc->lun->d_sense) {
-		s[0] = 0x72;
-		s[1] = key;
-		s[2] = (uint8_t)(ascq >> 8);
-		s[3] = (uint8_t)ascq;
-		sc->sense_len = 8;
-		if (info != UINT64_MAX) {
-			s[8] = 0x00;  /* information descriptor */
-			s[9] = 0x0a;
-			s[10] = 0x80; /* VALID */
-			wbe64(s + 12, info);
-			s[7] = 12;
-			sc->sense_len = 20;
-		}
-	} else {
-		s[0] = 0x70;
-		s[2] = key;
-		s[7] = 10;
-		s[12] = (uint8_t)(ascq >> 8);
-		s[13] = (uint8_t)ascq;
-		if (info != UINT64_MAX) {
-			s[0] |= 0x80;
-			wbe32(s + 3, (uint32_t)info);
-		}
-		sc->sense_len = 18;
-	}
-}
-
-void scsi_sense(struct scsi_cmd *sc, uint8_t key, uint16_t ascq)
-{
-	scsi_sense_info(sc, key, ascq, UINT64_MAX);
-}
-
-void scsi_put_in(struct scsi_cmd *sc, const uint8_t *data, uint32_t len, uint32_t alloc)
-{
-	uint32_t n = len < alloc ? len : alloc;
-
-	sc->spdtl_in = n;
-	if (n > sc->buf_len)
-		n = sc->buf_len;
-	if (n)
-		memcpy(sc->buf, data, n);
-	sc->in_len = n;
+	if (holder && holder != sc->nexus &&
+	    op != 0x12 && op != 0xa0 && op != 0x03 && op != 0x17 && op != 0x57)
+		return true;
+	/* SPC-2 RESERVE is refused while persistent reservations exist */
+	if (sc->lun && (op == 0x16 || op == 0x56) &&
+	    __atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE))
+		return true;
+	return !pr_allowed(sc);
 }
 
 int scsi_prepare(struct scsi_cmd *sc)
@@ -72,23 +37,7 @@ int scsi_prepare(struct scsi_cmd *sc)
 		scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
 		return -1;
 	}
-	/* SPC-2 reservation held by another I_T nexus: only commands that
-	 * cannot disturb it go through (SPC-2 5.5.1, as Linux LIO does) */
-	const void *holder = sc->lun ? __atomic_load_n(&sc->lun->reserved_by, __ATOMIC_ACQUIRE)
-				     : NULL;
-
-	if (holder && holder != sc->nexus &&
-	    op != 0x12 && op != 0xa0 && op != 0x03 && op != 0x17 && op != 0x57) {
-		sc->status = SAM_RESERVATION_CONFLICT;
-		return -1;
-	}
-	/* SPC-2 RESERVE is refused while persistent reservations exist */
-	if (sc->lun && (op == 0x16 || op == 0x56) &&
-	    __atomic_load_n(&sc->lun->pr_held, __ATOMIC_ACQUIRE)) {
-		sc->status = SAM_RESERVATION_CONFLICT;
-		return -1;
-	}
-	if (!pr_allowed(sc)) {
+	if (reservation_conflict(sc, op)) {
 		sc->status = SAM_RESERVATION_CONFLICT;
 		return -1;
 	}

@@ -14,14 +14,6 @@
 
 #include <string.h>
 
-static struct lun *find_lun(uint64_t id)
-{
-	for (int i = 0; i < g_tgt.nluns; i++)
-		if ((uint64_t)g_tgt.luns[i]->id == id)
-			return g_tgt.luns[i];
-	return NULL;
-}
-
 /* Residual flags and count for the SCSI Response or the final Data-In. */
 static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 {
@@ -66,12 +58,12 @@ static void respond(struct ttask *t)
 
 	residual(t, &flags, &count);
 	r[0] = IDM_ISCSI_OP_SCSI_RSP;
-	r[1] = 0x80 | flags;
+	r[1] = IDM_ISCSI_FLAG_FINAL | flags;
 	r[2] = IDM_ISCSI_RESPONSE_COMPLETED;
 	r[3] = t->sc.status;
-	idm_iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r, true);
-	idm_iscsi_put32(r + 44, count);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_RESIDUAL, count);
 	if (t->sc.sense_len) {
 		/* data segment: SenseLength, then the sense data */
 		idm_iscsi_put16(data, (uint16_t)t->sc.sense_len);
@@ -84,7 +76,7 @@ static void respond(struct ttask *t)
 		       t->sc.sense_len ? (t->sc.sense[0] == 0x72 ? t->sc.sense[1] : t->sc.sense[2]) & 0xf : 0,
 		       t->sc.sense[0] == 0x72 ? t->sc.sense[2] : t->sc.sense[12],
 		       t->sc.sense[0] == 0x72 ? t->sc.sense[3] : t->sc.sense[13]);
-	session_task_done(t);
+	task_done(t);
 	conn_send(c, r, dlen ? data : NULL, dlen);
 }
 
@@ -102,15 +94,15 @@ static void put_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	d[0] = IDM_ISCSI_OP_DATA_IN;
 	d[1] = IDM_ISCSI_DATAIN_STATUS | flags; /* O/U bits share positions with the SCSI Response */
 	d[3] = t->sc.status;
-	memcpy(d + 8, t->bhs + 8, 8);
-	idm_iscsi_put32(d + 16, t->itt);
+	memcpy(d + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(d + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, d, true);
-	idm_iscsi_put32(d + 44, count);
+	idm_iscsi_put32(d + IDM_ISCSI_BHS_RESIDUAL, count);
 	t->state = TS_DATAIN;
 	r = idm_put_data(t->it, d, ib, off, 0, len, 0);
 	if (r < 0) {
 		ex_warn("%s: Put_Data: %s", idm_conn_peer_name(c->ic), idm_strerror(r));
-		session_task_done(t);
+		task_done(t);
 		conn_close(c, "Put_Data failed");
 	}
 }
@@ -122,15 +114,15 @@ static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
 	int r;
 
 	r2t[0] = IDM_ISCSI_OP_R2T;
-	r2t[1] = 0x80;
-	memcpy(r2t + 8, t->bhs + 8, 8);
-	idm_iscsi_put32(r2t + 16, t->itt);
+	r2t[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(r2t + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(r2t + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r2t, false);
 	t->state = TS_DATAOUT;
 	r = idm_get_data(t->it, r2t, ib, off, 0, len, 0);
 	if (r < 0) {
 		ex_warn("%s: Get_Data: %s", idm_conn_peer_name(c->ic), idm_strerror(r));
-		session_task_done(t);
+		task_done(t);
 		conn_close(c, "Get_Data failed");
 	}
 }
@@ -175,100 +167,114 @@ static void exec_and_reply(struct ttask *t)
 	put_data(t, t->buf->ib, 0, t->sc.in_len);
 }
 
-void scsi_io_start(struct ttask *t)
+/* Out of buffer memory: let the initiator retry (SAM-5 5.3.1) */
+static void busy(struct ttask *t)
+{
+	t->sc.status = SAM_TASK_SET_FULL;
+	t->sc.sense_len = 0;
+	finish(t);
+}
+
+/* The command as the SCSI emulation takes it, on the LUN `l` */
+static void fill_cmd(struct ttask *t, struct lun *l)
 {
 	struct scsi_cmd *sc = &t->sc;
-	struct lun *l = find_lun(t->lun_id);
 	const struct session *s = t->c->sess;
-	const uint64_t *mask = s->lun_all ? NULL : s->lunmask;
-	bool rd = t->bhs[1] & IDM_ISCSI_CMD_READ, wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
-	uint32_t n;
 
-	/* a LUN its ACL rule does not grant is one that does not exist
-	 * (lun_decode() gives 14 bits: inside the mask) */
-	if (l && mask && !((mask[t->lun_id / 64] >> (t->lun_id % 64)) & 1))
-		l = NULL;
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
 	sc->lun = l;
-	sc->lunmask = mask;
+	sc->lunmask = session_lunmask(s);
 	sc->luns = g_tgt.luns;
 	sc->nluns = g_tgt.nluns;
 	sc->max_io = TGT_MAX_IO;
 	/* Block Limits: one negotiated burst is the optimal transfer */
-	sc->opt_io = t->c->sess->p.max_burst;
+	sc->opt_io = s->p.max_burst;
 	sc->edtl = t->edtl;
-	sc->nexus = t->c->sess;
-	sc->iport = t->c->sess->iport;
-	if (scsi_prepare(sc) < 0) {
+	sc->nexus = s;
+	sc->iport = s->iport;
+}
+
+/* A command returning data: READ, or parameter data we generate */
+static void start_in(struct ttask *t, struct lun *l)
+{
+	struct scsi_cmd *sc = &t->sc;
+	uint32_t n = (t->bhs[1] & IDM_ISCSI_CMD_READ) ? t->edtl : 0;
+
+	if (sc->spdtl_in < n)
+		n = sc->spdtl_in;
+	/* parameter data we generate is small whatever the allocation
+	 * length says; the rest is reported as residual */
+	if (sc->kind == SCK_IN && n > SCSI_IN_MAX)
+		n = SCSI_IN_MAX;
+	if (sc->kind == SCK_READ && l->ram && n) {
+		/* zero copy: straight from the LUN memory */
+		put_data(t, l->ib, sc->lba * l->bs, n);
+		return;
+	}
+	if (sc->kind == SCK_READ && !n) {
 		finish(t);
 		return;
 	}
-	switch (sc->kind) {
-	case SCK_NODATA:
+	t->buf = pbuf_get(n ? n : 1);
+	if (!t->buf)
+		return busy(t);
+	sc->buf = t->buf->addr;
+	sc->buf_len = n;
+	exec_and_reply(t);
+}
+
+/* A command taking data: WRITE, or parameter data (UNMAP, MODE SELECT...) */
+static void start_out(struct ttask *t, struct lun *l)
+{
+	struct scsi_cmd *sc = &t->sc;
+	bool wr = t->bhs[1] & IDM_ISCSI_CMD_WRITE;
+	uint32_t unsol = wr ? unsolicited_len(t) : 0, get;
+	uint32_t n = wr ? t->edtl : 0;
+
+	if (sc->spdtl_out < n)
+		n = sc->spdtl_out;
+	t->want_out = n;
+	get = n > unsol ? n : unsol; /* take all unsolicited data too */
+	if (!get) {
+		sc->buf = NULL;
+		sc->buf_len = 0;
 		scsi_exec(sc);
+		respond(t);
+		return;
+	}
+	if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
+		/* zero copy: the initiator's data lands in the LUN */
+		sc->buf = l->mem + sc->lba * l->bs;
+		get_data(t, l->ib, sc->lba * l->bs, n);
+		return;
+	}
+	t->buf = pbuf_get(get);
+	if (!t->buf)
+		return busy(t);
+	sc->buf = t->buf->addr;
+	get_data(t, t->buf->ib, 0, get);
+}
+
+void scsi_io_start(struct ttask *t)
+{
+	struct lun *l = session_lun(t->c->sess, t->lun_id);
+
+	fill_cmd(t, l);
+	if (scsi_prepare(&t->sc) < 0)
+		return finish(t);
+	switch (t->sc.kind) {
+	case SCK_NODATA:
+		scsi_exec(&t->sc);
 		finish(t);
 		return;
 	case SCK_READ:
 	case SCK_IN:
-		n = rd ? t->edtl : 0;
-		if (sc->spdtl_in < n)
-			n = sc->spdtl_in;
-		/* parameter data we generate is small whatever the allocation
-		 * length says; the rest is reported as residual */
-		if (sc->kind == SCK_IN && n > SCSI_IN_MAX)
-			n = SCSI_IN_MAX;
-		if (sc->kind == SCK_READ && l->ram && n) {
-			/* zero copy: straight from the LUN memory */
-			put_data(t, l->ib, sc->lba * l->bs, n);
-			return;
-		}
-		if (sc->kind == SCK_READ && !n) {
-			finish(t);
-			return;
-		}
-		t->buf = pbuf_get(n ? n : 1);
-		if (!t->buf)
-			goto busy;
-		sc->buf = t->buf->addr;
-		sc->buf_len = n;
-		exec_and_reply(t);
-		return;
+		return start_in(t, l);
 	case SCK_WRITE:
-	case SCK_OUT: {
-		uint32_t unsol = wr ? unsolicited_len(t) : 0, get;
-		n = wr ? t->edtl : 0;
-		if (sc->spdtl_out < n)
-			n = sc->spdtl_out;
-		t->want_out = n;
-		get = n > unsol ? n : unsol; /* take all unsolicited data too */
-		if (!get) {
-			sc->buf = NULL;
-			sc->buf_len = 0;
-			scsi_exec(sc);
-			respond(t);
-			return;
-		}
-		if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
-			/* zero copy: the initiator's data lands in the LUN */
-			sc->buf = l->mem + sc->lba * l->bs;
-			get_data(t, l->ib, sc->lba * l->bs, n);
-			return;
-		}
-		t->buf = pbuf_get(get);
-		if (!t->buf)
-			goto busy;
-		sc->buf = t->buf->addr;
-		get_data(t, t->buf->ib, 0, get);
-		return;
+	case SCK_OUT:
+		return start_out(t, l);
 	}
-	}
-	return;
-busy:
-	/* out of buffer memory: let the initiator retry (SAM-5 5.3.1) */
-	sc->status = SAM_TASK_SET_FULL;
-	sc->sense_len = 0;
-	finish(t);
 }
 
 void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
@@ -285,14 +291,14 @@ void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
 		if (status < 0 && !t->aborted)
 			ex_warn("%s: ITT 0x%x data transfer failed: %s",
 				idm_conn_peer_name(t->c->ic), t->itt, idm_strerror(status));
-		session_task_done(t);
+		task_done(t);
 		if (s)
 			tmf_check_all();
 		return;
 	}
 	if (dir == IDM_DATA_IN) {
 		/* status went with the last Data-In */
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	if (t->drain) {

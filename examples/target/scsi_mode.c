@@ -119,56 +119,65 @@ static void mode_sense(struct scsi_cmd *sc)
 	scsi_put_in(sc, d, n, sc->spdtl_in);
 }
 
+/* The settings MODE SELECT may change, applied only when every page in
+ * the parameter list is valid */
+struct mode_settings {
+	bool wce, d_sense, swp;
+};
+
+/* One mode page of `plen` bytes at p into *m. False: not one we take. */
+static bool select_page(const uint8_t *p, uint32_t plen, struct mode_settings *m)
+{
+	switch (p[0] & 0x3f) {
+	case 0x08: /* Caching */
+		if (plen != 20)
+			return false;
+		m->wce = p[2] & 0x04;
+		return true;
+	case 0x0a: /* Control */
+		if (plen != 12)
+			return false;
+		m->d_sense = p[2] & 0x04;
+		m->swp = p[4] & 0x08;
+		return true;
+	case 0x1c: /* Informational Exceptions Control */
+		return plen == 12;
+	default:
+		return false;
+	}
+}
+
 static void mode_select(struct scsi_cmd *sc)
 {
 	struct lun *l = sc->lun;
 	bool ten = sc->cdb[0] == 0x55;
 	const uint8_t *d = sc->buf;
 	uint32_t len = sc->buf_len < sc->spdtl_out ? sc->buf_len : sc->spdtl_out;
-	uint32_t hl = ten ? 8 : 4, o, bdl;
-	bool wce = l->wce, dsense = l->d_sense, swp = l->swp;
+	uint32_t hl = ten ? 8 : 4, o;
+	struct mode_settings m = { l->wce, l->d_sense, l->swp };
 
 	if (len == 0)
 		return;
 	if (len < hl)
 		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH);
-	bdl = ten ? be16(d + 6) : d[3];
-	o = hl + bdl;
+	o = hl + (ten ? be16(d + 6) : d[3]); /* past the block descriptors */
 	if (o > len)
 		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH);
 	while (o + 2 <= len) {
-		uint8_t code = d[o] & 0x3f;
-		uint32_t plen;
+		uint32_t plen = 2u + d[o + 1];
+
 		if (d[o] & 0x40) /* sub-page format: none supported */
 			return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-		plen = 2u + d[o + 1];
 		if (o + plen > len)
 			return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH);
-		switch (code) {
-		case 0x08:
-			if (plen != 20)
-				return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-			wce = d[o + 2] & 0x04;
-			break;
-		case 0x0a:
-			if (plen != 12)
-				return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-			dsense = d[o + 2] & 0x04;
-			swp = d[o + 4] & 0x08;
-			break;
-		case 0x1c:
-			if (plen != 12)
-				return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-			break;
-		default:
+		if (!select_page(d + o, plen, &m))
 			return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-		}
 		o += plen;
 	}
 	/* all pages were valid: apply them together */
-	l->wce = wce;
-	l->d_sense = dsense;
-	l->swp = swp;
+	l->wce = m.wce;
+	l->d_sense = m.d_sense;
+	l->swp = m.swp;
 }
 
 void mode_exec(struct scsi_cmd *sc)

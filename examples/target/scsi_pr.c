@@ -145,6 +145,26 @@ int pr_prepare(struct scsi_cmd *sc)
 	return 0;
 }
 
+/* One READ FULL STATUS descriptor at e: returns its length */
+static uint32_t full_status_entry(const struct lun *l, const struct pr_reg *r, uint8_t *e)
+{
+	size_t il = strlen(r->iport) + 1;
+	uint32_t tl = (uint32_t)(4 + ((il + 3) & ~(size_t)3));
+
+	wbe64(e, r->key);
+	if (is_holder(l, r->iport, r)) {
+		e[12] = 0x01; /* R_HOLDER */
+		e[13] = l->pr.type;
+	}
+	e[12] |= 0x02;        /* ALL_TG_PT: one target port anyway */
+	wbe16(e + 18, 1);     /* relative target port identifier */
+	wbe32(e + 20, tl);
+	e[24] = 0x45;         /* iSCSI initiator port TransportID */
+	wbe16(e + 26, (uint16_t)(tl - 4));
+	memcpy(e + 28, r->iport, il);
+	return 24 + tl;
+}
+
 static void prin(struct scsi_cmd *sc)
 {
 	struct lun *l = sc->lun;
@@ -176,23 +196,8 @@ static void prin(struct scsi_cmd *sc)
 		scsi_put_in(sc, d, 8, be16(sc->cdb + 7));
 		return;
 	case 3: /* READ FULL STATUS */
-		for (int i = 0; i < p->nregs; i++) {
-			uint8_t *e = d + n;
-			size_t il = strlen(p->regs[i].iport) + 1;
-			uint32_t tl = (uint32_t)(4 + ((il + 3) & ~(size_t)3));
-			wbe64(e, p->regs[i].key);
-			if (is_holder(l, p->regs[i].iport, &p->regs[i])) {
-				e[12] = 0x01; /* R_HOLDER */
-				e[13] = p->type;
-			}
-			e[12] |= 0x02;        /* ALL_TG_PT: one target port anyway */
-			wbe16(e + 18, 1);     /* relative target port identifier */
-			wbe32(e + 20, tl);
-			e[24] = 0x45;         /* iSCSI initiator port TransportID */
-			wbe16(e + 26, (uint16_t)(tl - 4));
-			memcpy(e + 28, p->regs[i].iport, il);
-			n += 24 + tl;
-		}
+		for (int i = 0; i < p->nregs; i++)
+			n += full_status_entry(l, &p->regs[i], d + n);
 		break;
 	}
 	wbe32(d + 4, n - 8);
@@ -205,99 +210,132 @@ static void conflict(struct scsi_cmd *sc)
 	sc->sense_len = 0;
 }
 
-static void prout(struct scsi_cmd *sc)
+/* REGISTER (sa 0) and REGISTER AND IGNORE EXISTING KEY (sa 6): add,
+ * change or (service action key 0) drop the I_T nexus' registration */
+static void pr_register(struct scsi_cmd *sc, struct pr_reg *reg, uint8_t sa, uint64_t key,
+			uint64_t sakey)
 {
 	struct lun *l = sc->lun;
 	struct pr_state *p = &l->pr;
+
+	if (sa == 0 && (reg ? reg->key != key : key != 0))
+		return conflict(sc);
+	if (!reg && sakey) {
+		if (p->nregs == PR_MAX_REGS)
+			return scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x5504); /* registrations full */
+		reg = &p->regs[p->nregs++];
+		memset(reg, 0, sizeof(*reg));
+		strncpy(reg->iport, sc->iport, sizeof(reg->iport) - 1);
+		reg->key = sakey;
+	} else if (reg && sakey) {
+		reg->key = sakey;
+	} else if (reg) {
+		drop_reg(l, reg);
+	}
+	p->generation++;
+}
+
+static void pr_reserve(struct scsi_cmd *sc, const struct pr_reg *reg, uint8_t scope,
+		       uint8_t type)
+{
+	struct pr_state *p = &sc->lun->pr;
+
+	if (scope != 0 || !(type == PR_WE || type == PR_EA || registrants_only(type)))
+		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	if (p->reserved) {
+		if (!is_holder(sc->lun, sc->iport, reg) || p->type != type)
+			return conflict(sc);
+		return;
+	}
+	p->reserved = true;
+	p->type = type;
+	strncpy(p->holder, sc->iport, sizeof(p->holder) - 1);
+	p->holder[sizeof(p->holder) - 1] = '\0';
+}
+
+static void pr_release(struct scsi_cmd *sc, const struct pr_reg *reg, uint8_t scope,
+		       uint8_t type)
+{
+	struct pr_state *p = &sc->lun->pr;
+
+	if (!p->reserved || !is_holder(sc->lun, sc->iport, reg))
+		return;
+	if (scope != 0 || p->type != type)
+		return scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x2604); /* invalid release of PR */
+	p->reserved = false;
+}
+
+/* Drop the registrations with key `sakey` (0: all) but the nexus' own */
+static void drop_regs_with(struct pr_state *p, const struct pr_reg *reg, uint64_t sakey)
+{
+	for (int i = 0; i < p->nregs;) {
+		struct pr_reg *r = &p->regs[i];
+		if (r != reg && (sakey == 0 || r->key == sakey)) {
+			p->regs[i] = p->regs[--p->nregs];
+			if (&p->regs[i] == reg) /* our entry moved */
+				reg = &p->regs[i];
+			continue;
+		}
+		i++;
+	}
+}
+
+/* PREEMPT (AND ABORT): tasks are not aborted here */
+static void pr_preempt(struct scsi_cmd *sc, const struct pr_reg *reg, uint8_t type,
+		       uint64_t sakey)
+{
+	struct pr_state *p = &sc->lun->pr;
+	bool took = false;
+
+	if (!sakey && !(p->reserved && all_registrants(p->type)))
+		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
+	if (p->reserved && !all_registrants(p->type)) {
+		struct pr_reg *h = find_reg(sc->lun, p->holder);
+		took = h && h->key == sakey;
+	} else if (p->reserved) {
+		took = sakey == 0;
+	}
+	drop_regs_with(p, reg, sakey);
+	if (took) {
+		p->reserved = true;
+		p->type = type;
+		strncpy(p->holder, sc->iport, sizeof(p->holder) - 1);
+	}
+	p->generation++;
+}
+
+static void prout(struct scsi_cmd *sc)
+{
+	struct pr_state *p = &sc->lun->pr;
 	const uint8_t *cdb = sc->cdb, *d = sc->buf;
 	uint8_t sa = cdb[1] & 0x1f, scope = cdb[2] >> 4, type = cdb[2] & 0x0f;
-	uint64_t key, sakey;
+	uint64_t key;
 	struct pr_reg *reg;
 
 	if (sc->buf_len < 24)
 		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_PARAM_LIST_LENGTH);
 	key = be64(d);
-	sakey = be64(d + 8);
 	/* SPEC_I_PT and APTPL (persist through power loss) are not supported */
 	if (d[20] & 0x09)
 		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-	reg = find_reg(l, sc->iport);
-
-	if (sa == 0 || sa == 6) { /* REGISTER (AND IGNORE EXISTING KEY) */
-		if (sa == 0 && (reg ? reg->key != key : key != 0))
-			return conflict(sc);
-		if (!reg && sakey) {
-			if (p->nregs == PR_MAX_REGS)
-				return scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x5504); /* registrations full */
-			reg = &p->regs[p->nregs++];
-			memset(reg, 0, sizeof(*reg));
-			strncpy(reg->iport, sc->iport, sizeof(reg->iport) - 1);
-			reg->key = sakey;
-		} else if (reg && sakey) {
-			reg->key = sakey;
-		} else if (reg) {
-			drop_reg(l, reg);
-		}
-		p->generation++;
-		return;
-	}
+	reg = find_reg(sc->lun, sc->iport);
+	if (sa == 0 || sa == 6)
+		return pr_register(sc, reg, sa, key, be64(d + 8));
 	/* every other action needs a registration with the right key */
 	if (!reg || reg->key != key)
 		return conflict(sc);
 	switch (sa) {
-	case 1: /* RESERVE */
-		if (scope != 0 || !(type == PR_WE || type == PR_EA || registrants_only(type)))
-			return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
-		if (p->reserved) {
-			if (!is_holder(l, sc->iport, reg) || p->type != type)
-				return conflict(sc);
-			return;
-		}
-		p->reserved = true;
-		p->type = type;
-		strncpy(p->holder, sc->iport, sizeof(p->holder) - 1);
-		p->holder[sizeof(p->holder) - 1] = '\0';
-		return;
-	case 2: /* RELEASE */
-		if (!p->reserved || !is_holder(l, sc->iport, reg))
-			return;
-		if (scope != 0 || p->type != type)
-			return scsi_sense(sc, SK_ILLEGAL_REQUEST, 0x2604); /* invalid release of PR */
-		p->reserved = false;
-		return;
+	case 1:
+		return pr_reserve(sc, reg, scope, type);
+	case 2:
+		return pr_release(sc, reg, scope, type);
 	case 3: /* CLEAR */
 		p->nregs = 0;
 		p->reserved = false;
 		p->generation++;
 		return;
-	case 4: case 5: { /* PREEMPT (AND ABORT): tasks are not aborted here */
-		bool took = false;
-		if (!sakey && !(p->reserved && all_registrants(p->type)))
-			return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM);
-		if (p->reserved && !all_registrants(p->type)) {
-			struct pr_reg *h = find_reg(l, p->holder);
-			took = h && h->key == sakey;
-		} else if (p->reserved) {
-			took = sakey == 0;
-		}
-		for (int i = 0; i < p->nregs;) {
-			struct pr_reg *r = &p->regs[i];
-			if (r != reg && (sakey == 0 || r->key == sakey)) {
-				p->regs[i] = p->regs[--p->nregs];
-				if (&p->regs[i] == reg) /* our entry moved */
-					reg = &p->regs[i];
-				continue;
-			}
-			i++;
-		}
-		if (took) {
-			p->reserved = true;
-			p->type = type;
-			strncpy(p->holder, sc->iport, sizeof(p->holder) - 1);
-		}
-		p->generation++;
-		return;
-	}
+	case 4: case 5:
+		return pr_preempt(sc, reg, type, be64(d + 8));
 	}
 }
 

@@ -162,72 +162,104 @@ static int prep_caw(struct scsi_cmd *sc)
 	return 0;
 }
 
-int sbc_prepare(struct scsi_cmd *sc)
+/* Parameter data of a known length: READ CAPACITY, GET LBA STATUS */
+static int prep_in(struct scsi_cmd *sc, uint32_t len)
+{
+	sc->kind = SCK_IN;
+	sc->spdtl_in = len;
+	return 0;
+}
+
+static int prep_read_capacity10(struct scsi_cmd *sc)
+{
+	/* LBA without PMI is an error (SBC-3 5.16) */
+	if (!(sc->cdb[8] & 0x01) && be32(sc->cdb + 2))
+		return bad_cdb(sc);
+	return prep_in(sc, 8);
+}
+
+/* SERVICE ACTION IN (16): READ CAPACITY (16) and GET LBA STATUS */
+static int prep_service_action_in(struct scsi_cmd *sc)
 {
 	const uint8_t *cdb = sc->cdb;
-	uint64_t lba;
-	uint32_t n;
 
-	switch (cdb[0]) {
+	if ((cdb[1] & 0x1f) == 0x10) /* READ CAPACITY (16) */
+		return prep_in(sc, be32(cdb + 10));
+	if ((cdb[1] & 0x1f) == 0x12) { /* GET LBA STATUS */
+		if (be64(cdb + 2) >= sc->lun->nblocks) {
+			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+			return -1;
+		}
+		return prep_in(sc, be32(cdb + 10));
+	}
+	return bad_cdb(sc);
+}
+
+/* SYNCHRONIZE CACHE and PRE-FETCH (10/16): only their range to check */
+static int prep_range_only(struct scsi_cmd *sc)
+{
+	const uint8_t *cdb = sc->cdb;
+
+	if (cdb[0] == 0x35 || cdb[0] == 0x34)
+		return check_range(sc, be32(cdb + 2), be16(cdb + 7));
+	return check_range(sc, be64(cdb + 2), be32(cdb + 10));
+}
+
+static int prep_unmap(struct scsi_cmd *sc)
+{
+	if (sc->cdb[1] & 0x01) /* ANCHOR */
+		return bad_cdb(sc);
+	if (write_protected(sc))
+		return -1;
+	sc->kind = SCK_OUT;
+	sc->spdtl_out = be16(sc->cdb + 7);
+	return 0;
+}
+
+/* WRITE (and WRITE AND VERIFY: the verify is a no-op) */
+static int prep_write(struct scsi_cmd *sc)
+{
+	const uint8_t *cdb = sc->cdb;
+
+	if ((cdb[0] & 0x0f) == 0x0e && (cdb[1] & 0x06) == 0x04) /* BYTCHK=10b */
+		return bad_cdb(sc);
+	return prep_rw(sc, true);
+}
+
+/* ORWRITE(16): a read-modify-write, so no zero copy */
+static int prep_orwrite(struct scsi_cmd *sc)
+{
+	if (prep_rw(sc, true) < 0)
+		return -1;
+	sc->kind = SCK_OUT;
+	return 0;
+}
+
+int sbc_prepare(struct scsi_cmd *sc)
+{
+	switch (sc->cdb[0]) {
 	case 0x08: case 0x28: case 0xa8: case 0x88:
 		return prep_rw(sc, false);
 	case 0x0a: case 0x2a: case 0xaa: case 0x8a:
-	case 0x2e: case 0xae: case 0x8e: /* WRITE AND VERIFY: verify is a no-op */
-		if ((cdb[0] & 0x0f) == 0x0e && (cdb[1] & 0x06) == 0x04) /* BYTCHK=10b */
-			return bad_cdb(sc);
-		return prep_rw(sc, true);
+	case 0x2e: case 0xae: case 0x8e:
+		return prep_write(sc);
 	case 0x2f: case 0xaf: case 0x8f:
 		return prep_verify(sc);
-	case 0x25: /* READ CAPACITY (10) */
-		/* LBA without PMI is an error (SBC-3 5.16) */
-		if (!(cdb[8] & 0x01) && be32(cdb + 2))
-			return bad_cdb(sc);
-		sc->kind = SCK_IN;
-		sc->spdtl_in = 8;
-		return 0;
-	case 0x9e: /* SERVICE ACTION IN (16) */
-		if ((cdb[1] & 0x1f) == 0x10) { /* READ CAPACITY (16) */
-			sc->kind = SCK_IN;
-			sc->spdtl_in = be32(cdb + 10);
-			return 0;
-		}
-		if ((cdb[1] & 0x1f) == 0x12) { /* GET LBA STATUS */
-			if (be64(cdb + 2) >= sc->lun->nblocks) {
-				scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
-				return -1;
-			}
-			sc->kind = SCK_IN;
-			sc->spdtl_in = be32(cdb + 10);
-			return 0;
-		}
-		return bad_cdb(sc);
+	case 0x25:
+		return prep_read_capacity10(sc);
+	case 0x9e:
+		return prep_service_action_in(sc);
 	case 0x35: case 0x91: /* SYNCHRONIZE CACHE 10/16 */
 	case 0x34: case 0x90: /* PRE-FETCH 10/16 */
-		if (cdb[0] == 0x35 || cdb[0] == 0x34) {
-			lba = be32(cdb + 2);
-			n = be16(cdb + 7);
-		} else {
-			lba = be64(cdb + 2);
-			n = be32(cdb + 10);
-		}
-		return check_range(sc, lba, n);
+		return prep_range_only(sc);
 	case 0x41: case 0x93:
 		return prep_write_same(sc);
-	case 0x42: /* UNMAP */
-		if (cdb[1] & 0x01) /* ANCHOR */
-			return bad_cdb(sc);
-		if (write_protected(sc))
-			return -1;
-		sc->kind = SCK_OUT;
-		sc->spdtl_out = be16(cdb + 7);
-		return 0;
+	case 0x42:
+		return prep_unmap(sc);
 	case 0x89:
 		return prep_caw(sc);
-	case 0x8b: /* ORWRITE(16): a read-modify-write, so no zero copy */
-		if (prep_rw(sc, true) < 0)
-			return -1;
-		sc->kind = SCK_OUT;
-		return 0;
+	case 0x8b:
+		return prep_orwrite(sc);
 	}
 	scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
 	return -1;

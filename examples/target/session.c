@@ -151,38 +151,6 @@ void session_detach(struct tconn *c)
 	session_destroy(s);
 }
 
-void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason)
-{
-	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
-
-	r[0] = IDM_ISCSI_OP_REJECT;
-	r[1] = 0x80;
-	r[2] = reason;
-	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
-	conn_fill_sn(c, r, true);
-	ex_dbg("%s: reject opcode 0x%02x reason 0x%02x", idm_conn_peer_name(c->ic),
-	       bhs[0] & 0x3f, reason);
-	conn_send(c, r, bhs, IDM_ISCSI_BHS_LEN);
-}
-
-/* End a task: libidm forgets it, its buffer and descriptor go back. */
-void session_task_done(struct ttask *t)
-{
-	struct tconn *c = t->c;
-
-	if (t->kind == TK_SCSI) {
-		for (struct ttask **pp = &c->tasks; *pp; pp = &(*pp)->cnext)
-			if (*pp == t) {
-				*pp = t->cnext;
-				break;
-			}
-		if (t->it)
-			idm_deallocate_task_resources(t->it);
-	}
-	pbuf_put(t->buf);
-	ttask_put(t);
-}
-
 static void nop_out(struct ttask *t)
 {
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
@@ -194,29 +162,29 @@ static void nop_out(struct ttask *t)
 	uint32_t len = t->data_len < c->sess->p.ini_mrdsl ? t->data_len : c->sess->p.ini_mrdsl;
 
 	r[0] = IDM_ISCSI_OP_NOP_IN;
-	r[1] = 0x80;
-	memcpy(r + 8, t->bhs + 8, 8);           /* LUN */
-	idm_iscsi_put32(r + 16, t->itt);
-	idm_iscsi_put32(r + 20, IDM_ISCSI_RESERVED_TAG); /* TTT */
+	r[1] = IDM_ISCSI_FLAG_FINAL;
+	memcpy(r + IDM_ISCSI_BHS_LUN, t->bhs + IDM_ISCSI_BHS_LUN, 8);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
 	conn_send(c, r, t->data, len);           /* echo the ping data */
-	session_task_done(t);
+	task_done(t);
 }
 
 static void logout(struct ttask *t)
 {
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 	struct tconn *c = t->c;
-	uint8_t reason = t->bhs[1] & 0x7f;
+	uint8_t reason = t->bhs[1] & ~IDM_ISCSI_FLAG_FINAL; /* reason code */
 
 	r[0] = IDM_ISCSI_OP_LOGOUT_RSP;
-	r[1] = 0x80;
+	r[1] = IDM_ISCSI_FLAG_FINAL;
 	/* 0: close session, 1: close connection; 2 (recovery) needs ERL 2 */
 	r[2] = reason <= 1 ? 0 : 2;
-	idm_iscsi_put32(r + 16, t->itt);
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, t->itt);
 	conn_fill_sn(c, r, true);
 	ex_info("%s: logout (reason %u)", idm_conn_peer_name(c->ic), reason);
-	session_task_done(t);
+	task_done(t);
 	if (conn_send(c, r, NULL, 0) == 0 && reason <= 1)
 		conn_close_graceful(c, "logout");
 }
@@ -227,13 +195,13 @@ static void process(struct ttask *t)
 	struct session *s = t->c->sess;
 
 	if (t->aborted) { /* aborted while it waited for its CmdSN */
-		session_task_done(t);
+		task_done(t);
 		return;
 	}
 	switch (t->kind) {
 	case TK_SCSI:
 		if (s->tmf.active && tmf_affects(s, t)) {
-			session_task_done(t);
+			task_done(t);
 			return;
 		}
 		scsi_io_start(t);
@@ -293,7 +261,7 @@ static void admit(struct tconn *c, struct ttask *t, bool immediate)
 	/* RFC 7143 4.2.2.1: outside the window (or a duplicate): ignore */
 	ex_info("%s: CmdSN %u outside [%u, %u]: dropped", idm_conn_peer_name(c->ic),
 		t->cmdsn, s->exp_cmdsn, sess_max_cmdsn(s));
-	session_task_done(t);
+	task_done(t);
 }
 
 static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kind kind)
@@ -306,8 +274,8 @@ static struct ttask *new_task(struct tconn *c, const uint8_t *bhs, enum task_kin
 	t->c = c;
 	memcpy(t->bhs, bhs, IDM_ISCSI_BHS_LEN);
 	t->itt = idm_iscsi_bhs_itt(bhs);
-	t->cmdsn = idm_iscsi_get32(bhs + 24);
-	t->lun_id = lun_decode(bhs + 8);
+	t->cmdsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN);
+	t->lun_id = lun_decode(bhs + IDM_ISCSI_BHS_LUN);
 	return t;
 }
 
@@ -326,57 +294,55 @@ static int copy_data(struct ttask *t, idm_pdu *pdu)
 	return 0;
 }
 
-void session_pdu(struct tconn *c, idm_pdu *pdu)
+/* A SCSI Command: a task on the connection's list, admitted by CmdSN */
+static void scsi_command(struct tconn *c, idm_pdu *pdu, bool imm)
 {
 	const uint8_t *bhs = idm_pdu_bhs(pdu);
-	uint8_t op = idm_iscsi_bhs_opcode(bhs);
-	bool imm = bhs[0] & IDM_ISCSI_OP_IMMEDIATE;
-	struct session *s = c->sess;
+	idm_task *it = idm_pdu_task(pdu);
 	struct ttask *t;
-	enum task_kind kind;
 
-	switch (op) {
-	case IDM_ISCSI_OP_SCSI_CMD: {
-		idm_task *it = idm_pdu_task(pdu);
-		if (s->discovery || !it) {
-			/* RFC 7143 4.4: discovery sessions carry no commands */
-			if (it)
-				idm_deallocate_task_resources(it);
-			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
-		t = new_task(c, bhs, TK_SCSI);
-		if (!t) {
+	if (c->sess->discovery || !it) {
+		/* RFC 7143 4.4: discovery sessions carry no commands */
+		if (it)
 			idm_deallocate_task_resources(it);
-			send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
-			return;
-		}
-		t->it = it;
-		t->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
-		idm_task_set_arg(it, t);
-		t->cnext = c->tasks;
-		c->tasks = t;
-		admit(c, t, imm);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
 		return;
 	}
-	case IDM_ISCSI_OP_NOP_OUT:
-		if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
-			return; /* answer to our NOP-In (we send none) */
-		kind = TK_NOP;
-		break;
-	case IDM_ISCSI_OP_TEXT_REQ:
-		kind = TK_TEXT;
-		break;
-	case IDM_ISCSI_OP_LOGOUT_REQ:
-		kind = TK_LOGOUT;
-		break;
-	case IDM_ISCSI_OP_TASK_MGMT_REQ:
-		if (s->discovery) {
-			send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
-			return;
-		}
-		kind = TK_TMF;
-		break;
+	t = new_task(c, bhs, TK_SCSI);
+	if (!t) {
+		idm_deallocate_task_resources(it);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
+		return;
+	}
+	t->it = it;
+	t->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
+	idm_task_set_arg(it, t);
+	t->cnext = c->tasks;
+	c->tasks = t;
+	admit(c, t, imm);
+}
+
+/* Another CmdSN-ordered request (NOP-Out, Text, Logout, TMF): a task with
+ * a copy of its data, admitted by CmdSN */
+static void queue_request(struct tconn *c, idm_pdu *pdu, enum task_kind kind, bool imm)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	struct ttask *t = new_task(c, bhs, kind);
+
+	if (!t || copy_data(t, pdu) < 0) {
+		if (t)
+			ttask_put(t);
+		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
+		return;
+	}
+	admit(c, t, imm);
+}
+
+/* A PDU an initiator may not send in full feature phase, or that this
+ * target does not support: Rejected */
+static void refuse_pdu(struct tconn *c, const uint8_t *bhs, uint8_t op)
+{
+	switch (op) {
 	case IDM_ISCSI_OP_SNACK_REQ:
 		/* ErrorRecoveryLevel 0: no SNACK support (RFC 7143 11.16) */
 		send_reject(c, bhs, IDM_ISCSI_REJECT_SNACK_REJECT);
@@ -403,20 +369,43 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 					      : IDM_ISCSI_REJECT_CMD_NOT_SUPPORTED);
 		return;
 	}
-	t = new_task(c, bhs, kind);
-	if (!t || copy_data(t, pdu) < 0) {
-		if (t)
-			ttask_put(t);
-		send_reject(c, bhs, IDM_ISCSI_REJECT_OUT_OF_RESOURCES);
-		return;
+}
+
+void session_pdu(struct tconn *c, idm_pdu *pdu)
+{
+	const uint8_t *bhs = idm_pdu_bhs(pdu);
+	uint8_t op = idm_iscsi_bhs_opcode(bhs);
+	bool imm = bhs[0] & IDM_ISCSI_OP_IMMEDIATE;
+
+	switch (op) {
+	case IDM_ISCSI_OP_SCSI_CMD:
+		return scsi_command(c, pdu, imm);
+	case IDM_ISCSI_OP_NOP_OUT:
+		if (idm_iscsi_bhs_itt(bhs) == IDM_ISCSI_RESERVED_TAG)
+			return; /* answer to our NOP-In (we send none) */
+		return queue_request(c, pdu, TK_NOP, imm);
+	case IDM_ISCSI_OP_TEXT_REQ:
+		return queue_request(c, pdu, TK_TEXT, imm);
+	case IDM_ISCSI_OP_LOGOUT_REQ:
+		return queue_request(c, pdu, TK_LOGOUT, imm);
+	case IDM_ISCSI_OP_TASK_MGMT_REQ:
+		if (c->sess->discovery)
+			return send_reject(c, bhs, IDM_ISCSI_REJECT_PROTOCOL_ERROR);
+		return queue_request(c, pdu, TK_TMF, imm);
+	default:
+		return refuse_pdu(c, bhs, op);
 	}
-	admit(c, t, imm);
 }
 
 /* --- initiator ACLs: the LUNs a session sees, and a session that lost
  * access asked to log out (doc/idm-target.md, "Initiator ACLs") */
 
 #define ACL_LOGOUT_WAIT_S 5 /* Parameter3 of the Async Message */
+
+/* Asynchronous Message fields (RFC 7143 11.9) */
+#define ASYNC_EVENT 36
+#define ASYNC_EVENT_LOGOUT_REQUEST 1
+#define ASYNC_PARAMETER3 42
 
 /* The session's LUNs become `l` (NULL: none). True if they changed. */
 static bool set_luns(struct session *s, const struct access_luns *l)
@@ -484,11 +473,11 @@ static void request_logout(struct session *s, const char *why)
 	clock_gettime(CLOCK_MONOTONIC, &s->logout_deadline);
 	s->logout_deadline.tv_sec += ACL_LOGOUT_WAIT_S;
 	r[0] = IDM_ISCSI_OP_ASYNC_MSG;
-	r[1] = 0x80;
-	idm_iscsi_put32(r + 16, IDM_ISCSI_RESERVED_TAG);
+	r[1] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
-	r[36] = 1; /* AsyncEvent: logout requested */
-	idm_iscsi_put16(r + 42, ACL_LOGOUT_WAIT_S); /* Parameter3 */
+	r[ASYNC_EVENT] = ASYNC_EVENT_LOGOUT_REQUEST;
+	idm_iscsi_put16(r + ASYNC_PARAMETER3, ACL_LOGOUT_WAIT_S);
 	conn_send(c, r, NULL, 0);
 }
 

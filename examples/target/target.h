@@ -212,18 +212,22 @@ struct tconn {
 	struct handoff *handoff;   /* on its way to another loop */
 };
 
-/* conn.c */
-int conn_accept(idm_portal *portal, idm_conn *ic, void *arg);
+/* conn.c: the bottom of the session code, calls nothing above it */
 int conn_send(struct tconn *c, uint8_t *bhs, const void *data, size_t len);
 void conn_close(struct tconn *c, const char *why);
 void conn_close_graceful(struct tconn *c, const char *why);
-void conn_destroy_all(void);
-void conn_reap(void);
 void conn_forget(struct tconn *c);
-/* stats.c: SIGUSR1 */
-void stats_print_all(void);
 void conn_fill_sn(struct tconn *c, uint8_t *bhs, bool advance);
 uint32_t sess_max_cmdsn(const struct session *s);
+void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason);
+/* End a task: libidm forgets it, its buffer and descriptor go back. */
+void task_done(struct ttask *t);
+/* conn_events.c: libidm's callbacks, routed up to login and session */
+int conn_accept(idm_portal *portal, idm_conn *ic, void *arg);
+void conn_destroy_all(void);
+void conn_reap(void);
+/* stats.c: SIGUSR1 */
+void stats_print_all(void);
 
 /* login.c */
 void login_pdu(struct tconn *c, idm_pdu *pdu);
@@ -239,24 +243,23 @@ struct session *session_find_tsih(uint16_t tsih);
 uint16_t session_register(struct session *s);
 void session_lock(void);
 void session_unlock(void);
-void session_task_done(struct ttask *t);
 void session_timers(void);
-void send_reject(struct tconn *c, const uint8_t *bhs, uint8_t reason);
 void session_acl_login(struct session *s, struct tconn *c);
 
 /* loop.c: a connection finishing its login on the loop that owns its
- * session (the ISID's or TSIH's) */
-int loop_handoff(struct tconn *c, struct loop *to, const uint8_t *req,
-		 uint8_t flags, const char *data, size_t len);
+ * session (the ISID's or TSIH's). `resume` runs there with the request,
+ * flags and text given here: the login code passes its own, so the loop
+ * layer does not call back into login.c by name. */
+typedef void (*loop_resume_fn)(struct tconn *c, const uint8_t *req, uint8_t flags,
+			       const char *data, size_t len);
+int loop_handoff(struct tconn *c, struct loop *to, loop_resume_fn resume,
+		 const uint8_t *req, uint8_t flags, const char *data, size_t len);
 bool loop_handoff_dying(struct tconn *c);
 void loop_run_handoffs(void);
 void loop_handoff_flush(void);
 /* loop.c: all the loops (main.c makes them) */
 extern struct loop *g_loops;
 extern int g_nloops;
-/* login.c: go on with the login where loop_handoff() left it */
-void login_resume(struct tconn *c, const uint8_t *req, uint8_t flags,
-		  const char *data, size_t len);
 
 /* text.c */
 void text_request(struct ttask *t);
@@ -288,6 +291,27 @@ void pbuf_put(struct pbuf *b);
 struct ttask *ttask_get(void);
 void ttask_put(struct ttask *t);
 void pool_destroy(void);
+
+/* The LUNs a session's initiator ACL grants, as lun_granted() takes them */
+static inline const uint64_t *session_lunmask(const struct session *s)
+{
+	return s->lun_all ? NULL : s->lunmask;
+}
+
+static inline struct lun *find_lun(uint64_t id)
+{
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if ((uint64_t)g_tgt.luns[i]->id == id)
+			return g_tgt.luns[i];
+	return NULL;
+}
+
+/* The LUN `id` as the session sees it: NULL if there is none or the
+ * session's ACL hides it (lun_decode() gives 14 bits: inside the mask) */
+static inline struct lun *session_lun(const struct session *s, uint64_t id)
+{
+	return lun_granted(session_lunmask(s), id) ? find_lun(id) : NULL;
+}
 
 static inline uint64_t lun_decode(const uint8_t *l)
 {

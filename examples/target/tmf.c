@@ -18,15 +18,14 @@
 
 #define TMF_WAIT_MS 3000
 
-static bool lun_exists(const struct session *s, uint64_t id)
+/* Task Management Function Request fields (RFC 7143 11.5) */
+#define TMF_REF_TASK_TAG IDM_ISCSI_BHS_TTT /* Referenced Task Tag */
+#define TMF_REF_CMDSN 32
+
+/* The function code: byte 1 without the Final bit */
+static uint8_t tmf_function(const uint8_t *bhs)
 {
-	/* one an initiator ACL hides does not exist for the session */
-	if (!s->lun_all && !((s->lunmask[id / 64] >> (id % 64)) & 1))
-		return false;
-	for (int i = 0; i < g_tgt.nluns; i++)
-		if ((uint64_t)g_tgt.luns[i]->id == id)
-			return true;
-	return false;
+	return bhs[1] & ~IDM_ISCSI_FLAG_FINAL;
 }
 
 static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
@@ -34,12 +33,12 @@ static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
 
 	r[0] = IDM_ISCSI_OP_TASK_MGMT_RSP;
-	r[1] = 0x80;
+	r[1] = IDM_ISCSI_FLAG_FINAL;
 	r[2] = response;
-	idm_iscsi_put32(r + 16, idm_iscsi_bhs_itt(req));
+	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	ex_info("%s: TMF function %u response %u", idm_conn_peer_name(c->ic),
-		req[1] & 0x7f, response);
+		tmf_function(req), response);
 	conn_send(c, r, NULL, 0);
 }
 
@@ -47,8 +46,8 @@ static void tmf_respond(struct tconn *c, const uint8_t *req, uint8_t response)
 static bool covers(const struct session *owner, const struct ttask *t)
 {
 	const struct pending_tmf *m = &owner->tmf;
-	uint8_t fn = m->bhs[1] & 0x7f;
-	uint64_t lun = lun_decode(m->bhs + 8);
+	uint8_t fn = tmf_function(m->bhs);
+	uint64_t lun = lun_decode(m->bhs + IDM_ISCSI_BHS_LUN);
 	bool same_session = t->c->sess == owner;
 
 	switch (fn) {
@@ -89,7 +88,7 @@ static void abort_covered(struct session *owner)
 			if (t->state == TS_QUEUED)
 				continue; /* skipped when its CmdSN comes up */
 			if (t->state != TS_DATAOUT)
-				session_task_done(t);
+				task_done(t);
 		}
 	}
 }
@@ -122,7 +121,7 @@ void tmf_check(struct session *s)
 			if (!t->aborted || t->state != TS_DATAOUT)
 				continue;
 			if (late)
-				session_task_done(t); /* cancels the transfer */
+				task_done(t); /* cancels the transfer */
 			else
 				waiting++;
 		}
@@ -133,7 +132,7 @@ void tmf_check(struct session *s)
 		ex_warn("TMF wait timed out; remaining transfers cancelled");
 	m->active = false;
 	tmf_respond(m->c, m->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
-	if ((m->bhs[1] & 0x7f) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
+	if (tmf_function(m->bhs) == IDM_ISCSI_TMF_TARGET_COLD_RESET)
 		for (struct tconn *c = g_loop->conns; c; c = c->next)
 			conn_close_graceful(c, "target cold reset");
 }
@@ -148,8 +147,8 @@ static void abort_task(struct ttask *req)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
-	uint32_t ref = idm_iscsi_get32(req->bhs + 20);
-	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + 32);
+	uint32_t ref = idm_iscsi_get32(req->bhs + TMF_REF_TASK_TAG);
+	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + TMF_REF_CMDSN);
 
 	for (struct ttask *t = c->tasks; t; t = t->cnext) {
 		if (t->itt != ref || t->aborted)
@@ -160,7 +159,7 @@ static void abort_task(struct ttask *req)
 		}
 		t->aborted = true;
 		if (t->state != TS_QUEUED)
-			session_task_done(t); /* cancels pending Put/Get_Data */
+			task_done(t); /* cancels pending Put/Get_Data */
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 		return;
 	}
@@ -172,11 +171,45 @@ static void abort_task(struct ttask *req)
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_TASK);
 }
 
-void tmf_request(struct ttask *req)
+/* Resets clear PREVENT and reservations (SPC-4, SPC-2): of the LUN for a
+ * LUN RESET, of every LUN for a target reset */
+static void reset_luns(uint8_t fn, uint64_t lun_id)
+{
+	for (int i = 0; i < g_tgt.nluns; i++)
+		if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == lun_id) {
+			g_tgt.luns[i]->prevent = false;
+			__atomic_store_n(&g_tgt.luns[i]->reserved_by, NULL, __ATOMIC_RELEASE);
+		}
+}
+
+/* A TMF acting on many tasks (task set, LUN or target): it waits for the
+ * tasks it covers (Implementer's Guide 4.1.2), one at a time */
+static void start_multi_task(struct ttask *req, uint8_t fn)
 {
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
-	uint8_t fn = req->bhs[1] & 0x7f;
+
+	/* an initiator an ACL limits to some LUNs resets no others */
+	if (fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET && !s->lun_all)
+		return tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_AUTH_FAILED);
+	if (s->tmf.active) /* one multi-task TMF at a time */
+		return tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
+	s->tmf.active = true;
+	memcpy(s->tmf.bhs, req->bhs, IDM_ISCSI_BHS_LEN);
+	s->tmf.c = c;
+	s->tmf.cmdsn = req->cmdsn;
+	clock_gettime(CLOCK_MONOTONIC, &s->tmf.deadline);
+	s->tmf.deadline.tv_sec += TMF_WAIT_MS / 1000;
+	if (fn == IDM_ISCSI_TMF_LUN_RESET || fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET)
+		reset_luns(fn, req->lun_id);
+	abort_covered(s);
+	tmf_check(s);
+}
+
+void tmf_request(struct ttask *req)
+{
+	struct tconn *c = req->c;
+	uint8_t fn = tmf_function(req->bhs);
 
 	switch (fn) {
 	case IDM_ISCSI_TMF_ABORT_TASK:
@@ -185,38 +218,14 @@ void tmf_request(struct ttask *req)
 	case IDM_ISCSI_TMF_ABORT_TASK_SET:
 	case IDM_ISCSI_TMF_CLEAR_TASK_SET:
 	case IDM_ISCSI_TMF_LUN_RESET:
-		if (!lun_exists(s, req->lun_id)) {
+		if (!session_lun(c->sess, req->lun_id)) /* none, or the ACL hides it */
 			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NO_LUN);
-			break;
-		}
-		/* fall through */
+		else
+			start_multi_task(req, fn);
+		break;
 	case IDM_ISCSI_TMF_TARGET_WARM_RESET:
 	case IDM_ISCSI_TMF_TARGET_COLD_RESET:
-		/* an initiator an ACL limits to some LUNs resets no others */
-		if (fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET && !s->lun_all) {
-			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_AUTH_FAILED);
-			break;
-		}
-		if (s->tmf.active) { /* one multi-task TMF at a time */
-			tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_REJECTED);
-			break;
-		}
-		s->tmf.active = true;
-		memcpy(s->tmf.bhs, req->bhs, IDM_ISCSI_BHS_LEN);
-		s->tmf.c = c;
-		s->tmf.cmdsn = req->cmdsn;
-		clock_gettime(CLOCK_MONOTONIC, &s->tmf.deadline);
-		s->tmf.deadline.tv_sec += TMF_WAIT_MS / 1000;
-		if (fn == IDM_ISCSI_TMF_LUN_RESET || fn >= IDM_ISCSI_TMF_TARGET_WARM_RESET)
-			for (int i = 0; i < g_tgt.nluns; i++)
-				if (fn != IDM_ISCSI_TMF_LUN_RESET || (uint64_t)g_tgt.luns[i]->id == req->lun_id) {
-					/* resets clear PREVENT and reservations (SPC-4, SPC-2) */
-					g_tgt.luns[i]->prevent = false;
-					__atomic_store_n(&g_tgt.luns[i]->reserved_by, NULL,
-							 __ATOMIC_RELEASE);
-				}
-		abort_covered(s);
-		tmf_check(s);
+		start_multi_task(req, fn);
 		break;
 	case IDM_ISCSI_TMF_TASK_REASSIGN:
 		/* needs ErrorRecoveryLevel 2 */
@@ -226,5 +235,5 @@ void tmf_request(struct ttask *req)
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_NOT_SUPPORTED);
 		break;
 	}
-	session_task_done(req);
+	task_done(req);
 }
