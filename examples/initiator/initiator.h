@@ -31,18 +31,6 @@
 #define INI_DSL_DEFAULT	      262144
 #define INI_ISER_TRDSL_DEFAULT 8192
 
-/* BHS fields that <libidm/iscsi.h> has no name for (RFC 7143 section 11),
- * named here so that no bare offset appears in the code. */
-#define INI_BHS_RESPONSE         2  /* SCSI/Logout Response; Reject: Reason */
-#define INI_BHS_STATUS           3  /* SCSI Response, Data-In with S bit */
-#define INI_BHS_ISID             8  /* Login Request/Response, 6 bytes */
-#define INI_BHS_TSIH             14 /* Login Request/Response */
-#define INI_BHS_CID              20 /* Login and Logout Request */
-#define INI_BHS_LOGIN_CLASS      36 /* Login Response: Status-Class */
-#define INI_BHS_LOGIN_DETAIL     37 /* Login Response: Status-Detail */
-#define INI_BHS_ASYNC_EVENT      36 /* Asynchronous Message: AsyncEvent */
-#define INI_BHS_ASYNC_PARAM3     42 /* Asynchronous Message: Parameter3 */
-#define INI_LOGIN_CLASS_REDIRECT 1  /* Status-Class 1: redirection */
 /* ITT bit 31: set on our control requests (session.c), clear on SCSI
  * commands (scsi.c), so a response names which kind it answers. */
 #define INI_ITT_CONTROL 0x80000000u

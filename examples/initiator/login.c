@@ -192,10 +192,10 @@ static int send_login(struct ini_session *s, bool transit, const char *data,
 			  (s->login_csg << IDM_ISCSI_LOGIN_CSG_SHIFT) |
 			  (transit ? s->login_nsg : 0));
 	/* Version-max and Version-min (bytes 2 and 3) stay 0 */
-	memcpy(bhs + INI_BHS_ISID, s->isid, sizeof(s->isid));
-	idm_iscsi_put16(bhs + INI_BHS_TSIH, s->tsih);
+	memcpy(bhs + IDM_ISCSI_LOGIN_ISID, s->isid, sizeof(s->isid));
+	idm_iscsi_put16(bhs + IDM_ISCSI_LOGIN_TSIH, s->tsih);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put16(bhs + INI_BHS_CID, s->cid);
+	idm_iscsi_put16(bhs + IDM_ISCSI_LOGIN_CID, s->cid);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	if (++s->login_rounds > LOGIN_MAX_ROUNDS) {
@@ -746,7 +746,7 @@ static void login_status_describe(char *buf, size_t len, uint8_t cls,
 				  size_t dlen)
 {
 	static const char key[] = "TargetAddress=";
-	bool redirect = cls == INI_LOGIN_CLASS_REDIRECT;
+	bool redirect = cls == IDM_ISCSI_LOGIN_CLASS_REDIRECT;
 	const char *to = NULL;
 	int tolen = 0;
 
@@ -906,13 +906,13 @@ static bool rsp_transit(const uint8_t *bhs)
 static void login_refused(struct ini_session *s, const uint8_t *bhs,
 			  const uint8_t *data, size_t len)
 {
-	uint8_t cls = bhs[INI_BHS_LOGIN_CLASS];
+	uint8_t cls = bhs[IDM_ISCSI_LOGIN_STATUS_CLASS];
 	char st[384];
 
-	login_status_describe(st, sizeof(st), cls, bhs[INI_BHS_LOGIN_DETAIL],
+	login_status_describe(st, sizeof(st), cls, bhs[IDM_ISCSI_LOGIN_STATUS_DETAIL],
 			      data, len);
 	ini_session_set_failed(s, -ECONNREFUSED, "login %s: %s",
-			       cls == INI_LOGIN_CLASS_REDIRECT
+			       cls == IDM_ISCSI_LOGIN_CLASS_REDIRECT
 				       ? "redirected (not followed)"
 				       : "refused",
 			       st);
@@ -933,7 +933,7 @@ static bool login_rsp_valid(struct ini_session *s, const uint8_t *bhs,
 				       idm_iscsi_bhs_itt(bhs));
 		return false;
 	}
-	if (bhs[INI_BHS_LOGIN_CLASS] != 0) {
+	if (bhs[IDM_ISCSI_LOGIN_STATUS_CLASS] != 0) {
 		login_refused(s, bhs, data, len);
 		return false;
 	}
@@ -1057,7 +1057,7 @@ static void login_advance(struct ini_session *s, const uint8_t *bhs,
 		send_login(s, true, answers->p, answers->len);
 		return;
 	}
-	s->tsih = idm_iscsi_get16(bhs + INI_BHS_TSIH);
+	s->tsih = idm_iscsi_get16(bhs + IDM_ISCSI_LOGIN_TSIH);
 	if (rsp_nsg(bhs[IDM_ISCSI_BHS_FLAGS]) == IDM_ISCSI_STAGE_FULL_FEATURE) {
 		if (notice_and_enable(s) == 0)
 			s->login_done = true;

@@ -135,7 +135,7 @@ void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
 				       "unexpected Logout Response");
 		return;
 	}
-	ctl_finish(s, bhs, bhs[INI_BHS_RESPONSE] == 0 ? 0 : -EIO);
+	ctl_finish(s, bhs, bhs[IDM_ISCSI_BHS_RESPONSE] == 0 ? 0 : -EIO);
 	s->state = INI_S_LOGGED_OUT;
 	/* The session is over: close our end now rather than wait for the
 	 * target's close to be reported as a lost connection. */
@@ -145,28 +145,20 @@ void ini_on_logout_rsp(struct ini_session *s, const uint8_t *bhs)
 	}
 }
 
-/* AsyncEvent values (RFC 7143 11.9.1) */
-enum {
-	ASYNC_SCSI_EVENT = 0,
-	ASYNC_LOGOUT_REQUEST = 1, /* Parameter3: seconds to log out in */
-	ASYNC_DROP_CONNECTION = 2,
-	ASYNC_DROP_ALL_CONNECTIONS = 3,
-};
-
 void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 {
-	uint8_t event = bhs[INI_BHS_ASYNC_EVENT];
+	uint8_t event = bhs[IDM_ISCSI_ASYNC_EVENT];
 
 	ini_session_update_sn(s, bhs, true);
 	switch (event) {
-	case ASYNC_SCSI_EVENT:
+	case IDM_ISCSI_ASYNC_SCSI_EVENT:
 		ex_info("session %d: SCSI asynchronous event", s->index);
 		break;
-	case ASYNC_LOGOUT_REQUEST:
+	case IDM_ISCSI_ASYNC_LOGOUT_REQUEST:
 		snprintf(s->async_why, sizeof(s->async_why),
 			 "target requested a logout within %u s "
 			 "(Asynchronous Message)",
-			 idm_iscsi_get16(bhs + INI_BHS_ASYNC_PARAM3));
+			 idm_iscsi_get16(bhs + IDM_ISCSI_ASYNC_PARAM3));
 		/* Leave at once and, with recovery on, come back: the
 		 * new login reinstates the session and the commands in
 		 * flight are sent again (the kernel's initiator also just
@@ -174,12 +166,12 @@ void ini_on_async(struct ini_session *s, const uint8_t *bhs)
 		ini_session_conn_lost(s, -ECONNRESET, "connection lost: %s",
 				      s->async_why);
 		break;
-	case ASYNC_DROP_CONNECTION:
-	case ASYNC_DROP_ALL_CONNECTIONS:
+	case IDM_ISCSI_ASYNC_DROP_CONNECTION:
+	case IDM_ISCSI_ASYNC_DROP_ALL_CONNECTIONS:
 		snprintf(s->async_why, sizeof(s->async_why),
 			 "target dropped the %s (Asynchronous Message event "
 			 "%u)",
-			 event == ASYNC_DROP_CONNECTION ? "connection" : "session",
+			 event == IDM_ISCSI_ASYNC_DROP_CONNECTION ? "connection" : "session",
 			 event);
 		ex_warn("session %d: %s", s->index, s->async_why);
 		break;
@@ -200,14 +192,14 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 		ini_session_set_failed(
 			s, -EPROTO,
 			"Reject (reason 0x%02x) without the rejected header",
-			bhs[INI_BHS_RESPONSE]);
+			bhs[IDM_ISCSI_BHS_RESPONSE]);
 		return;
 	}
 	itt = idm_iscsi_bhs_itt(data);
 	ex_warn("session %d: target rejected opcode 0x%02x ITT 0x%08x, reason "
 		"0x%02x",
 		s->index, idm_iscsi_bhs_opcode(data), itt,
-		bhs[INI_BHS_RESPONSE]);
+		bhs[IDM_ISCSI_BHS_RESPONSE]);
 	if (s->ctl.itt == itt && !s->ctl.done) {
 		ctl_finish(s, bhs, -EPROTO);
 		return;
@@ -222,7 +214,7 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 	if (itt == IDM_ISCSI_RESERVED_TAG)
 		return; /* the rejected PDU names no task: nothing to fail */
 	ini_session_set_failed(s, -EPROTO, "command rejected, reason 0x%02x",
-			       bhs[INI_BHS_RESPONSE]);
+			       bhs[IDM_ISCSI_BHS_RESPONSE]);
 }
 
 int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
@@ -270,7 +262,7 @@ int ini_session_logout(struct ini_session *s)
 		IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
 	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL | LOGOUT_CLOSE_SESSION;
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put16(bhs + INI_BHS_CID, s->cid);
+	idm_iscsi_put16(bhs + IDM_ISCSI_LOGIN_CID, s->cid);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
 	rc = ini_send_pdu(s, bhs, NULL, 0, NULL);
@@ -281,7 +273,7 @@ int ini_session_logout(struct ini_session *s)
 		return rc;
 	if (s->ctl.result < 0)
 		ex_warn("session %d: Logout Response 0x%02x", s->index,
-			s->ctl.rsp[INI_BHS_RESPONSE]);
+			s->ctl.rsp[IDM_ISCSI_BHS_RESPONSE]);
 	else
 		ex_info("session %d: logged out (Logout Response)", s->index);
 	return s->ctl.result;

@@ -276,10 +276,10 @@ void ini_scsi_rsp(struct ini_session *s, idm_pdu *pdu, const uint8_t *bhs)
 		return;
 	ini_session_update_sn(s, bhs, true);
 	c->rsp_flags = bhs[IDM_ISCSI_BHS_FLAGS];
-	c->status = bhs[INI_BHS_STATUS];
+	c->status = bhs[IDM_ISCSI_BHS_STATUS];
 	c->residual = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_RESIDUAL);
 	if (idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_RSP) {
-		c->response = bhs[INI_BHS_RESPONSE];
+		c->response = bhs[IDM_ISCSI_BHS_RESPONSE];
 		data = idm_pdu_data(pdu, &len);
 		if (data && len >= 2 && take_sense(s, c, data, len) < 0)
 			return;

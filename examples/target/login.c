@@ -27,14 +27,6 @@
 
 #define MAX_KEYS 128
 
-/* Login Request/Response fields (RFC 7143 11.12, 11.13) that iscsi.h has
- * no name for: they exist in login PDUs only */
-#define LOGIN_VERSION_MIN 3 /* request; VersionActive in the response */
-#define LOGIN_ISID 8     /* 6 bytes */
-#define LOGIN_TSIH 14
-#define LOGIN_CID 20     /* request */
-#define LOGIN_STATUS 36  /* response: Status-Class, Status-Detail */
-
 /* Login status classes/details (RFC 7143 11.13.5) */
 #define LS_INITIATOR_ERROR 0x0200
 #define LS_AUTH_FAILED 0x0201
@@ -576,11 +568,11 @@ static void send_login_rsp(struct tconn *c, const uint8_t *req, uint8_t flags,
 	r[1] = flags;
 	r[2] = 0; /* VersionMax */
 	r[3] = 0; /* VersionActive */
-	memcpy(r + LOGIN_ISID, ls->isid, 6);
-	idm_iscsi_put16(r + LOGIN_TSIH, ls->tsih);
+	memcpy(r + IDM_ISCSI_LOGIN_ISID, ls->isid, 6);
+	idm_iscsi_put16(r + IDM_ISCSI_LOGIN_TSIH, ls->tsih);
 	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
-	idm_iscsi_put16(r + LOGIN_STATUS, (uint16_t)status);
+	idm_iscsi_put16(r + IDM_ISCSI_LOGIN_STATUS_CLASS, (uint16_t)status);
 	conn_send(c, r, data, len);
 }
 
@@ -655,7 +647,7 @@ static int first_request(struct tconn *c, struct login_state *ls, const uint8_t 
 	const char *st = ex_text_get(kv, (size_t)n, "SessionType");
 	const char *tn = ex_text_get(kv, (size_t)n, "TargetName");
 
-	if (bhs[LOGIN_VERSION_MIN] > 0)
+	if (bhs[IDM_ISCSI_LOGIN_VERSION_MIN] > 0)
 		return LS_UNSUPPORTED_VERSION;
 	if (!in || !*in)
 		return LS_MISSING_PARAM;
@@ -875,8 +867,8 @@ static void enable_ffp(struct tconn *c, struct session *s, const uint8_t *req, u
 
 	r[0] = IDM_ISCSI_OP_LOGIN_RSP;
 	r[1] = flags;
-	memcpy(r + LOGIN_ISID, c->login->isid, 6);
-	idm_iscsi_put16(r + LOGIN_TSIH, s->tsih);
+	memcpy(r + IDM_ISCSI_LOGIN_ISID, c->login->isid, 6);
+	idm_iscsi_put16(r + IDM_ISCSI_LOGIN_TSIH, s->tsih);
 	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, idm_iscsi_bhs_itt(req));
 	conn_fill_sn(c, r, true);
 	idm_iscsi_bhs_set_data_len(r, (uint32_t)len);
@@ -1059,11 +1051,11 @@ static bool same_login(struct tconn *c, struct login_state *ls, const uint8_t *b
 {
 	if (!ls->started) {
 		ls->started = true;
-		memcpy(ls->isid, bhs + LOGIN_ISID, 6);
-		ls->tsih = idm_iscsi_get16(bhs + LOGIN_TSIH);
-		ls->cid = idm_iscsi_get16(bhs + LOGIN_CID);
+		memcpy(ls->isid, bhs + IDM_ISCSI_LOGIN_ISID, 6);
+		ls->tsih = idm_iscsi_get16(bhs + IDM_ISCSI_LOGIN_TSIH);
+		ls->cid = idm_iscsi_get16(bhs + IDM_ISCSI_LOGIN_CID);
 		c->statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_EXP_STATSN); /* continue from ExpStatSN */
-	} else if (memcmp(ls->isid, bhs + LOGIN_ISID, 6) || ls->tsih != idm_iscsi_get16(bhs + LOGIN_TSIH)) {
+	} else if (memcmp(ls->isid, bhs + IDM_ISCSI_LOGIN_ISID, 6) || ls->tsih != idm_iscsi_get16(bhs + IDM_ISCSI_LOGIN_TSIH)) {
 		login_fail(c, bhs, LS_INITIATOR_ERROR, "ISID/TSIH changed during login");
 		return false;
 	}

@@ -402,11 +402,6 @@ void session_pdu(struct tconn *c, idm_pdu *pdu)
 
 #define ACL_LOGOUT_WAIT_S 5 /* Parameter3 of the Async Message */
 
-/* Asynchronous Message fields (RFC 7143 11.9) */
-#define ASYNC_EVENT 36
-#define ASYNC_EVENT_LOGOUT_REQUEST 1
-#define ASYNC_PARAMETER3 42
-
 /* The session's LUNs become `l` (NULL: none). True if they changed. */
 static bool set_luns(struct session *s, const struct access_luns *l)
 {
@@ -476,8 +471,8 @@ static void request_logout(struct session *s, const char *why)
 	r[1] = IDM_ISCSI_FLAG_FINAL;
 	idm_iscsi_put32(r + IDM_ISCSI_BHS_ITT, IDM_ISCSI_RESERVED_TAG);
 	conn_fill_sn(c, r, true);
-	r[ASYNC_EVENT] = ASYNC_EVENT_LOGOUT_REQUEST;
-	idm_iscsi_put16(r + ASYNC_PARAMETER3, ACL_LOGOUT_WAIT_S);
+	r[IDM_ISCSI_ASYNC_EVENT] = IDM_ISCSI_ASYNC_LOGOUT_REQUEST;
+	idm_iscsi_put16(r + IDM_ISCSI_ASYNC_PARAM3, ACL_LOGOUT_WAIT_S);
 	conn_send(c, r, NULL, 0);
 }
 

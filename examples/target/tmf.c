@@ -18,9 +18,8 @@
 
 #define TMF_WAIT_MS 3000
 
-/* Task Management Function Request fields (RFC 7143 11.5) */
-#define TMF_REF_TASK_TAG IDM_ISCSI_BHS_TTT /* Referenced Task Tag */
-#define TMF_REF_CMDSN 32
+/* Task Management Function Request: Referenced Task Tag (RFC 7143 11.5) */
+#define TMF_REF_TASK_TAG IDM_ISCSI_BHS_TTT
 
 /* The function code: byte 1 without the Final bit */
 static uint8_t tmf_function(const uint8_t *bhs)
@@ -148,7 +147,7 @@ static void abort_task(struct ttask *req)
 	struct tconn *c = req->c;
 	struct session *s = c->sess;
 	uint32_t ref = idm_iscsi_get32(req->bhs + TMF_REF_TASK_TAG);
-	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + TMF_REF_CMDSN);
+	uint32_t refcmdsn = idm_iscsi_get32(req->bhs + IDM_ISCSI_TMF_REF_CMDSN);
 
 	for (struct ttask *t = c->tasks; t; t = t->cnext) {
 		if (t->itt != ref || t->aborted)

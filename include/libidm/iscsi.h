@@ -145,6 +145,39 @@ enum idm_iscsi_tmf {
 /* SCSI Command */
 #define IDM_ISCSI_CMD_EDTL 20
 #define IDM_ISCSI_CMD_CDB 32 /* 16 bytes */
+/* Responses (since 1.2) */
+#define IDM_ISCSI_BHS_RESPONSE 2 /* SCSI, Task Management, Logout Response;
+				    Reject: Reason */
+#define IDM_ISCSI_BHS_STATUS 3   /* SCSI Response; Data-In with the S bit */
+/* Login Request and Response (since 1.2) */
+#define IDM_ISCSI_LOGIN_VERSION_MAX 2 /* VersionMax */
+#define IDM_ISCSI_LOGIN_VERSION_MIN 3 /* Request; VersionActive in the Response */
+#define IDM_ISCSI_LOGIN_ISID 8        /* 6 bytes */
+#define IDM_ISCSI_LOGIN_TSIH 14       /* 2 bytes */
+#define IDM_ISCSI_LOGIN_CID 20        /* Request, 2 bytes; also Logout Request */
+#define IDM_ISCSI_LOGIN_STATUS_CLASS 36  /* Response */
+#define IDM_ISCSI_LOGIN_STATUS_DETAIL 37 /* Response */
+/* Status-Class values (RFC 7143 11.13.5) */
+#define IDM_ISCSI_LOGIN_CLASS_SUCCESS 0
+#define IDM_ISCSI_LOGIN_CLASS_REDIRECT 1
+#define IDM_ISCSI_LOGIN_CLASS_INITIATOR_ERROR 2
+#define IDM_ISCSI_LOGIN_CLASS_TARGET_ERROR 3
+/* Asynchronous Message (since 1.2) */
+#define IDM_ISCSI_ASYNC_EVENT 36
+#define IDM_ISCSI_ASYNC_VCODE 37
+#define IDM_ISCSI_ASYNC_PARAM1 38 /* 2 bytes each */
+#define IDM_ISCSI_ASYNC_PARAM2 40
+#define IDM_ISCSI_ASYNC_PARAM3 42
+/* AsyncEvent values (RFC 7143 11.9.1) */
+#define IDM_ISCSI_ASYNC_SCSI_EVENT 0
+#define IDM_ISCSI_ASYNC_LOGOUT_REQUEST 1 /* Parameter3: seconds to log out in */
+#define IDM_ISCSI_ASYNC_DROP_CONNECTION 2
+#define IDM_ISCSI_ASYNC_DROP_ALL_CONNECTIONS 3
+#define IDM_ISCSI_ASYNC_NEGOTIATION_REQUEST 4
+#define IDM_ISCSI_ASYNC_TASK_TERMINATION 5
+#define IDM_ISCSI_ASYNC_VENDOR 255
+/* Task Management Function Request (since 1.2) */
+#define IDM_ISCSI_TMF_REF_CMDSN 32
 
 static inline uint16_t idm_iscsi_get16(const uint8_t *p)
 {
