@@ -54,13 +54,21 @@ done
 timeout 5 "${adm[@]}" --op update --mode target --tid 1 -n nop_count -v 3 &&
 	timeout 5 "${adm[@]}" --op update --mode target --tid 1 -n nop_interval -v 1 ||
 	fail "tgtadm nop_interval"
-log "QD1 benchmark for 4 s with NOP-In pings every second"
-run_bounded 60 "$TMP/bench.out" "$INI" -q -t 30 --noop-out-interval 0 \
-	--bench -b 4k -d 1 --duration 4 "$URL_idm" || fail "benchmark with pings"
-max=$(awk '$1 == "all" {print int($NF)}' "$TMP/bench.out")
-[ -n "$max" ] || fail "no benchmark result"
-echo "longest I/O with pings: $max us"
-[ "$max" -lt 900000 ] || fail "an I/O waited $max us: held back behind a ping's answer?"
+# The defect stalls an I/O at every ping, in every run; a host that
+# starves the test for a moment stalls one I/O once (2.8 s seen in CI at
+# a load of 9 on 2 cores). So a run with a stall is run again, and the
+# test fails when both stall.
+ping_bench() {
+	log "QD1 benchmark for 4 s with NOP-In pings every second (run $1)"
+	run_bounded 60 "$TMP/bench.out" "$INI" -q -t 30 --noop-out-interval 0 \
+		--bench -b 4k -d 1 --duration 4 "$URL_idm" || fail "benchmark with pings"
+	max=$(awk '$1 == "all" {print int($NF)}' "$TMP/bench.out")
+	[ -n "$max" ] || fail "no benchmark result"
+	echo "longest I/O with pings: $max us"
+	[ "$max" -lt 900000 ]
+}
+ping_bench 1 || ping_bench 2 ||
+	fail "an I/O waited $max us in two runs: held back behind a ping's answer?"
 kill -0 "$PID_idm" 2>/dev/null || fail "tgtd-on-libidm died"
 
 # ABORT TASK of a WRITE waiting for its data, then its ITT reused
