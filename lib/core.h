@@ -158,6 +158,7 @@ struct idm_portal {
 
 struct idm_ctx {
 	pthread_mutex_t lock; /* recursive; see idm_ctx_start_progress_thread */
+	uint32_t flags;       /* idm_ctx_attr.flags (idm_prov_ctx_flags) */
 	int epfd;
 	int evfd;             /* wakes epfd for deferred work */
 	struct idm_prov_watch ev_watch;

@@ -108,7 +108,7 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 	if (attr && attr->size < offsetof(struct idm_ctx_attr, log_level) +
 					 sizeof(attr->log_level))
 		return -EINVAL;
-	if (attr && (attr->flags & ~IDM_CTX_PROGRESS_THREAD))
+	if (attr && (attr->flags & ~(IDM_CTX_PROGRESS_THREAD | IDM_CTX_SHARED_RECV)))
 		return -EINVAL;
 
 	ctx = calloc(1, sizeof(*ctx));
@@ -116,6 +116,7 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 		return -ENOMEM;
 	ctx->epfd = -1;
 	ctx->evfd = -1;
+	ctx->flags = attr ? attr->flags : 0;
 
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

@@ -31,6 +31,11 @@ struct idm_ctx *idm_prov_ctx(const struct idm_prov *prov)
 	return prov->ctx;
 }
 
+uint32_t idm_prov_ctx_flags(const struct idm_ctx *ctx)
+{
+	return ctx->flags;
+}
+
 void idm_prov_set_why(struct idm_prov *prov, const char *fmt, ...)
 {
 	va_list ap;

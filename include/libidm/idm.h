@@ -83,6 +83,11 @@ typedef void (*idm_log_fn)(enum idm_log_level level, const char *msg, void *arg)
 
 /* idm_ctx_attr.flags */
 #define IDM_CTX_PROGRESS_THREAD (1u << 0) /* start the progress thread now */
+/* RDMA providers: the connections of this context share their receive
+ * buffers, per device (iSER: a shared receive queue), instead of each
+ * posting its own. Far less memory pinned per idle connection; a
+ * provider without such queues ignores it (doc/iser.md). */
+#define IDM_CTX_SHARED_RECV (1u << 1)
 
 struct idm_ctx_attr {
 	uint32_t size;        /* sizeof(struct idm_ctx_attr) */

@@ -59,14 +59,14 @@ extern "C" {
 /* "The SDK's ABI"). Comments and new macros need no bump.              */
 /* ------------------------------------------------------------------ */
 
-#define IDM_PROV_ABI 3
+#define IDM_PROV_ABI 4
 
 #define IDM_PROV_PASTE_(a, b) a##b
 #define IDM_PROV_PASTE(a, b) IDM_PROV_PASTE_(a, b)
 #define IDM_PROV_STR_(x) #x
 #define IDM_PROV_STR(x) IDM_PROV_STR_(x)
 
-/* The one symbol a provider defines, e.g. idm_provider_entry_v3. */
+/* The one symbol a provider defines, e.g. idm_provider_entry_v4. */
 #define IDM_PROV_ENTRY IDM_PROV_PASTE(idm_provider_entry_v, IDM_PROV_ABI)
 /* Its name as a string, for dlsym() and version scripts. */
 #define IDM_PROV_ENTRY_NAME IDM_PROV_STR(IDM_PROV_ENTRY)
@@ -358,6 +358,9 @@ typedef const struct idm_prov_ops *(*idm_prov_entry_fn)(void);
 IDM_PROV_API void *idm_prov_priv(const struct idm_prov *prov);
 IDM_PROV_API void idm_prov_set_priv(struct idm_prov *prov, void *priv);
 IDM_PROV_API struct idm_ctx *idm_prov_ctx(const struct idm_prov *prov);
+/* The flags the context was created with (idm_ctx_attr.flags: IDM_CTX_*),
+ * such as IDM_CTX_SHARED_RECV; fixed for the context's life. */
+IDM_PROV_API uint32_t idm_prov_ctx_flags(const struct idm_ctx *ctx);
 /* From init(): why the provider is unusable ("no RDMA device"), shown by
  * idm_get_provider_status() and idm_last_error(). */
 IDM_PROV_API void idm_prov_set_why(struct idm_prov *prov, const char *fmt, ...)
