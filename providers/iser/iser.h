@@ -28,6 +28,7 @@
  *   iser_recv.c       receive path: posting, iSER header checks, hand-up
  *   iser_send.c       message Sends and the backlog when buffers run out
  *   iser_sq.c         the send queue: op slots, posting, reaping
+ *   iser_srq.c        the shared receive queue of a context and device
  *   iser_mem.c        devices, PDs, MRs, message pools, memory windows
  *   iser_park.c       cm_ids whose disconnect waits for their port
  *   iser_keys.c       key policy and buffer sizes (verbs-free)
@@ -96,6 +97,10 @@ struct iser_dev {
 	uint32_t max_rd_atom;
 	uint32_t max_msg;
 	uint32_t max_sge, max_sge_rd; /* SGEs per send WR / per RDMA Read */
+	uint32_t max_srq_wr; /* device limit of a shared receive queue */
+	/* this context's shared receive queue on the device, while a
+	 * connection uses it (iser_srq.c); NULL otherwise */
+	struct iser_srq *srq;
 };
 
 struct iser_prov {
@@ -109,6 +114,9 @@ struct iser_prov {
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
+	/* new connections take their receive buffers from the shared
+	 * receive queue of their device (IDM_CTX_SHARED_RECV, iser_srq.c) */
+	bool shared_recv;
 	/* the data movers, set by iser_provider.c (see struct iser_role) */
 	const struct iser_role *ini_role, *tgt_role;
 	/* cm_ids of failed connections waiting for their port (iser_park.c) */
@@ -158,6 +166,31 @@ struct iser_pool {
 	struct ibv_mr *mr;
 	struct iser_msg *free;
 	uint32_t n_free;
+	/* the shared receive queue whose buffers these are, or NULL: a
+	 * message of such a pool goes back to that queue, not to a
+	 * connection (iser_srq.c) */
+	struct iser_srq *srq;
+};
+
+/* A shared receive queue: buffers of one size (iser_srq_msg_size) in
+ * registered chunks, posted once for every attached connection, each
+ * receive completing on the CQ of the connection whose QP took it. */
+struct iser_srq_chunk {
+	struct iser_pool pool;
+	struct iser_srq_chunk *next;
+};
+
+struct iser_srq {
+	struct ibv_srq *srq;
+	struct iser_dev *dev;
+	struct iser_srq_chunk *chunks;
+	uint32_t msg_size;
+	uint32_t cap;      /* the most buffers it may have (iser_srq_cap) */
+	uint32_t have;     /* buffers made, in every chunk */
+	uint32_t posted;   /* buffers on the queue now */
+	uint64_t want;     /* what the attached connections would post */
+	uint32_t n_conns;  /* connections attached */
+	uint32_t lost;     /* taken by a QP torn down before it said so */
 };
 
 /* ---- work request slots -------------------------------------------------- */
@@ -317,7 +350,11 @@ struct iser_conn {
 	bool hello_wait;    /* initiator: Hello sent, HelloReply not yet */
 	bool ffp_alloc;     /* rx_ffp/tx_ffp allocated (Allocate_Conn...) */
 	bool ffp_rsrc;      /* ... and the receives posted (Enable_Datamover) */
-	uint32_t rx_posted; /* receives on the RQ */
+	uint32_t rx_posted; /* receives on the RQ (own RQ only) */
+	/* the shared receive queue its QP is attached to, and what the
+	 * connection adds to its size (iser_srq.c); NULL: an RQ of its own */
+	struct iser_srq *srq;
+	uint32_t srq_want;
 	struct iser_sizes ffp;
 
 	/* send queue */

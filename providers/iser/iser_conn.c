@@ -11,6 +11,7 @@
 #include "iser_park.h"
 #include "iser_qp.h"
 #include "iser_sq.h"
+#include "iser_srq.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -146,6 +147,9 @@ void iser_conn_destroy(struct iser_conn *ic)
 	 * which terminated the connection may still give a message back */
 	iser_pools_fini(ic);
 	iser_sq_fini(ic);
+	/* after every buffer of the queue the connection held came back,
+	 * and after its QP (a queue with a QP attached cannot go) */
+	iser_srq_detach(ic);
 	free(ic);
 }
 

@@ -16,6 +16,7 @@
 #include "iser_recv.h"
 #include "iser_send.h"
 #include "iser_sq.h"
+#include "iser_srq.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -77,10 +78,16 @@ static void sq_refill(struct iser_conn *ic)
 static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
 {
 	struct iser_msg *m = (struct iser_msg *)(uintptr_t)wc->wr_id;
+	bool empty;
 
-	ic->rx_posted--;
+	if (iser_srq_msg(m)) {
+		empty = iser_srq_took(ic);
+	} else {
+		ic->rx_posted--;
+		empty = ic->rx_posted == 0 && m->pool == &ic->rx_ffp;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
-		iser_pool_put(m);
+		iser_rx_give_back(m);
 		iser_conn_fail(ic, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET
 								      : -EIO,
 			       "receive failed: %s (vendor error %#x)",
@@ -88,8 +95,10 @@ static void recv_done(struct iser_conn *ic, const struct ibv_wc *wc)
 		return;
 	}
 	ic->activity = true;
-	if (ic->st && ic->rx_posted == 0 && m->pool == &ic->rx_ffp)
-		ic->st->recv_queue_empty++; /* the peer's next Send meets RNR */
+	/* the peer's next Send meets receiver-not-ready (with a shared
+	 * queue: the next Send of any peer on it) */
+	if (ic->st && empty)
+		ic->st->recv_queue_empty++;
 	iser_recv(ic, m, wc);
 }
 

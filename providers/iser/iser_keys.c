@@ -126,3 +126,47 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 	s->rx_depth = (uint32_t)(want < limit ? want : limit);
 	s->tx_depth = ISER_TX_DEPTH;
 }
+
+uint32_t iser_srq_msg_size(void)
+{
+	return round64(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ISER_AHS_CAP +
+		       ISER_SRQ_DSL);
+}
+
+bool iser_srq_fits(uint32_t rx_msg)
+{
+	return rx_msg <= iser_srq_msg_size();
+}
+
+uint32_t iser_srq_cap(uint32_t msg, uint32_t dev_max)
+{
+	uint32_t cap = ISER_SRQ_BYTES / (msg ? msg : 1u);
+
+	if (cap > ISER_RX_CAP)
+		cap = ISER_RX_CAP;
+	if (dev_max && cap > dev_max)
+		cap = dev_max;
+	return cap ? cap : 1u;
+}
+
+/* Below the low-water mark: grow by a step or a quarter. */
+static uint32_t srq_burst_room(uint32_t have, uint32_t posted)
+{
+	uint32_t low = have / 8u > ISER_SRQ_STEP ? have / 8u : ISER_SRQ_STEP;
+	uint32_t step = have / 4u > ISER_SRQ_STEP ? have / 4u : ISER_SRQ_STEP;
+
+	return posted < low ? have + step : have;
+}
+
+uint32_t iser_srq_target(uint64_t want, uint32_t have, uint32_t posted,
+			 uint32_t cap)
+{
+	uint64_t t = want > have ? want : have;
+	uint32_t burst = srq_burst_room(have, posted);
+
+	if (burst > t)
+		t = burst;
+	if (t > cap)
+		t = cap;
+	return t > have ? (uint32_t)t : have;
+}

@@ -59,4 +59,42 @@ void iser_sizes_login(struct iser_sizes *s);
 void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 		    enum idm_role role, uint32_t rx_depth, uint32_t window);
 
+/* Shared receive queue (iser_srq.c): one per context and device, its
+ * buffers of one size, ISER_SRQ_DSL of data, the RecvDataSegmentLength
+ * Linux's iSER initiator and target declare (and idm-target does). A
+ * connection whose own declared RecvDataSegmentLength is larger cannot
+ * use it (iser_srq_fits).
+ *
+ * ISER_SRQ_BYTES, the cap in bytes: twice one connection's ISER_RX_BYTES,
+ * so that a lone connection still gets the depth it has with a receive
+ * queue of its own (no receiver-not-ready a single session did not
+ * already meet), while 64 sessions pin 64 MiB of receive buffers instead
+ * of 64 x 32 MiB. The cap in count is ISER_RX_CAP: every connection's
+ * receive CQ has room for that many completions (ISER_RQ_DEPTH), so even
+ * one connection taking every shared buffer cannot overrun its CQ.
+ * ISER_SRQ_STEP: buffers added at once, at least, whenever the queue
+ * grows (one registration per step, not per buffer). */
+#define ISER_SRQ_DSL (256u << 10)
+#define ISER_SRQ_BYTES (64u << 20)
+#define ISER_SRQ_STEP 16u
+
+/* Bytes of one shared receive buffer: header, BHS, the largest AHS we
+ * accept and ISER_SRQ_DSL of data. */
+uint32_t iser_srq_msg_size(void);
+/* Can a connection whose receive buffers are rx_msg bytes (struct
+ * iser_sizes) take the shared ones? */
+bool iser_srq_fits(uint32_t rx_msg);
+/* The most buffers a shared queue of msg-byte buffers holds: the caps
+ * above and the device's limit (max_srq_wr; 0: none known). */
+uint32_t iser_srq_cap(uint32_t msg, uint32_t dev_max);
+/* How many buffers the queue should have: the sum of what its
+ * connections would each have posted (want), at most cap; and, when
+ * fewer than a low-water mark (an eighth, at least ISER_SRQ_STEP) are
+ * still posted, ISER_SRQ_STEP or a quarter more than it has, so that a
+ * burst of unsolicited data across many connections finds buffers.
+ * Never fewer than it has (buffers are not taken back while connections
+ * are attached). */
+uint32_t iser_srq_target(uint64_t want, uint32_t have, uint32_t posted,
+			 uint32_t cap);
+
 #endif

@@ -43,6 +43,7 @@ struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 	d->max_sge = attr.max_sge > 0 ? (uint32_t)attr.max_sge : 1;
 	d->max_sge_rd = attr.max_sge_rd > 0 ? (uint32_t)attr.max_sge_rd
 					    : d->max_sge;
+	d->max_srq_wr = attr.max_srq_wr > 0 ? (uint32_t)attr.max_srq_wr : 0;
 	ip->n_devs++;
 	return d;
 }
@@ -378,8 +379,10 @@ int iser_rsrc_ffp_alloc(struct iser_conn *ic)
 		       idm_prov_conn_cmd_window(c));
 	if (ic->ffp.rx_depth > ISER_RX_CAP)
 		ic->ffp.rx_depth = ISER_RX_CAP;
-	r = iser_pool_init(&ic->rx_ffp, ic->dev->pd, ic->ffp.rx_depth,
-			   ic->ffp.rx_msg);
+	/* with a shared receive queue the connection has no receive
+	 * buffers of its own (iser_srq.c) */
+	r = ic->srq ? 0 : iser_pool_init(&ic->rx_ffp, ic->dev->pd,
+					 ic->ffp.rx_depth, ic->ffp.rx_msg);
 	if (r < 0)
 		return r;
 	r = iser_pool_init(&ic->tx_ffp, ic->dev->pd, ic->ffp.tx_depth,

@@ -99,6 +99,10 @@ static int iser_init(struct idm_prov *prov)
 	ip->rx_depth = (uint32_t)prov_env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
 	ip->bind_idle = prov_env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
+	/* the context's choice; IDM_ISER_SRQ=1/0 overrides it (tests) */
+	ip->shared_recv = prov_env_int("IDM_ISER_SRQ",
+				       (idm_prov_ctx_flags(idm_prov_ctx(prov)) &
+					IDM_CTX_SHARED_RECV) != 0, 0, 1) == 1;
 	ip->park_fd = -1;
 	ip->ini_role = &iser_ini_role;
 	ip->tgt_role = &iser_tgt_role;

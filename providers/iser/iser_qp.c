@@ -11,6 +11,7 @@
 #include "iser_mem.h"
 #include "iser_send.h"
 #include "iser_sq.h"
+#include "iser_srq.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,6 +27,8 @@ int iser_qp_create(struct iser_conn *ic)
 	if (!ic->dev)
 		return -ENODEV;
 	r = iser_cq_create(ic);
+	if (r == 0 && ic->ip->shared_recv)
+		r = iser_srq_attach(ic);
 	if (r < 0)
 		return r;
 
@@ -42,6 +45,11 @@ int iser_qp_create(struct iser_conn *ic)
 	if (qa.cap.max_send_sge < 2)
 		qa.cap.max_send_sge = 2;
 	qa.cap.max_recv_sge = 1;
+	if (ic->srq) {
+		qa.srq = ic->srq->srq;
+		qa.cap.max_recv_wr = 0;
+		qa.cap.max_recv_sge = 0;
+	}
 	if (rdma_create_qp(ic->id, ic->dev->pd, &qa))
 		return errno ? -errno : -EIO;
 	ic->qp = ic->id->qp;
@@ -69,10 +77,54 @@ static void drain_op(struct iser_conn *ic, struct iser_op *op,
 	iser_op_release(ic, op);
 }
 
+/* A receive completion seen during teardown: a shared buffer goes back
+ * on its queue for the other connections, an own one to its pool. */
 static void drain_recv(struct iser_conn *ic, const struct ibv_wc *wc)
 {
-	iser_pool_put((struct iser_msg *)(uintptr_t)wc->wr_id);
+	struct iser_msg *m = (struct iser_msg *)(uintptr_t)wc->wr_id;
+
+	if (iser_srq_msg(m)) {
+		iser_srq_took(ic);
+		iser_srq_repost(m);
+		return;
+	}
+	iser_pool_put(m);
 	ic->rx_posted--;
+}
+
+/* A QP attached to a shared receive queue flushes only the receives it
+ * had taken, and no marker can follow them (the queue is not the QP's).
+ * Poll the receive CQ until it stayed empty for a while: whatever the QP
+ * took then completes here and goes back on the queue. One that comes
+ * later still is only off the queue (iser_srq.c), never freed under the
+ * device. */
+#define ISER_SRQ_QUIET_US 2000
+#define ISER_SRQ_QUIET_MAX_US 100000
+static void drain_shared_recv(struct iser_conn *ic)
+{
+	struct timespec t0, last, now;
+	struct ibv_wc wc[16];
+	long quiet, total;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	last = t0;
+	for (;;) {
+		int m = ibv_poll_cq(ic->rcq, 16, wc), i;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		for (i = 0; i < m; i++)
+			drain_recv(ic, &wc[i]);
+		if (m > 0)
+			last = now;
+		quiet = (now.tv_sec - last.tv_sec) * 1000000L +
+			(now.tv_nsec - last.tv_nsec) / 1000L;
+		total = (now.tv_sec - t0.tv_sec) * 1000000L +
+			(now.tv_nsec - t0.tv_nsec) / 1000L;
+		if (quiet >= ISER_SRQ_QUIET_US || total >= ISER_SRQ_QUIET_MAX_US)
+			return;
+		if (m <= 0)
+			usleep(100);
+	}
 }
 
 /* A signalled WR posted to the QP in the error state: it is flushed after
@@ -144,7 +196,10 @@ void iser_drain(struct iser_conn *ic)
 	/* receive buffers held back by backpressure (iser_recv.c) */
 	while ((held = ic->rx_held) != NULL) {
 		ic->rx_held = held->next;
-		iser_pool_put(held);
+		if (iser_srq_msg(held))
+			iser_srq_repost(held);
+		else
+			iser_pool_put(held);
 	}
 	ic->rx_stopped = false;
 	/* receive completions already polled but not handled yet (the
@@ -186,6 +241,8 @@ void iser_drain(struct iser_conn *ic)
 		if (n <= 0 && m <= 0)
 			usleep(100);
 	}
+	if (ic->srq)
+		drain_shared_recv(ic);
 	ic->reads_out = 0;
 	ic->sq_remote = 0;
 }

@@ -22,6 +22,7 @@
 #include "iser_recv.h"
 #include "iser_mem.h"
 #include "iser_send.h"
+#include "iser_srq.h"
 
 #include <errno.h>
 
@@ -34,6 +35,8 @@ int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
 	struct ibv_recv_wr *bad;
 	int r;
 
+	if (iser_srq_msg(m))
+		return iser_srq_repost(m);
 	r = ibv_post_recv(ic->qp, &wr, &bad);
 	if (r) {
 		iser_pool_put(m);
@@ -43,8 +46,37 @@ int iser_post_recv(struct iser_conn *ic, struct iser_msg *m)
 	return 0;
 }
 
+void iser_rx_give_back(struct iser_msg *m)
+{
+	if (iser_srq_msg(m))
+		iser_srq_repost(m);
+	else
+		iser_pool_put(m);
+}
+
+/* A shared buffer goes back on its queue at once, whatever the phase or
+ * state of the connection, unless backpressure holds it (below): it
+ * serves every connection of the queue. */
+static void rx_done_shared(struct iser_conn *ic, struct iser_msg *m)
+{
+	int r;
+
+	if (ic->rx_stopped && ic->state == ISER_UP) {
+		m->next = ic->rx_held;
+		ic->rx_held = m;
+		return;
+	}
+	r = iser_srq_repost(m);
+	if (r < 0 && ic->state == ISER_UP)
+		iser_conn_fail(ic, r, "cannot repost a shared receive buffer");
+}
+
 void iser_rx_done(struct iser_conn *ic, struct iser_msg *m)
 {
+	if (iser_srq_msg(m)) {
+		rx_done_shared(ic, m);
+		return;
+	}
 	/* Full feature phase buffers go straight back on the RQ; login ones
 	 * are posted on demand, one per expected login PDU (below),
 	 * so none of them is left on the RQ once larger PDUs may arrive. */
@@ -95,12 +127,29 @@ int iser_expect_login_pdu(struct iser_conn *ic)
 {
 	struct iser_msg *m;
 
-	if (ic->ffp_rsrc)
+	/* the shared queue's buffers serve the login too */
+	if (ic->ffp_rsrc || ic->srq)
 		return 0;
 	m = iser_pool_get(&ic->rx_login);
 	if (!m)
 		return -ENOBUFS;
 	return iser_post_recv(ic, m);
+}
+
+/* Enable_Datamover with a shared receive queue: the buffers this
+ * connection would have posted are added to the queue's size instead,
+ * provided its PDUs fit the queue's buffers. */
+static int rsrc_ffp_shared(struct iser_conn *ic)
+{
+	if (!iser_srq_fits(ic->ffp.rx_msg)) {
+		idm_prov_warn(ic->ctx, "iser: RecvDataSegmentLength %u needs "
+			      "receive buffers of %u bytes, the shared ones "
+			      "have %u (declare at most %u with shared receive)",
+			      ic->recv_dsl, ic->ffp.rx_msg, ic->srq->msg_size,
+			      ISER_SRQ_DSL);
+		return -EMSGSIZE;
+	}
+	return iser_srq_want(ic, ic->ffp.rx_depth);
 }
 
 /* Enable_Datamover: post the full feature phase receive buffers (before
@@ -115,6 +164,11 @@ int iser_rsrc_ffp(struct iser_conn *ic)
 	r = iser_rsrc_ffp_alloc(ic);
 	if (r < 0)
 		return r;
+	if (ic->srq) {
+		r = rsrc_ffp_shared(ic);
+		if (r < 0)
+			return r;
+	}
 	while ((m = iser_pool_get(&ic->rx_ffp))) {
 		r = iser_post_recv(ic, m);
 		if (r < 0)

@@ -8,6 +8,9 @@
 #include "iser_rx_check.h" /* iser_rx_pdu() */
 
 int iser_post_recv(struct iser_conn *ic, struct iser_msg *m);
+/* A receive buffer that carried nothing to handle (a failed receive)
+ * back where it came from: its pool, or its shared queue. */
+void iser_rx_give_back(struct iser_msg *m);
 /* A received message was handled: repost it (or hold it while the Send
  * backlog is over its mark) or return it. */
 void iser_rx_done(struct iser_conn *ic, struct iser_msg *m);
