@@ -183,6 +183,11 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 		return chap_wanted(c->login) ? "CHAP" : "None";
 	if (!strcmp(key, "RDMAExtensions"))
 		return c->iser ? "Yes" : "No";
+	if (!strcmp(key, "TargetRecvDataSegmentLength") && g_tgt.shared_recv) {
+		/* what the shared receive buffers take */
+		snprintf(tmp, n, "%u", IDM_SHARED_RECV_DSL);
+		return tmp;
+	}
 	if (!strcmp(key, "TargetRecvDataSegmentLength") ||
 	    !strcmp(key, "InitiatorRecvDataSegmentLength")) {
 		snprintf(tmp, n, "%u", TGT_MRDSL);

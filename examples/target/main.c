@@ -51,7 +51,7 @@ static int cfg_at = -1, cfg_n;
 enum {
 	OPT_PORT_FILE = EX_KEY_PROGRAM, OPT_LOG_TARGET, OPT_LOGIN_TIMEOUT,
 	OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR, OPT_THREADS,
-	OPT_ALLOW_ALL, OPT_ACL, OPT_MAX_AUTH_FAILURES,
+	OPT_ALLOW_ALL, OPT_ACL, OPT_MAX_AUTH_FAILURES, OPT_SHARED_RECV,
 };
 
 /* Every option, in --help order; a config file uses the same names. */
@@ -130,6 +130,12 @@ static const struct ex_opt target_opts[] = {
 	  "N event loops, one thread and libidm context\n"
 	  "each, sharing every portal (default 1; tcp\n"
 	  "only; a session's connections stay on one)" },
+	{ "shared-recv", OPT_SHARED_RECV, required_argument, "yes|no",
+	  "\niSER connections share their receive buffers\n"
+	  "(one shared receive queue per device) instead\n"
+	  "of each pinning its own: far less memory per\n"
+	  "session; TargetRecvDataSegmentLength is then\n"
+	  "at most 8192 (default no)" },
 	EX_OPT_VERBOSE("more log output (debug: every failed command)"),
 	EX_OPT_QUIET("less log output (-q warnings, -qq errors only)"),
 	EX_OPT_LOG_LEVEL("error, warn, info or debug (or 0-3); the\n"
@@ -498,6 +504,7 @@ static int set_option(int key, char *arg, const char *where)
 	case EX_KEY_CREDENTIALS: return set_credentials(arg, w);
 	case EX_KEY_CHAP_ALGS: return set_chap_algs(arg, w);
 	case OPT_ALLOW_ALL: return set_flag(w, key, arg, &g_tgt.allow_all);
+	case OPT_SHARED_RECV: return set_flag(w, key, arg, &g_tgt.shared_recv);
 	case OPT_ACL: return add_acl(arg, w);
 	case EX_KEY_LOG_LEVEL: return set_log_level(arg, w);
 	case OPT_LOG_TARGET: return set_log_target(arg, w);
@@ -989,6 +996,7 @@ static int create_loops(void)
 	for (int i = 0; i < g_nloops; i++) {
 		struct idm_ctx_attr ca = {
 			.size = sizeof(ca),
+			.flags = g_tgt.shared_recv ? IDM_CTX_SHARED_RECV : 0,
 			.log_fn = ex_log_idm_sink,
 			.log_level = opt.level,
 		};

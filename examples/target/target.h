@@ -63,6 +63,9 @@ struct target {
 	int chap_algs[4];
 	int nchap_algs;
 	bool allow_all;          /* allow-all: any address may log in (access.c) */
+	/* --shared-recv: iSER receive buffers shared per device, which take
+	 * data segments of at most IDM_SHARED_RECV_DSL (login.c) */
+	bool shared_recv;
 	const char *key_overrides[32]; /* --key Name=Value: our login offers */
 	int nkey_overrides;
 };

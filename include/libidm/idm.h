@@ -86,8 +86,14 @@ typedef void (*idm_log_fn)(enum idm_log_level level, const char *msg, void *arg)
 /* RDMA providers: the connections of this context share their receive
  * buffers, per device (iSER: a shared receive queue), instead of each
  * posting its own. Far less memory pinned per idle connection; a
- * provider without such queues ignores it (doc/iser.md). */
+ * provider without such queues ignores it (doc/iser.md). The shared
+ * buffers take data segments of at most IDM_SHARED_RECV_DSL bytes: with
+ * the flag, declare no more than that as this side's receive segment
+ * length (iSER: TargetRecvDataSegmentLength for a target,
+ * InitiatorRecvDataSegmentLength for an initiator); a connection that
+ * negotiated more fails when its data mover is enabled. */
 #define IDM_CTX_SHARED_RECV (1u << 1)
+#define IDM_SHARED_RECV_DSL 8192u
 
 struct idm_ctx_attr {
 	uint32_t size;        /* sizeof(struct idm_ctx_attr) */

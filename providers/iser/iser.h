@@ -191,6 +191,7 @@ struct iser_srq {
 	uint64_t want;     /* what the attached connections would post */
 	uint32_t n_conns;  /* connections attached */
 	uint32_t lost;     /* taken by a QP torn down before it said so */
+	uint32_t dry;      /* times a receive took the last posted buffer */
 };
 
 /* ---- work request slots -------------------------------------------------- */

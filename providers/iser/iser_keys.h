@@ -60,21 +60,26 @@ void iser_sizes_ffp(struct iser_sizes *s, const struct idm_conn_params *p,
 		    enum idm_role role, uint32_t rx_depth, uint32_t window);
 
 /* Shared receive queue (iser_srq.c): one per context and device, its
- * buffers of one size, ISER_SRQ_DSL of data, the RecvDataSegmentLength
- * Linux's iSER initiator and target declare (and idm-target does). A
+ * buffers of one size, ISER_SRQ_DSL of data: the iSCSI default segment,
+ * and the TargetRecvDataSegmentLength Linux's iSER initiator negotiates
+ * (it does not offer the key), so that a queue of them serves a kernel
+ * initiator's 32 Sends per 256 KiB first burst as its own ring did. A
  * connection whose own declared RecvDataSegmentLength is larger cannot
- * use it (iser_srq_fits).
+ * use it (iser_srq_fits): the caller declares at most
+ * IDM_SHARED_RECV_DSL with IDM_CTX_SHARED_RECV.
  *
- * ISER_SRQ_BYTES, the cap in bytes: twice one connection's ISER_RX_BYTES,
- * so that a lone connection still gets the depth it has with a receive
- * queue of its own (no receiver-not-ready a single session did not
- * already meet), while 64 sessions pin 64 MiB of receive buffers instead
- * of 64 x 32 MiB. The cap in count is ISER_RX_CAP: every connection's
- * receive CQ has room for that many completions (ISER_RQ_DEPTH), so even
- * one connection taking every shared buffer cannot overrun its CQ.
+ * The cap in count is ISER_RX_CAP: every connection's receive CQ has room
+ * for that many completions (ISER_RQ_DEPTH), so even one connection
+ * taking every shared buffer cannot overrun its CQ; and it is above the
+ * 3912 buffers a kernel initiator's connection gets on a ring of its own
+ * (window 128, 32 Sends a command, within ISER_RX_BYTES), so a lone
+ * session meets no receiver-not-ready it did not meet before. 4096
+ * buffers of 9 KiB are 37 MiB, for 64 sessions as for one (instead of
+ * 64 x 32 MiB). ISER_SRQ_BYTES, the cap in bytes, twice one connection's
+ * ISER_RX_BYTES, binds only if the buffers ever grow.
  * ISER_SRQ_STEP: buffers added at once, at least, whenever the queue
  * grows (one registration per step, not per buffer). */
-#define ISER_SRQ_DSL (256u << 10)
+#define ISER_SRQ_DSL IDM_SHARED_RECV_DSL
 #define ISER_SRQ_BYTES (64u << 20)
 #define ISER_SRQ_STEP 16u
 

@@ -152,7 +152,10 @@ bool iser_srq_took(struct iser_conn *ic)
 	if (srq_grow(s) < 0)
 		idm_prov_dbg(ic->ctx, "iser: cannot grow the shared receive "
 			     "queue (%u buffers)", s->have);
-	return s->posted == 0;
+	if (s->posted)
+		return false;
+	s->dry++;
+	return true;
 }
 
 void iser_srq_detach(struct iser_conn *ic)
@@ -167,8 +170,8 @@ void iser_srq_detach(struct iser_conn *ic)
 	if (--s->n_conns)
 		return;
 	idm_prov_dbg(ic->ctx, "iser: shared receive queue: %u buffers of %u "
-		     "bytes at most, %u lost to torn down QPs", s->have,
-		     s->msg_size, s->lost);
+		     "bytes at most, ran dry %u times, %u lost to torn down QPs",
+		     s->have, s->msg_size, s->dry, s->lost);
 	s->dev->srq = NULL;
 	srq_free(s);
 }

@@ -10,6 +10,7 @@
 #include "check_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "iser_pair.h"
 #include "rdma_env.h"
@@ -55,23 +56,35 @@ START_TEST(sizes_1_to_16m)
 }
 END_TEST
 
+/* Run with a shared receive queue (test_iser_loopback_srq)? Its buffers
+ * take segments of at most IDM_SHARED_RECV_DSL. */
+static bool shared_recv(void)
+{
+	const char *v = getenv("IDM_ISER_SRQ");
+
+	return v && !strcmp(v, "1");
+}
+
 START_TEST(key_combinations)
 {
 	static const uint32_t sizes[] = {1, 8193, 70000, MIB + 1};
 	static const uint32_t fbls[] = {512, 65536};
 	static const uint32_t rdsls[] = {512, 8192, 262144};
+	static const uint32_t srq_rdsls[] = {512, IDM_SHARED_RECV_DSL};
+	const uint32_t *dsl = shared_recv() ? srq_rdsls : rdsls;
+	size_t nd = shared_recv() ? N(srq_rdsls) : N(rdsls);
 	struct p_keys k;
 
 	for (int imm = 0; imm < 2; imm++)
 		for (int ir2t = 0; ir2t < 2; ir2t++)
 			for (size_t f = 0; f < N(fbls); f++)
-				for (size_t d = 0; d < N(rdsls); d++) {
+				for (size_t d = 0; d < nd; d++) {
 					p_keys_default(&k);
 					k.immediate_data = imm;
 					k.initial_r2t = ir2t;
 					k.first_burst = fbls[f];
-					k.tgt_rdsl = rdsls[d];
-					k.ini_rdsl = rdsls[N(rdsls) - 1 - d];
+					k.tgt_rdsl = dsl[d];
+					k.ini_rdsl = dsl[nd - 1 - d];
 					run(&k, sizes, N(sizes), P_STATUS_RSP,
 					    false);
 				}

@@ -303,33 +303,43 @@ START_TEST(rx_provisioning)
 }
 END_TEST
 
-/* The shared receive queue: buffers for the largest segment Linux's iSER
- * declares, its size the sum of what the connections would post, within
- * a byte and count cap, and room added at low water for bursts. */
+/* The shared receive queue: buffers for the segment Linux's iSER
+ * initiator negotiates, its size the sum of what the connections would
+ * post, within a byte and count cap, and room added at low water for
+ * bursts. */
 START_TEST(srq_sizing)
 {
 	struct idm_conn_params p;
 	struct iser_sizes s;
 	uint32_t msg = iser_srq_msg_size(), cap, t;
 
-	/* the keys of bench/iser-session-memory (Linux's): fits */
+	/* the keys of Linux's ib_iser against idm-target: fits, with the
+	 * largest AHS too */
 	idm_prov_params_default(&p);
 	p.initial_r2t = false;
 	p.immediate_data = true;
 	p.first_burst_length = 262144;
-	p.target_recv_dsl = 262144;
+	p.target_recv_dsl = IDM_SHARED_RECV_DSL;
 	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
 	ck_assert(iser_srq_fits(s.rx_msg));
 	ck_assert_uint_eq(msg % 64, 0);
+	p.max_ahs_length = 0;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
+	ck_assert(iser_srq_fits(s.rx_msg));
 	/* a larger declared segment does not */
-	p.target_recv_dsl = 262144 + 4096;
+	p.target_recv_dsl = IDM_SHARED_RECV_DSL + 512;
 	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
 	ck_assert(!iser_srq_fits(s.rx_msg));
-	/* the cap: 64 MiB of buffers, twice what one connection had */
+	/* the cap: the count cap, above what one such connection had on
+	 * a ring of its own (3912), within the byte cap */
+	p.target_recv_dsl = IDM_SHARED_RECV_DSL;
+	p.max_ahs_length = 256;
+	iser_sizes_ffp(&s, &p, IDM_ROLE_TARGET, 0, 128);
 	cap = iser_srq_cap(msg, 0);
-	ck_assert_uint_eq(cap, ISER_SRQ_BYTES / msg);
-	ck_assert_uint_ge(cap, 2 * 127); /* one session keeps its depth */
+	ck_assert_uint_eq(cap, ISER_RX_CAP);
+	ck_assert_uint_ge(cap, s.rx_depth); /* one session keeps its depth */
 	ck_assert_uint_le((uint64_t)cap * msg, ISER_SRQ_BYTES);
+	ck_assert_uint_eq(iser_srq_cap(262144 + 1024, 0), ISER_SRQ_BYTES / (262144 + 1024));
 	/* the device's limit and the count cap (the receive CQ's room) */
 	ck_assert_uint_eq(iser_srq_cap(msg, 100), 100);
 	ck_assert_uint_eq(iser_srq_cap(64, 0), ISER_RX_CAP);
@@ -337,8 +347,8 @@ START_TEST(srq_sizing)
 	/* grows to the sum of the wants (one login: at least a step) */
 	ck_assert_uint_eq(iser_srq_target(4, 0, 0, cap), ISER_SRQ_STEP);
 	ck_assert_uint_eq(iser_srq_target(127 + 4, 16, 16, cap), 131);
-	/* 64 sessions want 64 x 127: the cap */
-	ck_assert_uint_eq(iser_srq_target(64ull * 127, 131, 131, cap), cap);
+	/* 64 sessions want 64 x 3912: the cap */
+	ck_assert_uint_eq(iser_srq_target(64ull * 3912, 131, 131, cap), cap);
 	/* enough posted: no growth; low water: a quarter more, capped */
 	ck_assert_uint_eq(iser_srq_target(100, 160, 100, cap), 160);
 	ck_assert_uint_eq(iser_srq_target(100, 160, 19, cap), 200);
