@@ -3,10 +3,11 @@
 # idm-target --shared-recv yes (one shared receive queue per device) under
 # idm-initiator over iSER: a verified write/read-back with immediate and
 # unsolicited data, then a burst of unsolicited data over many sessions
-# at once (16 sessions, QD 8, 256 KiB writes: 32 Sends of 8 KiB a
-# command), which must find the shared queue never empty: the provider's
-# account at the end says it never ran dry, and rxe counted no
-# receiver-not-ready NAK. Suite 'rdma', in the soft-RoCE guest.
+# at once (16 sessions, QD 4, 256 KiB writes: 32 Sends of 8 KiB a
+# command, up to 2048 Sends in flight, half the queue's cap of 4096),
+# which must find the shared queue never empty: the provider's account at
+# the end says it never ran dry, and rxe counted no receiver-not-ready
+# NAK. Suite 'rdma', in the soft-RoCE guest.
 # Usage: iser_srq.sh PATH/TO/idm-initiator PATH/TO/idm-target
 IDM_TEST_NAME=idm-ini-iser-srq
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -40,8 +41,8 @@ expect_out ": OK"
 # the target offers no more than its shared buffers take
 expect_out "TargetRecvDataSegmentLength=8192"
 
-log "burst: 16 sessions, QD 8, 256 KiB writes, all first bursts unsolicited"
-run_ini -t 60 -q --no-discovery "${KEYS[@]}" --bench --sessions 16 --qd 8 --bs 256k \
+log "burst: 16 sessions, QD 4, 256 KiB writes, all first bursts unsolicited"
+run_ini -t 60 -q --no-discovery "${KEYS[@]}" --bench --sessions 16 --qd 4 --bs 256k \
 	--read-pct 0 --duration 3 "$URL" || fail "iSER burst over 16 sessions"
 stop_pid "$TGT_PID"
 srq=$(grep -Eo 'shared receive queue: [0-9]+ buffers of [0-9]+ bytes at most, ran dry [0-9]+ times' \
