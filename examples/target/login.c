@@ -166,6 +166,14 @@ static const char *fixed_offer(const char *key)
 	return NULL;
 }
 
+/* The receive segment length this target declares on c: what
+ * --shared-recv's shared buffers take on iSER (discovery sessions over
+ * iSER included), else TGT_MRDSL. */
+static uint32_t our_recv_dsl(const struct tconn *c)
+{
+	return c->iser && g_tgt.shared_recv ? IDM_SHARED_RECV_DSL : TGT_MRDSL;
+}
+
 static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t n)
 {
 	const char *forced = c->iser ? ex_key_iser_value(key) : NULL;
@@ -183,13 +191,11 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 		return chap_wanted(c->login) ? "CHAP" : "None";
 	if (!strcmp(key, "RDMAExtensions"))
 		return c->iser ? "Yes" : "No";
-	if (!strcmp(key, "TargetRecvDataSegmentLength") && g_tgt.shared_recv) {
-		/* what the shared receive buffers take */
-		snprintf(tmp, n, "%u", IDM_SHARED_RECV_DSL);
+	if (!strcmp(key, "TargetRecvDataSegmentLength")) {
+		snprintf(tmp, n, "%u", our_recv_dsl(c));
 		return tmp;
 	}
-	if (!strcmp(key, "TargetRecvDataSegmentLength") ||
-	    !strcmp(key, "InitiatorRecvDataSegmentLength")) {
+	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
 		snprintf(tmp, n, "%u", TGT_MRDSL);
 		return tmp;
 	}
@@ -948,7 +954,8 @@ static void note_rdma(const struct tconn *c, struct login_state *ls, struct ex_k
 }
 
 /* The keys the target declares unasked, once per login */
-static void declare_owed(struct login_state *ls, int csg, struct ex_textbuf *out)
+static void declare_owed(const struct tconn *c, struct login_state *ls, int csg,
+			 struct ex_textbuf *out)
 {
 	if (!ls->discovery && !ls->tpgt_declared) {
 		ex_text_add(out, "TargetPortalGroupTag", "1");
@@ -959,8 +966,8 @@ static void declare_owed(struct login_state *ls, int csg, struct ex_textbuf *out
 	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
 	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
 	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
-		ex_text_add(out, "MaxRecvDataSegmentLength", "%u", TGT_MRDSL);
-		ls->p.tgt_mrdsl = TGT_MRDSL;
+		ex_text_add(out, "MaxRecvDataSegmentLength", "%u", our_recv_dsl(c));
+		ls->p.tgt_mrdsl = our_recv_dsl(c);
 		ls->mrdsl_declared = true;
 	}
 }
@@ -1005,7 +1012,7 @@ static void login_request(struct tconn *c, struct login_state *ls, const uint8_t
 	if (chap_gate(ls, csg, &transit))
 		return login_fail(c, bhs, LS_AUTH_FAILED, "CHAP required");
 	ls->csg = csg;
-	declare_owed(ls, csg, &out);
+	declare_owed(c, ls, csg, &out);
 
 	flags = (uint8_t)(csg << IDM_ISCSI_LOGIN_CSG_SHIFT);
 	if (transit) {
