@@ -226,7 +226,6 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 	struct rdma_conn_param cp;
 	struct iser_conn *ic;
 	struct idm_conn *c = NULL;
-	struct iser_msg *m;
 	uint8_t pd[ISER_CM_WORD_LEN];
 	const char *why = NULL;
 	int r;
@@ -273,9 +272,9 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		iser_conn_fail(ic, r, "QP creation: %s", strerror(-r));
 		return;
 	}
-	/* The first Login Request needs a buffer before we accept. */
-	m = iser_pool_get(&ic->rx_login);
-	if (!m || iser_post_recv(ic, m) < 0) {
+	/* The first Login Request needs a buffer before we accept (on a
+	 * shared receive queue it has one already). */
+	if (iser_expect_login_pdu(ic) < 0) {
 		rdma_reject(id, NULL, 0);
 		iser_conn_fail(ic, -ENOMEM, "cannot post the login buffer");
 		return;
