@@ -15,6 +15,9 @@
 #  2. a target that answers InitialR2T=Yes ImmediateData=No, so every
 #     written byte moves by RDMA Read from the kernel's Write STag:
 #     login, 8 MiB O_DIRECT write/read-back, logout.
+# With ISER_SHARED_RECV=yes idm-target runs with --shared-recv yes (one
+# shared receive queue for its connections): the same checks, RNR NAKs
+# included (iser-kernel-initiator-srq-vs-idm-target).
 # Usage: kernel_initiator.sh PATH/TO/idm-target
 IDM_TEST_NAME=idm-iser-kernel
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -78,7 +81,9 @@ blk_writes() {
 log "pass 1: default keys"
 IQN=iqn.2026-11.org.libidm:kernel-iser
 RXE0=$(rxe_counters)
-start_idm_target "$IQN" ram:64M -v
+SHARED_RECV=${ISER_SHARED_RECV:-no}
+log "idm-target --shared-recv $SHARED_RECV"
+start_idm_target "$IQN" ram:64M -v --shared-recv "$SHARED_RECV"
 login_disk "$IQN"
 [ "$(($(cat "$BLK/size") * 512))" = $((64 << 20)) ] || fail "disk size is not 64 MiB"
 log "queue limits: max_sectors_kb $(cat "$BLK/queue/max_sectors_kb")," \
@@ -117,7 +122,7 @@ stop_pid "$TGT_PID"
 rxe_check "$RXE0"
 # the provider's account of the normal session (idm-target -v): receive
 # buffers posted, and the data it pulled with RDMA Reads
-grep -E 'iser: full feature phase|iser: [0-9]+ write commands' "$TMP/target.log" |
+grep -E 'iser: full feature phase|iser: [0-9]+ write commands|iser: shared receive queue' "$TMP/target.log" |
 	sed 's/^/   | /'
 # receives posted: at least what 16 of Linux's 512 KiB writes bring at
 # once (32 Sends each); rxe in one guest drains fast enough that the old
@@ -139,7 +144,8 @@ fi
 
 log "pass 2: InitialR2T=Yes ImmediateData=No (all write data by RDMA Read)"
 IQN=iqn.2026-11.org.libidm:kernel-iser-r2t
-start_idm_target "$IQN" ram:16M --key InitialR2T=Yes --key ImmediateData=No
+start_idm_target "$IQN" ram:16M --key InitialR2T=Yes --key ImmediateData=No \
+	--shared-recv "$SHARED_RECV"
 login_disk "$IQN"
 grep -q 'ImmediateData=No InitialR2T=Yes' "$TMP/target.log" ||
 	fail "idm-target did not negotiate InitialR2T=Yes ImmediateData=No"
