@@ -3,6 +3,9 @@
  * Data buffers. A buffer is created once and reused for many I/Os so that a
  * provider which must register memory (iSER) does it once per buffer, not
  * per I/O; the registration hangs off buf->reg[] until the buffer dies.
+ * A buffer belongs to its context's domain (lib/domain.c), not to the
+ * context: any context of the domain may use it, and it may outlive the
+ * one it was made through.
  *
  * A buffer is a list of segments (idm_buf_create_iov); its bytes are their
  * concatenation. The one-segment buffer keeps its address in buf->addr so
@@ -30,7 +33,8 @@ static int buf_new(idm_ctx *ctx, void *addr, size_t len, bool owned,
 
 	if (!b)
 		return -ENOMEM;
-	b->ctx = ctx;
+	b->dom = ctx->dom;
+	idmp_domain_ref(b->dom);
 	b->addr = addr;
 	b->len = len;
 	b->owned = owned;
@@ -57,7 +61,8 @@ static int buf_new_iov(idm_ctx *ctx, const struct iovec *iov, int n, size_t tota
 	b = calloc(1, end_at + (size_t)n * sizeof(size_t));
 	if (!b)
 		return -ENOMEM;
-	b->ctx = ctx;
+	b->dom = ctx->dom;
+	idmp_domain_ref(b->dom);
 	b->len = total;
 	b->nseg = n;
 	b->seg = (struct iovec *)((unsigned char *)b + seg_at);
@@ -142,25 +147,16 @@ IDM_API int idm_buf_alloc(idm_ctx *ctx, size_t len, idm_buf **out)
 
 IDM_API void idm_buf_destroy(idm_buf *b)
 {
-	struct idm_ctx *ctx;
-
 	if (!b)
 		return;
-	ctx = b->ctx;
-	idmp_ctx_lock(ctx);
-	for (size_t i = 0; i < ctx->n_providers; i++) {
-		struct idm_prov *prov = &ctx->providers[i];
-		if (b->reg[i] && prov->ops->buf_release)
-			prov->ops->buf_release(prov, b);
-		b->reg[i] = NULL;
-	}
-	idmp_ctx_unlock(ctx);
+	idmp_domain_buf_release(b);
 	if (b->owned) {
 		if (b->len >= MMAP_THRESHOLD)
 			munmap(b->addr, b->len);
 		else
 			free(b->addr);
 	}
+	idmp_domain_unref(b->dom);
 	free(b);
 }
 
@@ -287,4 +283,9 @@ void idm_prov_buf_copy_in(struct idm_buf *b, size_t off, const void *src, size_t
 void idm_prov_buf_copy_out(void *dst, const struct idm_buf *b, size_t off, size_t len)
 {
 	buf_copy(b, off, dst, len, false);
+}
+
+bool idmp_buf_fits_conn(const struct idm_buf *b, const struct idm_conn *c)
+{
+	return b->dom == c->ctx->dom || !c->ops->buf_release;
 }

@@ -58,6 +58,12 @@ static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 		return idmp_provider_unusable(dst, c->ops->name);
 	if (prov->ops->conn_move != c->ops->conn_move)
 		return -EOPNOTSUPP; /* another build of the provider there */
+	if (dst->dom != src->dom && c->ops->buf_release) {
+		idmp_last_error_set("provider %s registers memory per domain: "
+				    "a connection moves between contexts of "
+				    "one domain only", c->ops->name);
+		return -EXDEV;
+	}
 	/* atomic: idmp_conn_lock() reads it without a lock */
 	__atomic_store_n(&c->ctx, dst, __ATOMIC_RELEASE);
 	c->prov = prov;

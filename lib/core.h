@@ -39,9 +39,14 @@ struct idm_prov {
 	 * one, so that an op beyond the provider's `size` reads NULL */
 	const struct idm_prov_ops *ops;
 	struct idm_prov_ops ops_copy;
-	struct idm_ctx *ctx;
+	struct idm_ctx *ctx; /* NULL for a domain's own instance */
 	void *dl;        /* dlopen handle (NULL for built-in test providers) */
-	int index;       /* slot in ctx->providers and idm_buf.reg */
+	int index;       /* slot in ctx->providers */
+	/* the provider in the context's domain (lib/domain.c): its slot in
+	 * idm_buf.reg, shared by this provider's instances on every context
+	 * of the domain, and its shared state */
+	int reg_index;
+	struct idmp_dom_prov *dom;
 	void *priv;      /* provider's global state */
 	struct idm_provider_info info;
 	char path[512];
@@ -51,7 +56,7 @@ struct idm_prov {
 };
 
 struct idm_buf {
-	struct idm_ctx *ctx;
+	struct idm_domain *dom; /* holds a reference */
 	/* the memory when the buffer is one segment (the fast path: no
 	 * segment walk), NULL when it has several */
 	void *addr;
@@ -64,7 +69,10 @@ struct idm_buf {
 	struct iovec *seg;
 	size_t *seg_end;
 	struct iovec one;
-	void *reg[IDMP_MAX_PROVIDERS]; /* provider registrations */
+	/* provider registrations, by the domain's provider slot; set once
+	 * (release) by whichever context's instance registers first, read
+	 * (acquire) by all */
+	void *_Atomic reg[IDMP_MAX_PROVIDERS];
 };
 
 struct idm_task {
@@ -156,8 +164,28 @@ struct idm_portal {
 	struct idm_portal *next, *prev;
 };
 
+/* A provider as the domain knows it: the state its instances on the
+ * domain's contexts share (ops->dom_open), and an instance of its own
+ * (ctx NULL) through which buffers release their registrations after
+ * those contexts are gone; `dl` keeps the module mapped until then. */
+struct idmp_dom_prov {
+	const struct idm_prov_ops *src_ops; /* what the module's entry returned */
+	void *dl;
+	void *priv;                         /* ops->dom_open's */
+	struct idm_prov inst;
+	struct idm_domain *domain;
+};
+
+struct idm_domain {
+	pthread_mutex_t lock;  /* providers[], and what dom_lock guards */
+	_Atomic unsigned refs; /* the creator's, its contexts', its buffers' */
+	size_t n_providers;
+	struct idmp_dom_prov providers[IDMP_MAX_PROVIDERS];
+};
+
 struct idm_ctx {
 	pthread_mutex_t lock; /* recursive; see idm_ctx_start_progress_thread */
+	struct idm_domain *dom; /* holds a reference */
 	uint32_t flags;       /* idm_ctx_attr.flags (idm_prov_ctx_flags) */
 	int epfd;
 	int evfd;             /* wakes epfd for deferred work */

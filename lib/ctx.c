@@ -96,6 +96,20 @@ static void ev_kick_if_waiter(struct idm_ctx *ctx)
 	ev_write(ctx);
 }
 
+/* The domain named in attr (since 1.3, read when attr->size reaches
+ * it), or one of the context's own. */
+static int ctx_join_domain(struct idm_ctx *ctx, const struct idm_ctx_attr *attr)
+{
+	if (attr && attr->size >= offsetof(struct idm_ctx_attr, domain) +
+					  sizeof(attr->domain) &&
+	    attr->domain) {
+		ctx->dom = attr->domain;
+		idmp_domain_ref(ctx->dom);
+		return 0;
+	}
+	return idm_domain_create(NULL, &ctx->dom);
+}
+
 IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 {
 	struct idm_ctx *ctx;
@@ -116,6 +130,11 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 		return -ENOMEM;
 	ctx->epfd = -1;
 	ctx->evfd = -1;
+	ret = ctx_join_domain(ctx, attr);
+	if (ret < 0) {
+		free(ctx);
+		return ret;
+	}
 	ctx->flags = attr ? attr->flags : 0;
 
 	pthread_mutexattr_init(&ma);
@@ -154,6 +173,7 @@ fail:
 	if (ctx->epfd >= 0)
 		close(ctx->epfd);
 	pthread_mutex_destroy(&ctx->lock);
+	idmp_domain_unref(ctx->dom);
 	free(ctx);
 	return ret;
 }
@@ -177,6 +197,7 @@ IDM_API void idm_ctx_destroy(idm_ctx *ctx)
 	close(ctx->evfd);
 	close(ctx->epfd);
 	pthread_mutex_destroy(&ctx->lock);
+	idmp_domain_unref(ctx->dom);
 	free(ctx);
 }
 

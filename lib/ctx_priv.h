@@ -35,7 +35,19 @@ void idmp_provider_search_describe(const struct idmp_provider_search *s, char *b
 /* the build tree's provider directories if this is its libidm, else NULL */
 const char *idmp_build_provider_path(void);
 
+/* domain.c: references (a context's, a buffer's); a context's provider
+ * instance joins the domain's entry for its module (src_ops: what the
+ * module's entry returned), made on first use with ops->dom_open; a dying
+ * buffer's registrations released through the domain's instances */
+void idmp_domain_ref(struct idm_domain *dom);
+void idmp_domain_unref(struct idm_domain *dom);
+int idmp_domain_bind(struct idm_domain *dom, struct idm_prov *prov,
+		     const struct idm_prov_ops *src_ops);
+void idmp_domain_buf_release(struct idm_buf *b);
+
 /* provider_loader.c */
+/* IDM_DLCLOSE=0: provider modules stay mapped (leak checkers' stacks) */
+bool idmp_keep_mapped(void);
 int idmp_providers_load(struct idm_ctx *ctx);
 void idmp_providers_unload(struct idm_ctx *ctx);
 struct idm_prov *idmp_provider_by_name(struct idm_ctx *ctx, const char *name);
@@ -79,6 +91,10 @@ uint8_t *idmp_buf_range_addr(const struct idm_buf *b, size_t off, size_t len);
 /* 0, or -EOPNOTSUPP when b has several segments and the provider lacks
  * IDM_CAP_SCATTER_GATHER. */
 int idmp_buf_usable(const struct idm_buf *b, const struct idm_prov_ops *ops);
+/* May c use b? A buffer of the connection's domain, always; of another
+ * one, only where the provider registers no memory (no buf_release: TCP),
+ * since a registration is valid in its own domain only. */
+bool idmp_buf_fits_conn(const struct idm_buf *b, const struct idm_conn *c);
 
 void idmp_task_pool_destroy(struct idm_conn *conn);
 /* Free a connection now, wherever called from (lib/conn.c). */

@@ -88,10 +88,7 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		return -EINVAL;
 	if (idm_iscsi_bhs_itt(tmpl) != t->itt)
 		return -EINVAL;
-	/* a provider that moves connections keeps no per-context buffer
-	 * state (ops->conn_move), so any context's buffer is fine there */
-	if (!b || length == 0 ||
-	    (b->ctx != c->ctx && !IDM_PROV_OPS_HAS(c->ops, conn_move)))
+	if (!b || length == 0 || !idmp_buf_fits_conn(b, c))
 		return -EINVAL;
 	if (buf_off > b->len || length > b->len - buf_off)
 		return -ERANGE;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -178,12 +179,16 @@ void idm_prov_task_add_received(struct idm_task *t, uint32_t bytes)
 
 /* ---- buffer --------------------------------------------------------- */
 
+/* By the domain's slot, so that every context of the domain sees one
+ * registration; release/acquire because another context's thread may
+ * read what this one set (the provider serialises setters, dom_lock). */
 void *idm_prov_buf_reg(const struct idm_buf *b, const struct idm_prov *prov)
 {
-	return b->reg[prov->index];
+	return atomic_load_explicit(&((struct idm_buf *)b)->reg[prov->reg_index],
+				    memory_order_acquire);
 }
 
 void idm_prov_buf_set_reg(struct idm_buf *b, const struct idm_prov *prov, void *reg)
 {
-	b->reg[prov->index] = reg;
+	atomic_store_explicit(&b->reg[prov->reg_index], reg, memory_order_release);
 }

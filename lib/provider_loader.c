@@ -239,7 +239,7 @@ static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
 	return 0;
 }
 
-static bool keep_mapped(void)
+bool idmp_keep_mapped(void)
 {
 	const char *s = secure_getenv("IDM_DLCLOSE");
 	return s && !strcmp(s, "0");
@@ -255,6 +255,7 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	const struct idm_prov_ops *ops;
 	struct idm_prov *prov, *first;
 	struct idmp_prov_status *st;
+	int r;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
@@ -332,7 +333,7 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	prov->index = (int)ctx->n_providers;
 	snprintf(prov->path, sizeof(prov->path), "%s", path);
 	if (ops->init) {
-		int r = ops->init(prov);
+		r = ops->init(prov);
 		if (r < 0) {
 			if (r == INT_MIN)
 				r = -EINVAL;
@@ -341,6 +342,15 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 			dlclose(dl);
 			return;
 		}
+	}
+	r = idmp_domain_bind(ctx->dom, prov, ops);
+	if (r < 0) {
+		if (ops->fini)
+			ops->fini(prov);
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r,
+			    "cannot join the context's domain: %s", idm_strerror(r));
+		dlclose(dl);
+		return;
 	}
 	prov->info.name = ops->name;
 	prov->info.description = ops->description ? ops->description : "";
@@ -418,7 +428,7 @@ int idmp_providers_load(struct idm_ctx *ctx)
 
 void idmp_providers_unload(struct idm_ctx *ctx)
 {
-	bool keep = keep_mapped();
+	bool keep = idmp_keep_mapped();
 
 	for (size_t i = 0; i < ctx->n_providers; i++) {
 		struct idm_prov *prov = &ctx->providers[i];

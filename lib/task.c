@@ -141,6 +141,9 @@ IDM_API int idm_task_set_data(idm_task *t, idm_buf *in, size_t in_off,
 		return -ERANGE;
 	if ((!in && in_len) || (!out && out_len))
 		return -EINVAL;
+	if ((in && !idmp_buf_fits_conn(in, t->conn)) ||
+	    (out && !idmp_buf_fits_conn(out, t->conn)))
+		return -EINVAL;
 	if ((in && idmp_buf_usable(in, t->conn->ops) < 0) ||
 	    (out && idmp_buf_usable(out, t->conn->ops) < 0))
 		return -EOPNOTSUPP;

@@ -40,16 +40,17 @@ extern "C" {
 
 /* Library version (of the headers the caller was compiled with). */
 #define IDM_VERSION_MAJOR 1
-#define IDM_VERSION_MINOR 2
+#define IDM_VERSION_MINOR 3
 #define IDM_VERSION_PATCH 0
 
-/** Version of the library actually loaded, as "1.2.0". */
+/** Version of the library actually loaded, as "1.3.0". */
 IDM_API const char *idm_version(void);
 
 /* ------------------------------------------------------------------ */
 /* Opaque objects                                                      */
 /* ------------------------------------------------------------------ */
 
+typedef struct idm_domain idm_domain; /* memory registration scope    */
 typedef struct idm_ctx idm_ctx;       /* event loop, provider registry  */
 typedef struct idm_portal idm_portal; /* listening portal (target)      */
 typedef struct idm_conn idm_conn;     /* one iSCSI connection           */
@@ -78,6 +79,39 @@ enum idm_log_level {
 typedef void (*idm_log_fn)(enum idm_log_level level, const char *msg, void *arg);
 
 /* ------------------------------------------------------------------ */
+/* Domain (since 1.3)                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A domain is the scope of memory registration, like a verbs protection
+ * domain or a libfabric domain: a buffer created through any context of
+ * a domain is registered at most once per device and may be used by any
+ * connection on any context of that domain, with any provider. Contexts
+ * stay the progress engines: a program with one context per core puts
+ * them in one domain and shares its buffers among them. A context
+ * created without one has a domain of its own, which is what 1.2 did.
+ */
+struct idm_domain_attr {
+	uint32_t size;  /* sizeof(struct idm_domain_attr) */
+	uint32_t flags; /* none yet: 0 */
+};
+
+/** Create a domain (`attr` may be NULL). 0, -EINVAL, -ENOMEM. */
+IDM_API int idm_domain_create(const struct idm_domain_attr *attr, idm_domain **out);
+
+/**
+ * Let go of the caller's reference. The domain lives on while a context
+ * or a buffer of it does, and goes with the last of them (releasing
+ * every provider's registrations and devices), so contexts, buffers and
+ * the domain may be destroyed in any order. NULL is ignored.
+ */
+IDM_API void idm_domain_destroy(idm_domain *dom);
+
+/** The context's domain: the one it joined, or its own (never NULL for
+ * a context). Valid while the context lives. */
+IDM_API idm_domain *idm_ctx_get_domain(const idm_ctx *ctx);
+
+/* ------------------------------------------------------------------ */
 /* Context                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -102,6 +136,9 @@ struct idm_ctx_attr {
 	void *log_arg;
 	int log_level;        /* highest level passed to log_fn; -1: default
 	                         (IDM_LOG_LEVEL env var or IDM_LOG_WARN) */
+	/* since 1.3 (read when `size` reaches it): the domain the context
+	 * joins (idm_domain_create); NULL: a domain of its own */
+	idm_domain *domain;
 };
 
 /**
@@ -486,14 +523,18 @@ IDM_API int idm_portal_create_fd(idm_ctx *ctx, int fd,
  * Wrap caller memory [addr, addr+len) so libidm can move data into or out
  * of it (a provider may register it with an RDMA device on first use).
  * Create such buffers once and reuse them: registration is not cheap.
+ * The buffer belongs to the context's domain (idm_ctx_get_domain): any
+ * connection on any context of that domain may use it, and it may
+ * outlive the context it was created through.
  */
 IDM_API int idm_buf_create(idm_ctx *ctx, void *addr, size_t len, idm_buf **out);
 
 /** Allocate len bytes of libidm-owned memory suited to every provider. */
 IDM_API int idm_buf_alloc(idm_ctx *ctx, size_t len, idm_buf **out);
 
-/** Free the handle (and the memory, for idm_buf_alloc buffers). The buffer
- * must not be in use by a task. */
+/** Free the handle (and the memory, for idm_buf_alloc buffers) and its
+ * registrations. The buffer must not be in use by a task on any context.
+ * Any thread may call it. */
 IDM_API void idm_buf_destroy(idm_buf *buf);
 /** The memory of a buffer of one segment; NULL for a buffer of several
  * (idm_buf_create_iov): use idm_buf_segments() there. */
@@ -741,11 +782,15 @@ IDM_API int idm_conn_set_send_limits(idm_conn *conn, uint32_t max_entries,
  *    one is pending). From a callback of another context: -EDEADLK.
  * While a move may be under way, the connection's own calls (primitives,
  * tasks) come from the thread running its callbacks or the one moving it,
- * never from a third thread (idm_conn_get_stats() excepted). Buffers: the TCP provider accepts buffers of
- * any context on a moved connection (they must outlive their transfers).
+ * never from a third thread (idm_conn_get_stats() excepted). Buffers: a
+ * provider that registers memory (iSER) takes buffers of the connection's
+ * domain only, so it moves between contexts of one domain; the TCP
+ * provider accepts buffers of any context (they must outlive their
+ * transfers).
  * Returns 0, -ENOTCONN (connecting, failed or terminated), -EOPNOTSUPP
  * (the provider cannot move: iSER, whose queue pair and memory
- * registrations belong to one context), -EAGAIN (moved meanwhile by its
+ * registrations belong to one context), -EXDEV (dst is in another domain
+ * and the provider registers memory), -EAGAIN (moved meanwhile by its
  * callbacks), -EINVAL.
  */
 IDM_API int idm_conn_move(idm_conn *conn, idm_ctx *dst);

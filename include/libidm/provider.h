@@ -275,7 +275,12 @@ struct idm_prov_ops {
 	/* free the connection's private state; called after conn_terminate */
 	void (*conn_free)(struct idm_conn *conn);
 	/* a buffer the provider registered (idm_prov_buf_set_reg) is being
-	 * destroyed */
+	 * destroyed. Since ABI 4 `prov` is the domain's own instance of the
+	 * provider, which has no context (idm_prov_ctx() and idm_prov_priv()
+	 * are NULL): use idm_prov_buf_reg() and idm_prov_dom_priv() only.
+	 * Setting it also says the provider's registrations are valid in
+	 * the buffer's domain only (the core refuses a buffer of another
+	 * domain on its connections). */
 	void (*buf_release)(struct idm_prov *prov, struct idm_buf *buf);
 	/* "auto" selection: can this provider reach sa? 0 yes, <0 no */
 	int (*conn_is_capable)(struct idm_prov *prov,
@@ -331,6 +336,21 @@ struct idm_prov_ops {
 	 * IDM_PROV_AUTO_RDMA and IDM_PROV_AUTO_TCP (RDMA first, TCP the
 	 * fallback). */
 	uint32_t auto_order;
+
+	/* ---- since ABI 4 (libidm 1.3): domains (idm_domain_create).
+	 * Optional, read only when `size` reaches them. ---- */
+
+	/* The state this provider's instances on every context of one
+	 * domain share: what memory registration depends on (iSER: devices
+	 * and their protection domains). dom_open runs once per domain, for
+	 * the first context of it that loads the provider (after init, with
+	 * that context's instance); *priv is what idm_prov_dom_priv()
+	 * returns on every instance in the domain. dom_close runs when the
+	 * domain goes, after all its contexts and buffers: every connection
+	 * and registration is gone by then. Threads of several contexts may
+	 * use the state at once: guard it with idm_prov_dom_lock(). */
+	int (*dom_open)(struct idm_prov *prov, void **priv);
+	void (*dom_close)(void *priv);
 };
 
 /* auto_order of the in-tree providers, for a new one to place itself */
@@ -361,6 +381,13 @@ IDM_PROV_API struct idm_ctx *idm_prov_ctx(const struct idm_prov *prov);
 /* The flags the context was created with (idm_ctx_attr.flags: IDM_CTX_*),
  * such as IDM_CTX_SHARED_RECV; fixed for the context's life. */
 IDM_PROV_API uint32_t idm_prov_ctx_flags(const struct idm_ctx *ctx);
+/* The domain's shared state (ops->dom_open), NULL without one; and the
+ * domain's lock, to take around changes to it. The lock nests inside
+ * the context's (it may be taken from an op or a progress callback) and
+ * is held by the core while it calls buf_release. */
+IDM_PROV_API void *idm_prov_dom_priv(const struct idm_prov *prov);
+IDM_PROV_API void idm_prov_dom_lock(const struct idm_prov *prov);
+IDM_PROV_API void idm_prov_dom_unlock(const struct idm_prov *prov);
 /* From init(): why the provider is unusable ("no RDMA device"), shown by
  * idm_get_provider_status() and idm_last_error(). */
 IDM_PROV_API void idm_prov_set_why(struct idm_prov *prov, const char *fmt, ...)
@@ -586,7 +613,10 @@ IDM_PROV_API void idm_prov_task_add_received(struct idm_task *task, uint32_t byt
 
 /* The provider's registration of a buffer (e.g. an ibv_mr), NULL if none;
  * ops->buf_release is called when a buffer with one is destroyed. Address
- * and length: idm_buf_addr(), idm_buf_len(). */
+ * and length: idm_buf_addr(), idm_buf_len(). One slot per provider and
+ * domain: this provider's instances on every context of the buffer's
+ * domain see the same registration, so threads of two contexts may meet
+ * there; set it under idm_prov_dom_lock() (reading needs no lock). */
 IDM_PROV_API void *idm_prov_buf_reg(const struct idm_buf *buf, const struct idm_prov *prov);
 IDM_PROV_API void idm_prov_buf_set_reg(struct idm_buf *buf, const struct idm_prov *prov,
 				       void *reg);

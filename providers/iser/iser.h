@@ -46,6 +46,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -98,15 +99,23 @@ struct iser_dev {
 	uint32_t max_msg;
 	uint32_t max_sge, max_sge_rd; /* SGEs per send WR / per RDMA Read */
 	uint32_t max_srq_wr; /* device limit of a shared receive queue */
-	/* this context's shared receive queue on the device, while a
-	 * connection uses it (iser_srq.c); NULL otherwise */
-	struct iser_srq *srq;
+};
+
+/* What this provider's instances on the contexts of one domain share
+ * (idm_prov_dom_priv): the devices and their PDs, so that a buffer
+ * registered through one context is valid on the QPs of all. Grown
+ * under idm_prov_dom_lock(); an entry never moves, and goes only with
+ * the domain (iser_dom_close). */
+struct iser_dom {
+	struct iser_dev devs[ISER_MAX_DEVS];
+	int n_devs;
 };
 
 struct iser_prov {
 	struct idm_prov *prov;
-	struct iser_dev devs[ISER_MAX_DEVS];
-	int n_devs;
+	/* this context's shared receive queue per device (by its index in
+	 * struct iser_dom), while a connection uses it (iser_srq.c) */
+	struct iser_srq *srq[ISER_MAX_DEVS];
 	int ack_timeout;    /* local ACK timeout exponent (4.096us << n) */
 	int retry_count;    /* 0..6: 7 means "forever" on rxe */
 	int keepalive_ms;   /* idle probe period, 0 off */
@@ -141,7 +150,9 @@ struct iser_rgn {
 /* idm_prov_buf_reg(buf, prov): the buffer's regions and their MRs per PD
  * (mr[d * n_rgn + j]: region j in pd[d]), made on first use per device. */
 struct iser_bufreg {
-	struct ibv_pd *pd[ISER_MAX_DEVS];
+	/* published (release) after its MRs, read without a lock (acquire):
+	 * threads of the domain's other contexts may be looking */
+	struct ibv_pd *_Atomic pd[ISER_MAX_DEVS];
 	struct ibv_mr **mr;
 	uint32_t n_rgn;
 	struct iser_rgn rgn[];
@@ -183,6 +194,7 @@ struct iser_srq_chunk {
 struct iser_srq {
 	struct ibv_srq *srq;
 	struct iser_dev *dev;
+	struct iser_srq **slot; /* in the context's iser_prov.srq[] */
 	struct iser_srq_chunk *chunks;
 	uint32_t msg_size;
 	uint32_t cap;      /* the most buffers it may have (iser_srq_cap) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Memory: one protection domain per RDMA device shared by all connections,
+ * Memory: one protection domain per RDMA device shared by all connections
+ * of every context of the domain (struct iser_dom),
  * caller buffers registered once per device on first use (never per I/O),
  * the registered arenas that hold iSER messages (login phase: small, RFC
  * 7145 section 11; full feature phase: sized from the negotiated keys),
@@ -13,18 +14,43 @@
 #include <string.h>
 #include <sys/uio.h>
 
-struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
+static struct iser_dom *iser_dom(const struct iser_prov *ip)
+{
+	return idm_prov_dom_priv(ip->prov);
+}
+
+int iser_dom_open(struct idm_prov *prov, void **priv)
+{
+	(void)prov;
+	*priv = calloc(1, sizeof(struct iser_dom));
+	return *priv ? 0 : -ENOMEM;
+}
+
+/* The domain goes after its contexts and buffers: no QP, MR or SRQ is
+ * left in these PDs. */
+void iser_dom_close(void *priv)
+{
+	struct iser_dom *dom = priv;
+
+	for (int i = 0; i < dom->n_devs; i++)
+		ibv_dealloc_pd(dom->devs[i].pd);
+	free(dom);
+}
+
+int iser_dev_index(const struct iser_prov *ip, const struct iser_dev *dev)
+{
+	return (int)(dev - iser_dom(ip)->devs);
+}
+
+static struct iser_dev *dev_open(struct iser_prov *ip, struct iser_dom *dom,
+				 struct ibv_context *verbs)
 {
 	struct ibv_device_attr attr;
 	struct iser_dev *d;
-	int i;
 
-	for (i = 0; i < ip->n_devs; i++)
-		if (ip->devs[i].verbs == verbs)
-			return &ip->devs[i];
-	if (ip->n_devs == ISER_MAX_DEVS || ibv_query_device(verbs, &attr))
+	if (dom->n_devs == ISER_MAX_DEVS || ibv_query_device(verbs, &attr))
 		return NULL;
-	d = &ip->devs[ip->n_devs];
+	d = &dom->devs[dom->n_devs];
 	memset(d, 0, sizeof(*d));
 	d->pd = ibv_alloc_pd(verbs);
 	if (!d->pd)
@@ -44,17 +70,27 @@ struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 	d->max_sge_rd = attr.max_sge_rd > 0 ? (uint32_t)attr.max_sge_rd
 					    : d->max_sge;
 	d->max_srq_wr = attr.max_srq_wr > 0 ? (uint32_t)attr.max_srq_wr : 0;
-	ip->n_devs++;
+	dom->n_devs++;
 	return d;
 }
 
-void iser_devs_close(struct iser_prov *ip)
+/* librdmacm opens each device once per process, so every context's
+ * cm_ids on a device share its ibv_context: one PD per device serves
+ * every context of the domain. */
+struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 {
+	struct iser_dom *dom = iser_dom(ip);
+	struct iser_dev *d = NULL;
 	int i;
 
-	for (i = 0; i < ip->n_devs; i++)
-		ibv_dealloc_pd(ip->devs[i].pd);
-	ip->n_devs = 0;
+	idm_prov_dom_lock(ip->prov);
+	for (i = 0; i < dom->n_devs && !d; i++)
+		if (dom->devs[i].verbs == verbs)
+			d = &dom->devs[i];
+	if (!d)
+		d = dev_open(ip, dom, verbs);
+	idm_prov_dom_unlock(ip->prov);
+	return d;
 }
 
 /* The buffer's segments, in order, as regions: segments adjacent in
@@ -119,28 +155,34 @@ static void bufreg_dereg(struct iser_bufreg *r, int d)
 	}
 }
 
-const struct iser_bufreg *iser_buf_reg(struct iser_prov *ip,
-				       struct iser_dev *dev,
-				       struct idm_buf *buf, int *di)
+/* The slot of pd in r, -1 when not registered there yet. */
+static int bufreg_find(const struct iser_bufreg *r, const struct ibv_pd *pd)
 {
-	struct iser_bufreg *r = idm_prov_buf_reg(buf, ip->prov);
-	int access = IBV_ACCESS_LOCAL_WRITE;
-	int i;
+	for (int i = 0; i < ISER_MAX_DEVS; i++) {
+		struct ibv_pd *p = atomic_load_explicit(&r->pd[i],
+							memory_order_acquire);
 
-	if (!r) {
-		r = bufreg_new(buf);
-		if (!r)
-			return NULL;
-		idm_prov_buf_set_reg(buf, ip->prov, r);
+		if (p == pd)
+			return i;
+		if (!p)
+			break;
 	}
-	for (i = 0; i < ISER_MAX_DEVS && r->pd[i]; i++) {
-		if (r->pd[i] == dev->pd) {
-			*di = i;
-			return r;
-		}
-	}
+	return -1;
+}
+
+/* Register the buffer's regions in dev's PD, in the first free slot;
+ * under the domain's lock (two contexts may meet here). */
+static int bufreg_add_pd(struct iser_bufreg *r, const struct iser_dev *dev)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE;
+	int i = bufreg_find(r, dev->pd);
+
+	if (i >= 0)
+		return i; /* another context was first */
+	for (i = 0; i < ISER_MAX_DEVS && atomic_load(&r->pd[i]); i++)
+		;
 	if (i == ISER_MAX_DEVS)
-		return NULL;
+		return -1;
 	/* With memory windows the MR itself grants no remote access: only
 	 * the per-I/O windows bound on it do, and they die with the I/O.
 	 * Without windows the MR's rkey is the STag (IDM_ISER_STAG=mr). */
@@ -154,12 +196,43 @@ const struct iser_bufreg *iser_buf_reg(struct iser_prov *ip,
 
 		if (!mr) {
 			bufreg_dereg(r, i);
-			return NULL;
+			return -1;
 		}
 		r->mr[(size_t)i * r->n_rgn + j] = mr;
 	}
-	r->pd[i] = dev->pd;
-	*di = i;
+	atomic_store_explicit(&r->pd[i], dev->pd, memory_order_release);
+	return i;
+}
+
+static struct iser_bufreg *bufreg_get_locked(struct iser_prov *ip,
+					     const struct iser_dev *dev,
+					     struct idm_buf *buf, int *di)
+{
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, ip->prov);
+
+	if (!r) {
+		r = bufreg_new(buf);
+		if (!r)
+			return NULL;
+		idm_prov_buf_set_reg(buf, ip->prov, r);
+	}
+	*di = bufreg_add_pd(r, dev);
+	return *di < 0 ? NULL : r;
+}
+
+/* Per I/O: a lookup without a lock once the buffer is registered on the
+ * device; the first use per device registers, under the domain's lock. */
+const struct iser_bufreg *iser_buf_reg(struct iser_prov *ip,
+				       struct iser_dev *dev,
+				       struct idm_buf *buf, int *di)
+{
+	struct iser_bufreg *r = idm_prov_buf_reg(buf, ip->prov);
+
+	if (r && (*di = bufreg_find(r, dev->pd)) >= 0)
+		return r;
+	idm_prov_dom_lock(ip->prov);
+	r = bufreg_get_locked(ip, dev, buf, di);
+	idm_prov_dom_unlock(ip->prov);
 	return r;
 }
 
@@ -249,7 +322,7 @@ void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 
 	if (!r)
 		return;
-	for (i = 0; i < ISER_MAX_DEVS && r->pd[i]; i++)
+	for (i = 0; i < ISER_MAX_DEVS && atomic_load(&r->pd[i]); i++)
 		bufreg_dereg(r, i);
 	free(r);
 	idm_prov_buf_set_reg(buf, prov, NULL);

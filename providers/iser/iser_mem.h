@@ -8,7 +8,11 @@
 #include "iser.h"
 
 struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs);
-void iser_devs_close(struct iser_prov *ip);
+/* ops->dom_open / dom_close: the devices the domain's contexts share */
+int iser_dom_open(struct idm_prov *prov, void **priv);
+void iser_dom_close(void *priv);
+/* dev's index among the domain's devices (iser_prov.srq[]) */
+int iser_dev_index(const struct iser_prov *ip, const struct iser_dev *dev);
 /* buf registered in dev's PD (every region, on first use per device,
  * never per I/O), with the device's index in it for iser_buf_sges();
  * NULL when registration failed. */

@@ -117,7 +117,6 @@ static void iser_fini(struct idm_prov *prov)
 	if (!ip)
 		return;
 	iser_park_fini(ip);
-	iser_devs_close(ip);
 	free(ip);
 	idm_prov_set_priv(prov, NULL);
 }
@@ -238,6 +237,8 @@ static const struct idm_prov_ops iser_ops = {
 	.url_schemes = iser_schemes,
 	/* before TCP where a device reaches the peer (conn_is_capable) */
 	.auto_order = IDM_PROV_AUTO_RDMA,
+	.dom_open = iser_dom_open,
+	.dom_close = iser_dom_close,
 };
 
 IDM_PROV_EXPORT const struct idm_prov_ops *IDM_PROV_ENTRY(void);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The shared receive queue (IDM_CTX_SHARED_RECV): one per context (the
- * provider instance) and device, made when the first connection of the
+ * provider instance) and device (the device is the domain's, the queue
+ * this context's: its buffers are posted and taken by this context's
+ * thread only), made when the first connection of the
  * context on that device is, destroyed with the last one. Each connection
  * that would post window x Sends-per-command buffers of its own (RFC 7145
  * 8.1, iser_sizes_ffp) instead adds that many to the queue's size, up to
@@ -121,14 +123,16 @@ static int srq_grow(struct iser_srq *s)
 int iser_srq_attach(struct iser_conn *ic)
 {
 	struct iser_dev *dev = ic->dev;
+	struct iser_srq **slot = &ic->ip->srq[iser_dev_index(ic->ip, dev)];
 	struct iser_sizes login;
 
-	if (!dev->srq) {
-		dev->srq = srq_new(dev);
-		if (!dev->srq)
+	if (!*slot) {
+		*slot = srq_new(dev);
+		if (!*slot)
 			return errno ? -errno : -ENOMEM;
+		(*slot)->slot = slot;
 	}
-	ic->srq = dev->srq;
+	ic->srq = *slot;
 	ic->srq->n_conns++;
 	/* until Enable_Datamover: what its login would post */
 	iser_sizes_login(&login);
@@ -172,6 +176,6 @@ void iser_srq_detach(struct iser_conn *ic)
 	idm_prov_dbg(ic->ctx, "iser: shared receive queue: %u buffers of %u "
 		     "bytes at most, ran dry %u times, %u lost to torn down QPs",
 		     s->have, s->msg_size, s->dry, s->lost);
-	s->dev->srq = NULL;
+	*s->slot = NULL;
 	srq_free(s);
 }

@@ -297,6 +297,22 @@ size_t h_disk_slot_off(struct h *h, size_t i)
 	return i * (h->slot_cap + H_GUARD) + H_GUARD;
 }
 
+int h_disk_share(struct h *h, struct h *owner, size_t first_slot)
+{
+	size_t base = h_disk_slot_off(owner, first_slot) - H_GUARD;
+
+	if (h->slot_cap != owner->slot_cap || h->disk_borrowed || h->disk_sg ||
+	    first_slot + h->n_disk_slots > owner->n_disk_slots)
+		return -EINVAL;
+	idm_buf_destroy(h->disk_buf);
+	free(h->disk);
+	h->disk = owner->disk + base;
+	h->disk_buf = owner->disk_buf;
+	h->disk_base = base;
+	h->disk_borrowed = true;
+	return 0;
+}
+
 void h_disk_slot_clear(struct h *h, size_t i)
 {
 	memset(h_disk_slot(h, i), H_GUARD_BYTE, h->slot_cap);
@@ -406,10 +422,16 @@ const char *h_host(void)
 
 int h_init(struct h *h, uint32_t slot_cap, size_t n_slots)
 {
+	return h_init_in(h, slot_cap, n_slots, NULL);
+}
+
+int h_init_in(struct h *h, uint32_t slot_cap, size_t n_slots, idm_domain *dom)
+{
 	struct idm_ctx_attr ca = {
 		.size = sizeof(ca),
 		.log_fn = log_cb,
 		.log_level = -1,
+		.domain = dom,
 	};
 	struct idm_portal_attr pa = {
 		.size = sizeof(pa),
@@ -492,6 +514,10 @@ void h_fini(struct h *h)
 		if (h->slots[s].buf)
 			idm_buf_destroy(h->slots[s].buf);
 		free(h->slots[s].mem);
+	}
+	if (h->disk_borrowed) { /* the owner's to free */
+		h->disk_buf = NULL;
+		h->disk = NULL;
 	}
 	if (h->disk_buf)
 		idm_buf_destroy(h->disk_buf);

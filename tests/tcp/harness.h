@@ -151,6 +151,8 @@ struct h {
 	uint8_t *disk;              /* slots of slot_cap, with guards */
 	size_t disk_len;
 	idm_buf *disk_buf;
+	size_t disk_base;           /* the disk's offset in disk_buf */
+	bool disk_borrowed;         /* disk_buf is another harness's */
 	struct h_sgmap *disk_sg;    /* disk_buf's segments (h_sg_enable) */
 	uint32_t slot_cap;
 	size_t n_disk_slots;
@@ -195,6 +197,13 @@ struct h {
 /* Create the context, the target portal on 127.0.0.1:0, the disk with
  * n_slots slots of slot_cap bytes, and n_slots initiator slots. */
 int h_init(struct h *h, uint32_t slot_cap, size_t n_slots);
+/* The same, with the context in domain dom (NULL: a domain of its own). */
+int h_init_in(struct h *h, uint32_t slot_cap, size_t n_slots, idm_domain *dom);
+/* Serve h's disk from slots first_slot... of owner's disk buffer (made
+ * through owner's context) instead of a buffer of its own: one buffer
+ * used by the connections of two harnesses. Same slot_cap; h_fini h
+ * before owner. 0 or -EINVAL. */
+int h_disk_share(struct h *h, struct h *owner, size_t first_slot);
 /* Destroy everything (connections first), then assert (Check) that no
  * file descriptor opened since h_init is left. Close raw peers first. */
 void h_fini(struct h *h);

@@ -93,7 +93,9 @@ static void t_scsi(struct h *h, idm_pdu *pdu)
 			tt->used = false;
 		return;
 	}
-	off += H_GUARD; /* skip the leading guard of the slot */
+	/* skip the leading guard of the slot; the disk may be part of
+	 * another harness's buffer (h_disk_share) */
+	off += H_GUARD + h->disk_base;
 	tt->task = task;
 	tt->itt = itt;
 	tt->len = len;

@@ -59,8 +59,8 @@ static idm_portal *reuse_portal(struct two *w, idm_ctx *ctx, const char *port)
 	return p;
 }
 
-/* The harness context and a second one, each with its progress thread,
- * both listening on one port. */
+/* The harness context and a second one in its domain, each with its
+ * progress thread, both listening on one port. */
 static void two_init(struct two *w)
 {
 	char port[16];
@@ -72,7 +72,11 @@ static void two_init(struct two *w)
 	w->h.portal = reuse_portal(w, w->h.ctx, "0");
 	w->h.port = idm_portal_port(w->h.portal);
 	snprintf(port, sizeof(port), "%d", w->h.port);
-	rc = idm_ctx_create(NULL, &w->ctx2);
+	/* one domain, as a program with a context per core has it */
+	struct idm_ctx_attr ca = { .size = sizeof(ca), .log_level = -1,
+				   .domain = idm_ctx_get_domain(w->h.ctx) };
+
+	rc = idm_ctx_create(&ca, &w->ctx2);
 	ck_assert_int_eq(rc, 0);
 	w->portal2 = reuse_portal(w, w->ctx2, port);
 	ck_assert_int_eq(idm_portal_port(w->portal2), w->h.port);

@@ -214,6 +214,14 @@ static int fake_put_data(struct idm_task *task, const uint8_t *tmpl,
 			 uint32_t length, uint32_t flags)
 {
 	fake_stats.put_data++;
+	if (fake_stats.reg_bufs) {
+		struct idm_prov *prov = idm_prov_conn_provider(idm_task_conn(task));
+
+		idm_prov_dom_lock(prov);
+		if (!idm_prov_buf_reg(buf, prov))
+			idm_prov_buf_set_reg(buf, prov, malloc(1));
+		idm_prov_dom_unlock(prov);
+	}
 	return queue_data(task, IDM_DATA_IN, offset, length);
 }
 #endif
@@ -283,7 +291,27 @@ static void fake_conn_free(struct idm_conn *conn)
 static void fake_buf_release(struct idm_prov *prov, struct idm_buf *buf)
 {
 	fake_stats.buf_release++;
+	if (idm_prov_dom_priv(prov) == &fake_stats)
+		fake_stats.released_in_domain++;
+	free(idm_prov_buf_reg(buf, prov));
+	idm_prov_buf_set_reg(buf, prov, NULL);
 }
+
+#if FAKE_VARIANT != FAKE_OLDER
+static int fake_dom_open(struct idm_prov *prov, void **priv)
+{
+	(void)prov;
+	fake_stats.dom_open++;
+	*priv = &fake_stats;
+	return 0;
+}
+
+static void fake_dom_close(void *priv)
+{
+	if (priv == &fake_stats)
+		fake_stats.dom_close++;
+}
+#endif
 
 #if FAKE_VARIANT != FAKE_OLDER
 /* Gauges the unit tests can recognise. */
@@ -374,6 +402,8 @@ static const struct idm_prov_ops fake_ops = {
 #if FAKE_VARIANT != FAKE_OLDER
 	.conn_stats = fake_conn_stats,
 	.url_schemes = fake_schemes,
+	.dom_open = fake_dom_open,
+	.dom_close = fake_dom_close,
 #endif
 };
 

@@ -14,11 +14,15 @@ struct fake_stats {
 	int init, fini, listen, unlisten, connect, send_control, put_data,
 		get_data, enable_datamover, conn_terminate, task_free,
 		alloc_conn_rsrc, free_conn_rsrc, notice_key_values, conn_free,
-		buf_release, conn_stats;
+		buf_release, conn_stats, dom_open, dom_close;
 	uint8_t last_bhs[48];
 	size_t last_data_len;
 	int notice_fail; /* notice_key_values returns this */
 	int xfer_hold;	 /* Put/Get_Data accepted, completed by the test */
+	/* Put_Data registers its buffer (a marker allocation), which
+	 * buf_release frees; released_in_domain counts the releases that
+	 * saw the domain's state from dom_open */
+	int reg_bufs, released_in_domain;
 };
 
 #endif
