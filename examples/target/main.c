@@ -983,8 +983,8 @@ static int configure(void)
 	return luns_open_all(opt.luns, opt.nluns, opt.bs);
 }
 
-/* One libidm context per loop. 0, or -1 after a message. */
-static int create_loops(void)
+/* A context per loop, in domain dom. 0, or -1 after a message. */
+static int create_loop_contexts(idm_domain *dom)
 {
 	g_nloops = (int)opt.threads;
 	g_loops = calloc((size_t)g_nloops, sizeof(*g_loops));
@@ -999,6 +999,7 @@ static int create_loops(void)
 			.flags = g_tgt.shared_recv ? IDM_CTX_SHARED_RECV : 0,
 			.log_fn = ex_log_idm_sink,
 			.log_level = opt.level,
+			.domain = dom,
 		};
 		int r;
 
@@ -1012,8 +1013,27 @@ static int create_loops(void)
 	return 0;
 }
 
+/* One libidm context per loop, all in one domain: the LUNs' buffers,
+ * made through loop 0, are registered once and serve the connections of
+ * every loop, also on a provider that registers memory (iSER). 0, or -1
+ * after a message. */
+static int create_loops(void)
+{
+	idm_domain *dom;
+	int r = idm_domain_create(NULL, &dom);
+
+	if (r < 0) {
+		ex_err("idm_domain_create: %s", idm_strerror(r));
+		return -1;
+	}
+	r = create_loop_contexts(dom);
+	idm_domain_destroy(dom); /* the contexts hold it */
+	return r;
+}
+
 /* Setup runs as loop 0: the providers' capabilities, and the LUNs'
- * buffers in its context (TCP takes them on every loop's connections).
+ * buffers in its context (the loops' domain: every loop's connections
+ * take them).
  * 0, or -1 after a message. */
 static int attach_luns(void)
 {
