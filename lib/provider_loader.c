@@ -245,6 +245,56 @@ bool idmp_keep_mapped(void)
 	return s && !strcmp(s, "0");
 }
 
+/* The module checked: its instance in the next slot of ctx, initialised
+ * and joined to the context's domain, or skipped (and closed) saying why. */
+static void prov_start(struct idm_ctx *ctx, struct idmp_prov_status *st, void *dl,
+		       const struct idm_prov_ops *ops, const char *path)
+{
+	struct idm_prov *prov = &ctx->providers[ctx->n_providers];
+	int r;
+
+	memset(prov, 0, sizeof(*prov));
+	/* ops newer than the provider's SDK stay NULL */
+	memcpy(&prov->ops_copy, ops,
+	       ops->size < sizeof(prov->ops_copy) ? ops->size
+						  : sizeof(prov->ops_copy));
+	prov->ops = &prov->ops_copy;
+	prov->ctx = ctx;
+	prov->dl = dl;
+	prov->index = (int)ctx->n_providers;
+	snprintf(prov->path, sizeof(prov->path), "%s", path);
+	prov->info.name = ops->name;
+	prov->info.description = ops->description ? ops->description : "";
+	prov->info.path = prov->path;
+	prov->info.abi_version = ops->abi_version;
+	prov->info.caps = ops->caps;
+	if (ops->init) {
+		r = ops->init(prov);
+		if (r < 0) {
+			if (r == INT_MIN)
+				r = -EINVAL;
+			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r, "%s",
+				    prov->why[0] ? prov->why : idm_strerror(r));
+			dlclose(dl);
+			return;
+		}
+	}
+	r = idmp_domain_bind(ctx->dom, prov, ops);
+	if (r < 0) {
+		if (ops->fini)
+			ops->fini(prov);
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r,
+			    "cannot join the context's domain: %s", idm_strerror(r));
+		dlclose(dl);
+		return;
+	}
+	ctx->provider_info[ctx->n_providers] = prov->info;
+	ctx->n_providers++;
+	if (st)
+		st->state = IDM_PROVIDER_LOADED;
+	idm_prov_dbg(ctx, "provider %s loaded from %s", ops->name, path);
+}
+
 static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 {
 	const char *base = strrchr(path, '/');
@@ -253,9 +303,8 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 	void *dl;
 	idm_prov_entry_fn entry;
 	const struct idm_prov_ops *ops;
-	struct idm_prov *prov, *first;
+	struct idm_prov *first;
 	struct idmp_prov_status *st;
-	int r;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
@@ -321,47 +370,7 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 		return;
 	}
 
-	prov = &ctx->providers[ctx->n_providers];
-	memset(prov, 0, sizeof(*prov));
-	/* ops newer than the provider's SDK stay NULL */
-	memcpy(&prov->ops_copy, ops,
-	       ops->size < sizeof(prov->ops_copy) ? ops->size
-						  : sizeof(prov->ops_copy));
-	prov->ops = &prov->ops_copy;
-	prov->ctx = ctx;
-	prov->dl = dl;
-	prov->index = (int)ctx->n_providers;
-	snprintf(prov->path, sizeof(prov->path), "%s", path);
-	if (ops->init) {
-		r = ops->init(prov);
-		if (r < 0) {
-			if (r == INT_MIN)
-				r = -EINVAL;
-			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r, "%s",
-				    prov->why[0] ? prov->why : idm_strerror(r));
-			dlclose(dl);
-			return;
-		}
-	}
-	r = idmp_domain_bind(ctx->dom, prov, ops);
-	if (r < 0) {
-		if (ops->fini)
-			ops->fini(prov);
-		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, r,
-			    "cannot join the context's domain: %s", idm_strerror(r));
-		dlclose(dl);
-		return;
-	}
-	prov->info.name = ops->name;
-	prov->info.description = ops->description ? ops->description : "";
-	prov->info.path = prov->path;
-	prov->info.abi_version = ops->abi_version;
-	prov->info.caps = ops->caps;
-	ctx->provider_info[ctx->n_providers] = prov->info;
-	ctx->n_providers++;
-	if (st)
-		st->state = IDM_PROVIDER_LOADED;
-	idm_prov_dbg(ctx, "provider %s loaded from %s", ops->name, path);
+	prov_start(ctx, st, dl, ops, path);
 }
 
 static int cmp_names(const struct dirent **a, const struct dirent **b)
