@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 struct target g_tgt;
 
@@ -797,7 +798,12 @@ static void stats_turn(int i)
 /* Loops 1 .. N-1: their own thread, stopped by loop 0. */
 static void *loop_thread(void *arg)
 {
+	char name[16];
+
 	g_loop = arg;
+	/* "idm-loop-N" in top -H, ps -L and /proc/PID/task/TID/comm */
+	snprintf(name, sizeof(name), "idm-loop-%d", g_loop->index);
+	prctl(PR_SET_NAME, name);
 	while (!__atomic_load_n(&stop_all, __ATOMIC_RELAXED)) {
 		int r = idm_ctx_progress(g_loop->ctx, 100);
 
