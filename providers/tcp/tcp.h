@@ -14,8 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "tcp_engine.h"
 #include "tcp_pdu.h"
 
 /* Send ring: PDUs prepared for one sendmsg. It starts at TCP_RING_MIN
@@ -37,6 +39,14 @@
 #define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
 #define TCP_IO_BYTES   (4u << 20) /* bytes moved per wakeup and direction */
 #define TCP_TXD_CHUNK  4 /* login needs one at a time; busy conns grow */
+/* iovecs of one write: room for every ring entry's 4, and for the
+ * segments of scatter-gather payloads (a write stops at this many and
+ * resumes where it stopped); below Linux's IOV_MAX of 1024 */
+#define TCP_TX_IOV     512
+/* io_uring engine: a connection's read buffer, the stage's size for
+ * the stage's reason (headers and small segments; a large payload is
+ * read in place) */
+#define TCP_URING_RXBUF TCP_STAGE
 /* The control rx buffer starts at this size and doubles up to the data
  * segment limit as larger PDUs arrive: login PDUs are mostly a few
  * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
@@ -305,6 +315,26 @@ struct tcp_conn {
 	bool live_off; /* never watched (knobs 0, not TCP, the fallback) */
 	uint64_t live_acked; /* tcpi_bytes_acked at the last progress */
 	int64_t live_since;  /* CLOCK_MONOTONIC ms of the last progress */
+	/* io_uring engine (tcp_engine_uring.c); eng NULL: epoll. The
+	 * connection is on at most one of the engine's lists (u_list): the
+	 * queued (wants a read or a write this pass) or the batch being
+	 * submitted and then completed. */
+	struct tcp_uring *eng;
+	struct tcp_conn *u_prev, *u_next;
+	uint8_t u_list;
+	bool u_want_rx, u_want_tx;
+	bool u_tx_ready;	   /* u_iov prepared, not submitted yet */
+	bool u_rx_sub, u_tx_sub;   /* submitted: results in u_*_res */
+	int u_rx_res, u_tx_res;
+	uint8_t *ubuf;		   /* read buffer: bytes [u_beg, u_end) */
+	uint32_t ucap, u_beg, u_end;
+	bool u_full; /* the last read filled ubuf: more is likely queued */
+	/* after ubuf's bytes: end of stream (-1) or the read's errno */
+	int u_err;
+	struct iovec *u_iov; /* TCP_TX_IOV, taken with the first write */
+	int u_iovcnt;
+	size_t u_txlen;
+	struct msghdr u_msg;
 };
 
 static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
@@ -330,6 +360,8 @@ struct tcp_knobs {
 	struct idm_prov_watch lw;
 	bool ticking;
 	struct tcp_conn *live;
+	/* the context's io_uring engine; NULL: epoll (tcp_engine.h) */
+	struct tcp_uring *uring;
 };
 
 /* The data segment limits of the keys in force, read once here rather
@@ -353,6 +385,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 
 	tc->user_ms = k ? k->user_timeout_ms : 0;
 	tc->zwnd_ms = k ? k->zero_window_ms : 0;
+	tc->eng = k ? k->uring : NULL;
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
 	tc->st = idm_prov_conn_stats(conn);
@@ -441,6 +474,13 @@ int tcp_tx_ctrl_sg(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		   size_t sg_off, uint32_t len);
 void tcp_tx_kick(struct tcp_conn *tc);
 void tcp_tx_flush(struct tcp_conn *tc);
+/* One write in two halves (the epoll engine's flush calls both in turn,
+ * the io_uring engine with its submission between): the iovecs of what
+ * is ready (count; 0: nothing to write; <0: the connection failed), then
+ * what the write did (n bytes, or -1 with err). Returns true when more
+ * may be written now. short_write: fewer bytes went than were given. */
+int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov);
+bool tcp_tx_sent(struct tcp_conn *tc, ssize_t n, int err, bool short_write);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_tx_drop_all(struct tcp_conn *tc);
 /* ops->conn_stats: the send queue's depth, counted when asked */

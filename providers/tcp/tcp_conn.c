@@ -74,6 +74,7 @@ int tcp_init(struct idm_prov *prov)
 	k->keepintvl = prov_env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
 	k->keepcnt = prov_env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
 	tcp_live_init(k, idm_prov_ctx(prov));
+	tcp_engine_init(k, idm_prov_ctx(prov));
 	idm_prov_set_priv(prov, k);
 	return 0;
 }
@@ -82,8 +83,10 @@ void tcp_fini(struct idm_prov *prov)
 {
 	struct tcp_knobs *k = idm_prov_priv(prov);
 
-	if (k)
+	if (k) {
 		tcp_live_fini(k);
+		tcp_engine_fini(k);
+	}
 	free(k);
 	idm_prov_set_priv(prov, NULL);
 }
@@ -238,6 +241,7 @@ void tcp_conn_trim(struct tcp_conn *tc)
 		tc->ffp_rx = false;
 		tc->s_beg = tc->s_end = 0;
 	}
+	freed += tcp_uring_trim(tc);
 	if (tc->rxcap > TCP_RXBUF_MIN) {
 		freed += tc->rxcap;
 		free(tc->rxbuf);
@@ -261,6 +265,7 @@ void tcp_conn_close(struct tcp_conn *tc)
 		close(tc->tfd);
 	tc->tfd = -1;
 	tcp_live_stop(tc);
+	tcp_uring_forget(tc); /* nothing of it is submitted after this */
 	if (tc->w.added)
 		idm_prov_watch_del(tc->ctx, &tc->w);
 	if (tc->fd >= 0)
@@ -297,6 +302,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 		return;
 	tcp_conn_close(tc);
 	tcp_tx_free_pool(tc);
+	tcp_uring_free(tc);
 	free(tc->bounce);
 	free(tc->ring);
 	free(tc->stage);

@@ -42,6 +42,54 @@ static uint8_t *rx_stage(struct tcp_conn *tc)
  * scatter-gather buffer), plus the stage tail. */
 #define RX_IOV 8
 
+/* The connection closed under the receive machine, or the read failed. */
+static void rx_fail(struct tcp_conn *tc, int err)
+{
+	if (err == 0)
+		tcp_conn_fail(tc, -ECONNRESET, "%s",
+			      mid_pdu(tc) ? "peer closed the connection in "
+					    "the middle of a PDU"
+					  : "peer closed the connection");
+	else
+		tcp_conn_fail(tc, -err, "receive failed: %s%s", strerror(err),
+			      err == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
+}
+
+/* io_uring engine (or bytes it read before the connection moved to an
+ * epoll context): the engine's read buffer already is a stage, so the
+ * bytes go straight from it to their place, without a second one. */
+static int rx_from_engine(struct tcp_conn *tc, const struct iovec *dst,
+			  int ndst, uint32_t need)
+{
+	ssize_t n = tcp_engine_readv(tc, dst, ndst);
+
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0; /* the read's completion runs us again */
+		rx_fail(tc, n == 0 ? 0 : errno);
+		return -1;
+	}
+	/* the buffer ran out and the read that filled it emptied the socket
+	 * (it was short): wait for the socket's watch, as a short recv()
+	 * does under epoll; if it was full, a read is queued that runs us */
+	tc->rx_dry = tc->u_beg == tc->u_end && !tc->u_full;
+	if (tc->rs == RX_DATA && tc->rtask) /* payload, not a header */
+		idm_prov_stats_copy(tc->st, (uint64_t)n);
+	return (int)n;
+}
+
+/* Whether the engine's read buffer serves this read: always while it
+ * holds bytes (or their end); with io_uring, for all but a large payload
+ * bound for its place, which is read straight into it (below) as under
+ * epoll, so that the kernel's is its only copy. */
+static bool rx_engine_reads(const struct tcp_conn *tc, uint32_t need,
+			    bool direct)
+{
+	if (tc->u_beg < tc->u_end || tc->u_err)
+		return true;
+	return tc->eng && !(direct && need >= TCP_DIRECT_MIN);
+}
+
 /* Up to `need` bytes into the ndst pieces of dst (their lengths add up
  * to need): >0 bytes got, 0 would block, <0 failed. Bytes come from the
  * stage while it holds some (into the first piece only), else from the
@@ -53,11 +101,14 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 	ssize_t n;
 
 	if (tc->s_beg == tc->s_end) {
-		uint8_t *stage = rx_stage(tc);
+		uint8_t *stage;
 
 		tc->s_beg = tc->s_end = 0;
 		if (tc->rx_dry)
 			return 0; /* saves the EAGAIN recv of each wakeup */
+		if (rx_engine_reads(tc, need, direct))
+			return rx_from_engine(tc, dst, ndst, need);
+		stage = rx_stage(tc);
 		direct = !stage || (direct && need >= TCP_DIRECT_MIN);
 		for (;;) {
 			if (direct) {
@@ -76,19 +127,13 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 				break;
 		}
 		if (n == 0) {
-			tcp_conn_fail(tc, -ECONNRESET, "%s",
-				      mid_pdu(tc)
-					      ? "peer closed the connection in "
-						"the middle of a PDU"
-					      : "peer closed the connection");
+			rx_fail(tc, 0);
 			return -1;
 		}
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			tcp_conn_fail(tc, -errno, "receive failed: %s%s",
-				      strerror(errno),
-				      errno == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
+			rx_fail(tc, errno);
 			return -1;
 		}
 		/* a short read took all the socket had (TCP hands over what

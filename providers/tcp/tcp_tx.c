@@ -39,10 +39,7 @@
 
 static const uint8_t zeros[4];
 
-/* iovecs of one sendmsg: room for every ring entry's 4, and for the
- * segments of scatter-gather payloads (a write stops at this many and
- * resumes where it stopped); below Linux's IOV_MAX of 1024 */
-#define TX_IOV 512
+#define TX_IOV TCP_TX_IOV
 _Static_assert(TX_IOV >= TCP_RING * 4, "a full ring must fit one sendmsg");
 
 /* Until tcp_conn_bind: nothing is queued before the core made the conn. */
@@ -133,7 +130,11 @@ static void tx_defer_fn(struct idm_prov_defer *df)
  * run inside the caller's call. */
 void tcp_tx_kick(struct tcp_conn *tc)
 {
-	if (!tc->closed)
+	if (tc->closed)
+		return;
+	if (tc->eng)
+		tcp_uring_want_tx(tc); /* written at the end of the pass */
+	else
 		idm_prov_defer(tc->ctx, &tc->tx_defer, tx_defer_fn);
 }
 
@@ -447,16 +448,127 @@ static bool entry_done(struct tcp_conn *tc)
 	return true;
 }
 
+int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov)
+{
+	bool full = false;
+	int cnt = 0;
+
+	if (tc->closed)
+		return -1;
+	if (fill_ring(tc) < 0) {
+		tcp_conn_fail(tc, -ENOMEM, "no memory for the send ring");
+		return -1;
+	}
+	/* drop skipped entries at the head */
+	while (tc->r_count && tc->ring[tc->r_head].skip)
+		if (!entry_done(tc))
+			return -1;
+	if (!tc->r_count) {
+		tc->tx_blocked = false;
+		tcp_watch_update(tc);
+		return 0;
+	}
+	/* a prefix of what is queued: stops where iov is full */
+	for (unsigned i = 0; i < tc->r_count && cnt <= TX_IOV - 4 && !full;
+	     i++) {
+		struct tcp_txpdu *e = ring_at(tc, i);
+		size_t skip = e->done;
+
+		if (e->skip)
+			continue;
+		for (int k = 0; k < e->iovcnt && !full; k++) {
+			struct iovec v = e->iov[k];
+			if (skip >= v.iov_len) {
+				skip -= v.iov_len;
+				continue;
+			}
+			v.iov_len -= skip;
+			if (!v.iov_base) {
+				/* scatter-gather payload: its segments */
+				size_t covered = 0;
+				int m = idm_prov_buf_iov(e->sg, e->sg_off + skip,
+							 v.iov_len, iov + cnt,
+							 TX_IOV - cnt, &covered);
+				if (m > 0)
+					cnt += m;
+				full = covered < v.iov_len;
+				skip = 0;
+				continue;
+			}
+			if (cnt == TX_IOV) {
+				full = true;
+				break;
+			}
+			v.iov_base = (char *)v.iov_base + skip;
+			skip = 0;
+			iov[cnt++] = v;
+		}
+	}
+	return cnt;
+}
+
+bool tcp_tx_sent(struct tcp_conn *tc, ssize_t n, int err, bool short_write)
+{
+	if (n < 0) {
+		if (err == EAGAIN || err == EWOULDBLOCK) {
+			tc->tx_blocked = true;
+			tcp_watch_update(tc);
+			tcp_live_sent(tc);
+			return false;
+		}
+		tcp_conn_fail(tc, err == EPIPE ? -ECONNRESET : -err,
+			      "send failed: %s%s", strerror(err),
+			      err == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
+		return false;
+	}
+	if (n > 0)
+		tcp_live_sent(tc); /* a flag test unless just idle */
+	/* account every byte first: a completion callback below may
+	 * cancel a task whose PDU is already partly on the wire */
+	for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
+		struct tcp_txpdu *e = ring_at(tc, i);
+		size_t take = e->len - e->done;
+
+		if (e->skip)
+			continue;
+		if ((size_t)n < take)
+			take = (size_t)n;
+		e->done += take;
+		n -= (ssize_t)take;
+	}
+	while (tc->r_count) {
+		struct tcp_txpdu *e = &tc->ring[tc->r_head];
+
+		if (!e->skip && e->done < e->len)
+			break;
+		if (!entry_done(tc))
+			return false;
+	}
+	if (short_write && !tc->closed) {
+		/* the socket took less than it was given: it is full, and
+		 * another write would only say EAGAIN */
+		tc->tx_blocked = true;
+		tcp_watch_update(tc);
+		return false;
+	}
+	return !tc->closed;
+}
+
 void tcp_tx_flush(struct tcp_conn *tc)
 {
 	/* scratch for one sendmsg: on the stack, not in every connection */
 	struct iovec iov[TX_IOV];
 	uint64_t sent = 0;
 
+	if (tc->eng) {
+		tcp_uring_want_tx(tc);
+		return;
+	}
+	if (tc->u_tx_sub && !tcp_uring_settle_tx(tc))
+		return;
 	while (!tc->closed) {
-		bool full = false;
-		int cnt = 0;
 		ssize_t n;
+		int cnt;
 
 		if (sent >= TCP_IO_BYTES) {
 			/* a fast peer must not keep the loop here for a
@@ -464,56 +576,9 @@ void tcp_tx_flush(struct tcp_conn *tc)
 			tcp_tx_kick(tc);
 			return;
 		}
-
-		if (fill_ring(tc) < 0) {
-			tcp_conn_fail(tc, -ENOMEM, "no memory for the send ring");
+		cnt = tcp_tx_prepare(tc, iov);
+		if (cnt <= 0)
 			return;
-		}
-		/* drop skipped entries at the head */
-		while (tc->r_count && tc->ring[tc->r_head].skip)
-			if (!entry_done(tc))
-				return;
-		if (!tc->r_count) {
-			tc->tx_blocked = false;
-			tcp_watch_update(tc);
-			return;
-		}
-		/* a prefix of what is queued: stops where iov is full */
-		for (unsigned i = 0; i < tc->r_count && cnt <= TX_IOV - 4 && !full;
-		     i++) {
-			struct tcp_txpdu *e = ring_at(tc, i);
-			size_t skip = e->done;
-
-			if (e->skip)
-				continue;
-			for (int k = 0; k < e->iovcnt && !full; k++) {
-				struct iovec v = e->iov[k];
-				if (skip >= v.iov_len) {
-					skip -= v.iov_len;
-					continue;
-				}
-				v.iov_len -= skip;
-				if (!v.iov_base) {
-					/* scatter-gather payload: its segments */
-					size_t covered = 0;
-					int m = idm_prov_buf_iov(e->sg, e->sg_off + skip,
-								 v.iov_len, iov + cnt,
-								 TX_IOV - cnt, &covered);
-					if (m > 0)
-						cnt += m;
-					full = covered < v.iov_len;
-					skip = 0;
-					continue;
-				}
-				if (cnt == TX_IOV) {
-					full = true;
-					break;
-				}
-				v.iov_base = (char *)v.iov_base + skip;
-				skip = 0;
-				iov[cnt++] = v;
-			}
-		}
 		{
 			/* sendmsg for MSG_NOSIGNAL: a vanished peer must not
 			 * raise SIGPIPE in the caller's process */
@@ -521,44 +586,11 @@ void tcp_tx_flush(struct tcp_conn *tc)
 					     .msg_iovlen = (size_t)cnt };
 			n = sendmsg(tc->fd, &mh, MSG_NOSIGNAL);
 		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				tc->tx_blocked = true;
-				tcp_watch_update(tc);
-				tcp_live_sent(tc);
-				return;
-			}
-			tcp_conn_fail(tc, errno == EPIPE ? -ECONNRESET : -errno,
-				      "send failed: %s%s", strerror(errno),
-				      errno == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!tcp_tx_sent(tc, n, n < 0 ? errno : 0, false))
 			return;
-		}
 		sent += (uint64_t)n;
-		if (n > 0)
-			tcp_live_sent(tc); /* a flag test unless just idle */
-		/* account every byte first: a completion callback below may
-		 * cancel a task whose PDU is already partly on the wire */
-		for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
-			struct tcp_txpdu *e = ring_at(tc, i);
-			size_t take = e->len - e->done;
-
-			if (e->skip)
-				continue;
-			if ((size_t)n < take)
-				take = (size_t)n;
-			e->done += take;
-			n -= (ssize_t)take;
-		}
-		while (tc->r_count) {
-			struct tcp_txpdu *e = &tc->ring[tc->r_head];
-
-			if (!e->skip && e->done < e->len)
-				break;
-			if (!entry_done(tc))
-				return;
-		}
 	}
 }
 
@@ -606,6 +638,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 
 	if (!tcp_task(t)->ntxd)
 		return;
+	tcp_uring_tx_changed(tc);
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
 
@@ -646,6 +679,7 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 {
 	struct tcp_txd *d;
 
+	tcp_uring_tx_changed(tc);
 	while (tc->r_count) {
 		struct tcp_txpdu *e = &tc->ring[tc->r_head];
 
