@@ -512,8 +512,15 @@ void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx)
 
 void tcp_engine_fini(struct tcp_knobs *k)
 {
+	struct tcp_conn *tc;
+
 	if (!k->uring)
 		return;
+	/* a connection still listed must not reach the freed engine */
+	while ((tc = k->uring->queued) || (tc = k->uring->batch)) {
+		tcp_uring_forget(tc);
+		tc->eng = NULL;
+	}
 	/* every operation completed inside the call that submitted it:
 	 * nothing is in flight */
 	idm_prov_defer_cancel(k->uring->ctx, &k->uring->pass);
