@@ -16,7 +16,10 @@
  * call that submitted it, and closing a connection, freeing a task or
  * moving a connection never races the kernel. Reads land in a buffer of
  * the connection's own (ubuf), from which the receive machine copies as
- * it would from a socket; writes take the same iovecs sendmsg did.
+ * it would from a socket; writes take the same iovecs sendmsg did. A
+ * read that filled the buffer is followed by a plain recv when the
+ * buffer is used up (more is waiting), and a large payload is read in
+ * place by readv, both as under epoll.
  *
  * A context whose ring cannot be made (no io_uring in the kernel, a
  * seccomp profile refusing it, the memlock limit) uses epoll and says why

@@ -258,6 +258,41 @@ static void rx_apply(struct tcp_conn *tc, int res)
 	}
 }
 
+/*
+ * ThreadSanitizer sees a socket's bytes order threads through its
+ * send/recv interceptors (a send releases, a recv acquires); the ring's
+ * reads and writes happen inside io_uring_enter, where it cannot look,
+ * and a peer thread's earlier writes to a buffer this thread now fills
+ * (or the other way round) would be reported as races. In such a build
+ * each write is preceded, and each read followed, by a zero-length
+ * send/recv on the socket: no bytes, but the ordering it lacked.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TCP_URING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TCP_URING_TSAN 1
+#endif
+#endif
+
+static void tsan_release(const struct tcp_conn *tc)
+{
+#ifdef TCP_URING_TSAN
+	(void)!send(tc->fd, NULL, 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+#else
+	(void)tc;
+#endif
+}
+
+static void tsan_acquire(const struct tcp_conn *tc)
+{
+#ifdef TCP_URING_TSAN
+	(void)!recv(tc->fd, NULL, 0, MSG_DONTWAIT);
+#else
+	(void)tc;
+#endif
+}
+
 static void prep_rx(struct io_uring *ring, struct tcp_conn *tc)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
@@ -270,6 +305,7 @@ static void prep_tx(struct io_uring *ring, struct tcp_conn *tc)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
+	tsan_release(tc);
 	memset(&tc->u_msg, 0, sizeof(tc->u_msg));
 	tc->u_msg.msg_iov = tc->u_iov;
 	tc->u_msg.msg_iovlen = (size_t)tc->u_iovcnt;
@@ -366,6 +402,7 @@ static void complete_rx(struct tcp_conn *tc)
 		want_rx(tc);
 		return;
 	}
+	tsan_acquire(tc);
 	tc->rx_dry = false;
 	tcp_rx_run(tc);
 }
@@ -608,19 +645,43 @@ bool tcp_uring_settle_tx(struct tcp_conn *tc)
 
 #endif /* TCP_HAVE_URING */
 
+/* The buffer is used up and the read that filled it was full: more is
+ * waiting in the socket, so read it now, as the epoll engine would,
+ * rather than a round later - a connection streaming data must not wait
+ * for the others. (The ring batches the first read after the socket's
+ * watch fired, which is where connections meet.) */
+static void ubuf_refill(struct tcp_conn *tc)
+{
+	ssize_t n;
+
+	do
+		n = recv(tc->fd, tc->ubuf, tc->ucap, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	tc->u_full = false;
+	if (n > 0) {
+		tc->u_beg = 0;
+		tc->u_end = (uint32_t)n;
+		tc->u_full = (size_t)n == tc->ucap;
+	} else if (n == 0) {
+		tc->u_err = -1;
+	} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+		tc->u_err = errno;
+	}
+}
+
 ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt)
 {
+	bool refilled = false;
 	size_t got;
 
+	if (tc->u_beg == tc->u_end && tc->u_full && tc->ubuf && !tc->u_err) {
+		ubuf_refill(tc);
+		refilled = true;
+	}
 	if (tc->u_beg < tc->u_end) {
 		got = ubuf_copy_out(tc, iov, cnt);
-		if (tc->u_beg == tc->u_end) {
+		if (tc->u_beg == tc->u_end)
 			tc->u_beg = tc->u_end = 0;
-			/* a full buffer left more in the socket: read on
-			 * in this pass's submission rather than the next */
-			if (tc->u_full)
-				want_rx(tc);
-		}
 		return (ssize_t)got;
 	}
 	if (tc->u_err) {
@@ -631,7 +692,8 @@ ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt)
 	}
 	if (!tc->eng)
 		return readv(tc->fd, iov, cnt);
-	want_rx(tc);
+	if (!refilled) /* (else the socket just said it is empty) */
+		want_rx(tc);
 	errno = EAGAIN;
 	return -1;
 }
