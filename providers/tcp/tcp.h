@@ -481,6 +481,12 @@ void tcp_tx_flush(struct tcp_conn *tc);
  * may be written now. short_write: fewer bytes went than were given. */
 int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov);
 bool tcp_tx_sent(struct tcp_conn *tc, ssize_t n, int err, bool short_write);
+/* tcp_tx_sent of n >= 0 bytes in its two steps: the bytes counted into
+ * the ring (no callback runs: the io_uring engine does it as the write
+ * completes, so that a task cancelled before step two sees what went
+ * out), then the PDUs that left retired, completions and all. */
+void tcp_tx_account(struct tcp_conn *tc, size_t n);
+bool tcp_tx_retire(struct tcp_conn *tc, bool short_write);
 void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_tx_drop_all(struct tcp_conn *tc);
 /* ops->conn_stats: the send queue's depth, counted when asked */

@@ -158,8 +158,10 @@ bool tcp_uring_settle_tx(struct tcp_conn *tc)
 	tc->u_tx_sub = false;
 	if (res == -EINTR)
 		return true;
-	return tcp_tx_sent(tc, res < 0 ? -1 : res, res < 0 ? -res : 0,
-			   res >= 0 && (size_t)res < tc->u_txlen);
+	if (res < 0)
+		return tcp_tx_sent(tc, -1, -res, false);
+	/* its bytes were counted as it completed (round_submit) */
+	return tcp_tx_retire(tc, (size_t)res < tc->u_txlen);
 }
 
 /* ---- a round ---------------------------------------------------------- */
@@ -343,6 +345,17 @@ static unsigned round_prep(struct tcp_uring *u)
 	return n;
 }
 
+/* A write's result: its bytes counted into the send ring at once (no
+ * callback runs here), so that a task of this connection cancelled by a
+ * callback of another before this one's turn in step 3 sees which of its
+ * PDUs went out. */
+static void tx_apply(struct tcp_conn *tc, int res)
+{
+	tc->u_tx_res = res;
+	if (res > 0)
+		tcp_tx_account(tc, (size_t)res);
+}
+
 /* Step 2: submit n operations and collect all n completions into their
  * connections. They are all there when the call returns (MSG_DONTWAIT);
  * the wait is only for a kernel that would defer one anyway. */
@@ -369,7 +382,7 @@ static int round_submit(struct tcp_uring *u, unsigned n)
 		ud = io_uring_cqe_get_data64(cqe);
 		tc = (struct tcp_conn *)(uintptr_t)(ud & ~(uint64_t)1);
 		if (ud & 1)
-			tc->u_tx_res = cqe->res;
+			tx_apply(tc, cqe->res);
 		else
 			rx_apply(tc, cqe->res);
 		io_uring_cqe_seen(&u->ring, cqe);
@@ -381,14 +394,17 @@ static int round_submit(struct tcp_uring *u, unsigned n)
 static void complete_tx(struct tcp_conn *tc)
 {
 	int res = tc->u_tx_res;
+	bool more;
 
 	if (res == -EINTR) {
 		tcp_uring_want_tx(tc);
 		return;
 	}
-	if (tcp_tx_sent(tc, res < 0 ? -1 : res, res < 0 ? -res : 0,
-			res >= 0 && (size_t)res < tc->u_txlen) &&
-	    (tc->r_count || !idm_sq_empty(&tc->gen)))
+	if (res < 0)
+		more = tcp_tx_sent(tc, -1, -res, false);
+	else /* counted as it completed (tx_apply) */
+		more = tcp_tx_retire(tc, (size_t)res < tc->u_txlen);
+	if (more && (tc->r_count || !idm_sq_empty(&tc->gen)))
 		tcp_uring_want_tx(tc); /* more is ready: next round */
 }
 

@@ -521,21 +521,31 @@ bool tcp_tx_sent(struct tcp_conn *tc, ssize_t n, int err, bool short_write)
 			      err == ETIMEDOUT ? TCP_TIMEDOUT_HINT : "");
 		return false;
 	}
-	if (n > 0)
-		tcp_live_sent(tc); /* a flag test unless just idle */
 	/* account every byte first: a completion callback below may
 	 * cancel a task whose PDU is already partly on the wire */
+	tcp_tx_account(tc, (size_t)n);
+	return tcp_tx_retire(tc, short_write);
+}
+
+void tcp_tx_account(struct tcp_conn *tc, size_t n)
+{
+	if (n > 0)
+		tcp_live_sent(tc); /* a flag test unless just idle */
 	for (unsigned i = 0; i < tc->r_count && n > 0; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
 		size_t take = e->len - e->done;
 
 		if (e->skip)
 			continue;
-		if ((size_t)n < take)
-			take = (size_t)n;
+		if (n < take)
+			take = n;
 		e->done += take;
-		n -= (ssize_t)take;
+		n -= take;
 	}
+}
+
+bool tcp_tx_retire(struct tcp_conn *tc, bool short_write)
+{
 	while (tc->r_count) {
 		struct tcp_txpdu *e = &tc->ring[tc->r_head];
 
