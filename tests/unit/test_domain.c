@@ -157,69 +157,73 @@ START_TEST(provider_state_shared_and_released_last)
 }
 END_TEST
 
-START_TEST(buffer_of_another_domain_refused)
-{
-	uint8_t din[IDM_ISCSI_BHS_LEN];
-	idm_domain *dom;
+/* Contexts a and b in one domain, `alone` in its own, a buffer of each
+ * domain (`same` made through b, `other` through alone); the domain's
+ * creator reference is dropped at once. */
+struct two_domains {
 	idm_ctx *a, *b, *alone;
-	idm_conn *conn;
-	idm_portal *portal;
 	idm_buf *same, *other;
-	idm_task *t;
+};
+
+static void two_domains_setup(struct two_domains *w)
+{
+	idm_domain *dom;
 
 	unit_use_providers("good", "fake");
 	ck_assert_int_eq(idm_domain_create(NULL, &dom), 0);
-	a = ctx_in(dom);
-	b = ctx_in(dom);
-	ck_assert_int_eq(idm_ctx_create(NULL, &alone), 0);
-	ck_assert_int_eq(idm_buf_alloc(b, 4096, &same), 0);
-	ck_assert_int_eq(idm_buf_alloc(alone, 4096, &other), 0);
-	t = ffp_task(a, &conn, &portal, din);
+	w->a = ctx_in(dom);
+	w->b = ctx_in(dom);
+	idm_domain_destroy(dom);
+	ck_assert_int_eq(idm_ctx_create(NULL, &w->alone), 0);
+	ck_assert_int_eq(idm_buf_alloc(w->b, 4096, &w->same), 0);
+	ck_assert_int_eq(idm_buf_alloc(w->alone, 4096, &w->other), 0);
+}
+
+START_TEST(buffer_of_another_domain_refused)
+{
+	uint8_t din[IDM_ISCSI_BHS_LEN];
+	struct two_domains w;
+	idm_conn *conn;
+	idm_portal *portal;
+	idm_task *t;
+
+	two_domains_setup(&w);
+	t = ffp_task(w.a, &conn, &portal, din);
 	/* the fake has buf_release: it registers, per domain */
-	ck_assert_int_eq(idm_put_data(t, din, other, 0, 0, 1, 0), -EINVAL);
-	ck_assert_int_eq(idm_put_data(t, din, same, 0, 0, 1, 0), 0);
-	ck_assert(unit_progress_until(a, &unit_ev.completions));
+	ck_assert_int_eq(idm_put_data(t, din, w.other, 0, 0, 1, 0), -EINVAL);
+	ck_assert_int_eq(idm_put_data(t, din, w.same, 0, 0, 1, 0), 0);
+	ck_assert(unit_progress_until(w.a, &unit_ev.completions));
 	idm_deallocate_task_resources(t);
 	idm_portal_destroy(portal);
 	idm_conn_destroy(conn);
-	/* buffers, contexts and the domain in yet another order */
-	idm_domain_destroy(dom);
-	idm_ctx_destroy(a);
-	idm_buf_destroy(same);
-	idm_ctx_destroy(b);
-	idm_ctx_destroy(alone);
-	idm_buf_destroy(other);
+	/* buffers and contexts in yet another order */
+	idm_ctx_destroy(w.a);
+	idm_buf_destroy(w.same);
+	idm_ctx_destroy(w.b);
+	idm_ctx_destroy(w.alone);
+	idm_buf_destroy(w.other);
 }
 END_TEST
 
 START_TEST(initiator_data_of_another_domain_refused)
 {
-	idm_domain *dom;
-	idm_ctx *a, *b, *alone;
+	struct two_domains w;
 	idm_conn *conn;
-	idm_buf *same, *other;
 	idm_task *t;
 
-	unit_use_providers("good", "fake");
-	ck_assert_int_eq(idm_domain_create(NULL, &dom), 0);
-	a = ctx_in(dom);
-	b = ctx_in(dom);
-	idm_domain_destroy(dom);
-	ck_assert_int_eq(idm_ctx_create(NULL, &alone), 0);
-	ck_assert_int_eq(idm_buf_alloc(b, 4096, &same), 0);
-	ck_assert_int_eq(idm_buf_alloc(alone, 4096, &other), 0);
-	conn = unit_initiator(a, true);
+	two_domains_setup(&w);
+	conn = unit_initiator(w.a, true);
 	ck_assert_int_eq(idm_task_create(conn, 0x10, &t), 0);
-	ck_assert_int_eq(idm_task_set_data(t, other, 0, 16, NULL, 0, 0), -EINVAL);
-	ck_assert_int_eq(idm_task_set_data(t, NULL, 0, 0, other, 0, 16), -EINVAL);
-	ck_assert_int_eq(idm_task_set_data(t, same, 0, 16, same, 16, 16), 0);
+	ck_assert_int_eq(idm_task_set_data(t, w.other, 0, 16, NULL, 0, 0), -EINVAL);
+	ck_assert_int_eq(idm_task_set_data(t, NULL, 0, 0, w.other, 0, 16), -EINVAL);
+	ck_assert_int_eq(idm_task_set_data(t, w.same, 0, 16, w.same, 16, 16), 0);
 	idm_deallocate_task_resources(t);
 	idm_conn_destroy(conn);
-	idm_buf_destroy(other);
-	idm_buf_destroy(same);
-	idm_ctx_destroy(alone);
-	idm_ctx_destroy(b);
-	idm_ctx_destroy(a);
+	idm_buf_destroy(w.other);
+	idm_buf_destroy(w.same);
+	idm_ctx_destroy(w.alone);
+	idm_ctx_destroy(w.b);
+	idm_ctx_destroy(w.a);
 }
 END_TEST
 
