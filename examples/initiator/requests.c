@@ -76,18 +76,28 @@ void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 	}
 }
 
+/* A final Text Request of the session's control task: the first one
+ * (ttt IDM_ISCSI_RESERVED_TAG) or a continuation. Not immediate, as
+ * open-iscsi and libiscsi send it: every target orders it by CmdSN. */
+static void text_req_bhs(struct ini_session *s, uint32_t ttt,
+			 uint8_t bhs[IDM_BHS_LEN])
+{
+	memset(bhs, 0, IDM_BHS_LEN);
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, ttt);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
+	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+}
+
 /* More to come: an empty Text Request with the target's TTT asks for it
  * (RFC 7143 section 11.10.4). */
 static void text_continue(struct ini_session *s, uint32_t ttt)
 {
-	uint8_t req[IDM_BHS_LEN] = { 0 };
+	uint8_t req[IDM_BHS_LEN];
 
-	req[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
-	req[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_TTT, ttt);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
-	idm_iscsi_put32(req + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	text_req_bhs(s, ttt, req);
 	ini_send_pdu(s, req, NULL, 0, NULL);
 }
 
@@ -220,20 +230,13 @@ void ini_on_reject(struct ini_session *s, const uint8_t *bhs,
 int ini_session_send_targets(struct ini_session *s, char **text, size_t *len)
 {
 	static const char req_text[] = "SendTargets=All";
-	uint8_t bhs[IDM_BHS_LEN] = { 0 };
+	uint8_t bhs[IDM_BHS_LEN];
 	int rc;
 
 	s->text_len = 0;
 	s->text_overflow = false;
 	ctl_start(s, IDM_ISCSI_OP_TEXT_RSP);
-	/* Not immediate, as open-iscsi and libiscsi send it: every target
-	 * orders it by CmdSN. */
-	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_TEXT_REQ;
-	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL;
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, s->ctl.itt);
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_TTT, IDM_ISCSI_RESERVED_TAG);
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, s->cmdsn++);
-	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
+	text_req_bhs(s, IDM_ISCSI_RESERVED_TAG, bhs);
 	rc = ini_send_pdu(s, bhs, req_text, sizeof(req_text), NULL);
 	if (rc < 0)
 		return rc;
