@@ -100,12 +100,12 @@ static int send_login(int fd, const char *target)
 	char req[512];
 	size_t n = login_keys(req, target), padded;
 
-	bhs[0] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_LOGIN_TRANSIT |
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_LOGIN_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_LOGIN_TRANSIT |
 		 (IDM_ISCSI_STAGE_OPERATIONAL << IDM_ISCSI_LOGIN_CSG_SHIFT) |
 		 IDM_ISCSI_STAGE_FULL_FEATURE;
-	bhs[8] = 0x80; /* ISID: random type */
-	bhs[11] = 0x42;
+	bhs[IDM_ISCSI_LOGIN_ISID] = 0x80; /* ISID: random type */
+	bhs[IDM_ISCSI_LOGIN_ISID + 3] = 0x42;
 	idm_iscsi_bhs_set_data_len(bhs, (uint32_t)n);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, 1);
 	padded = n + idm_iscsi_pad4((uint32_t)n);
@@ -139,8 +139,10 @@ static int login(int fd, const char *target, char *keys, size_t cap,
 		free(rsp);
 		return -1;
 	}
-	if (bhs[36] != 0 || !(bhs[1] & IDM_ISCSI_LOGIN_TRANSIT)) {
-		fprintf(stderr, "login refused: class %u detail %u\n", bhs[36], bhs[37]);
+	if (bhs[IDM_ISCSI_LOGIN_STATUS_CLASS] != IDM_ISCSI_LOGIN_CLASS_SUCCESS ||
+	    !(bhs[IDM_ISCSI_BHS_FLAGS] & IDM_ISCSI_LOGIN_TRANSIT)) {
+		fprintf(stderr, "login refused: class %u detail %u\n",
+			bhs[IDM_ISCSI_LOGIN_STATUS_CLASS], bhs[IDM_ISCSI_LOGIN_STATUS_DETAIL]);
 		free(rsp);
 		return -1;
 	}
@@ -176,11 +178,11 @@ static void on_control(idm_conn *conn, idm_pdu *pdu, void *arg)
 	s->statsn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_CMDSN /* StatSN */);
 	switch (idm_pdu_opcode(pdu)) {
 	case IDM_ISCSI_OP_SCSI_RSP:
-		s->status = bhs[3];
+		s->status = bhs[IDM_ISCSI_BHS_STATUS];
 		s->done = true;
 		break;
 	case IDM_ISCSI_OP_DATA_IN: /* with status (S bit): data is placed */
-		s->status = bhs[3];
+		s->status = bhs[IDM_ISCSI_BHS_STATUS];
 		s->done = true;
 		break;
 	case IDM_ISCSI_OP_LOGOUT_RSP:
@@ -230,8 +232,8 @@ static int inquiry(idm_ctx *ctx, idm_conn *conn, struct state *s, int lun,
 	    idm_task_create(conn, 1, &task) < 0 ||
 	    idm_task_set_data(task, *buf, 0, INQ_LEN, NULL, 0, 0) < 0)
 		return -1;
-	bhs[0] = IDM_ISCSI_OP_SCSI_CMD;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_CMD_READ | 1; /* SIMPLE */
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_SCSI_CMD;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL | IDM_ISCSI_CMD_READ | 1; /* SIMPLE */
 	bhs[9] = (uint8_t)lun; /* single-level LUN, peripheral addressing */
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 1);
 	idm_iscsi_put32(bhs + IDM_ISCSI_CMD_EDTL, INQ_LEN);
@@ -256,8 +258,8 @@ static int logout(idm_ctx *ctx, idm_conn *conn, struct state *s)
 {
 	uint8_t bhs[IDM_ISCSI_BHS_LEN] = { 0 };
 
-	bhs[0] = IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
-	bhs[1] = IDM_ISCSI_FLAG_FINAL; /* reason 0: close the session */
+	bhs[IDM_ISCSI_BHS_OPCODE] = IDM_ISCSI_OP_LOGOUT_REQ | IDM_ISCSI_OP_IMMEDIATE;
+	bhs[IDM_ISCSI_BHS_FLAGS] = IDM_ISCSI_FLAG_FINAL; /* reason 0: close the session */
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_ITT, 2);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_CMDSN, 2);
 	idm_iscsi_put32(bhs + IDM_ISCSI_BHS_EXP_STATSN, s->statsn + 1);
