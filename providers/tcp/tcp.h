@@ -52,6 +52,13 @@
  * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
 #define TCP_RXBUF_MIN  512
 #define TCP_DEAD_ITTS  32 /* freed ITTs remembered per connection */
+/* Zero-copy Data-In (tcp_zc.c): headers and trailers of PDUs sent with
+ * MSG_ZEROCOPY, kept until the kernel lets go of them (a power of two;
+ * beyond it PDUs go by copy until slots free), out-of-order
+ * notification ranges remembered, and notifications read per wakeup */
+#define TCP_ZC_SLOTS   512
+#define TCP_ZC_OOO     8
+#define TCP_ZC_REAP    32
 
 /* ---- send side ---------------------------------------------------- */
 
@@ -97,6 +104,11 @@ struct tcp_txd {
 	uint32_t itt;
 	bool ack, status; /* Put_Data: A bit / S bit on last */
 	uint32_t qbytes;  /* bytes copied into cbuf, counted in tc->q_bytes */
+	/* Data-In large enough for IDM_TCP_ZEROCOPY (tcp_zc.c): send its
+	 * PDUs with MSG_ZEROCOPY; zc_used once one went so; zc_seq: the
+	 * zero-copy send its completion waits for (on tc->zc_wait) */
+	bool zc, zc_used;
+	uint32_t zc_seq;
 };
 
 /* One PDU ready to send: its iovecs and how much of it went out. */
@@ -112,6 +124,10 @@ struct tcp_txpdu {
 	size_t len, done;
 	bool last; /* last PDU of txd */
 	bool skip; /* cancelled before any byte went out */
+	/* zc: sent with MSG_ZEROCOPY, its header and trailer in slot
+	 * zc_slot of tc->zc_slots (-1: none) */
+	bool zc;
+	int zc_slot;
 	uint8_t hdr[IDM_ISCSI_BHS_LEN + IDM_ISCSI_DIGEST_LEN];
 	uint8_t hdig[IDM_ISCSI_DIGEST_LEN];
 	uint8_t trl[8];
@@ -335,6 +351,32 @@ struct tcp_conn {
 	int u_iovcnt;
 	size_t u_txlen;
 	struct msghdr u_msg;
+	/* Zero-copy Data-In (tcp_zc.c, epoll engine only). The kernel
+	 * numbers the MSG_ZEROCOPY sendmsg calls that sent bytes from 0
+	 * and reports ranges of those numbers done on the error queue. */
+	uint32_t zc_min; /* Put_Data of this many bytes or more; 0: off */
+	bool tx_zc;	 /* the write tcp_tx_prepare made is zero-copy */
+	uint32_t zc_calls; /* zero-copy calls that sent bytes: next number */
+	uint32_t zc_acked; /* every number below this is done */
+	struct tcp_zc_range {
+		uint32_t lo, hi;
+	} zc_ooo[TCP_ZC_OOO]; /* done beyond a gap (out of order) */
+	unsigned zc_nooo;
+	struct idm_sq zc_wait; /* Data-In txds whose completion waits */
+	struct tcp_zc_slot *zc_slots; /* TCP_ZC_SLOTS; NULL until used */
+	unsigned zc_head, zc_count;   /* slots in use, oldest first */
+	/* for the debug log: calls, notifications, of those "copied" */
+	uint64_t zc_sends, zc_notes, zc_copied;
+};
+
+/* Header (and digest) and pad/digest trailer of a zero-copy PDU: the
+ * kernel sends them from these bytes, maybe more than once
+ * (retransmission), until its notification. */
+struct tcp_zc_slot {
+	uint8_t hdr[IDM_ISCSI_BHS_LEN + IDM_ISCSI_DIGEST_LEN];
+	uint8_t trl[8];
+	uint32_t seq; /* the last zero-copy call that carried them */
+	bool retired; /* their PDU left the ring: seq is set */
 };
 
 static inline struct tcp_conn *tcp_conn(struct idm_conn *c)
@@ -362,7 +404,15 @@ struct tcp_knobs {
 	struct tcp_conn *live;
 	/* the context's io_uring engine; NULL: epoll (tcp_engine.h) */
 	struct tcp_uring *uring;
+	/* IDM_TCP_ZEROCOPY: Data-In of Put_Data this large or larger goes
+	 * with MSG_ZEROCOPY (0: never); zc_warned: a failure was logged */
+	int zerocopy_min;
+	bool zc_warned;
 };
+
+/* tcp_zc.c: SO_ZEROCOPY on a target's socket when IDM_TCP_ZEROCOPY asks
+ * (tc->zc_min set only if the kernel took it) */
+void tcp_zc_bind(struct tcp_conn *tc, struct tcp_knobs *k);
 
 /* The data segment limits of the keys in force, read once here rather
  * than per PDU. Called at bind (the defaults, 8192 both ways) and again
@@ -380,7 +430,7 @@ static inline void tcp_conn_note_limits(struct tcp_conn *tc)
 /* tc is the transport of conn from now on. */
 static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 {
-	const struct tcp_knobs *k = (const struct tcp_knobs *)idm_prov_priv(
+	struct tcp_knobs *k = (struct tcp_knobs *)idm_prov_priv(
 		idm_prov_conn_provider(conn));
 
 	tc->user_ms = k ? k->user_timeout_ms : 0;
@@ -393,6 +443,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
 	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
 	tcp_conn_note_limits(tc);
+	tcp_zc_bind(tc, k);
 }
 
 /* tcp_conn.c */
@@ -531,6 +582,31 @@ static inline void tcp_rx_place_get(struct tcp_conn *tc, const struct idm_prov_x
 
 	tcp_rx_place(tc, x->buf, x->buf_off + d, x->addr ? x->addr + d : NULL);
 }
+
+/* tcp_tx.c: d's Data-In left (and, zero-copy, the kernel let go of its
+ * pages): report it to the core. false: the connection closed under the
+ * callback. */
+bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d);
+
+/* tcp_zc.c: zero-copy Data-In */
+/* e, a Data-In PDU just prepared: move its header and trailer to a slot
+ * and mark it zero-copy; false (sent by copy) when no slot is free. */
+bool tcp_zc_pin(struct tcp_conn *tc, struct tcp_txpdu *e);
+/* e (with a slot) left the ring: its slot waits for the last call. */
+void tcp_zc_retire(struct tcp_conn *tc, struct tcp_txpdu *e);
+/* d's last PDU left: true if its completion must wait for the kernel
+ * (d is then on tc->zc_wait, holding its task). */
+bool tcp_zc_hold(struct tcp_conn *tc, struct tcp_txd *d);
+/* One sendmsg of the prepared write, MSG_ZEROCOPY if tc->tx_zc. */
+ssize_t tcp_zc_sendmsg(struct tcp_conn *tc, const struct msghdr *mh);
+/* Read the error queue (EPOLLERR): >0 if notifications were there,
+ * 0 if the queue was empty (EPOLLERR means a socket error), <0 error. */
+int tcp_zc_reap(struct tcp_conn *tc);
+/* Held completions of a task being freed / of a closing connection. */
+void tcp_zc_cancel_task(struct tcp_conn *tc, struct idm_task *t);
+void tcp_zc_drop(struct tcp_conn *tc);
+/* Before the socket closes: reset it if zero-copy calls are not done. */
+void tcp_zc_before_close(struct tcp_conn *tc);
 
 /* tcp_sg.c: payload of a scatter-gather buffer range, segment by segment */
 uint32_t tcp_sg_crc32c(uint32_t crc, const struct idm_buf *b, size_t off, size_t len);

@@ -45,6 +45,15 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(w, struct tcp_conn, w);
 
+	/* with zero copy, EPOLLERR mostly says the error queue holds the
+	 * kernel's notifications; it means a socket error only when that
+	 * queue is empty */
+	if ((revents & EPOLLERR) && tc->zc_min) {
+		if (tcp_zc_reap(tc) > 0)
+			revents &= ~(uint32_t)EPOLLERR;
+		if (tc->closed)
+			return; /* failed, or closed by a completion callback */
+	}
 	if (revents & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
 		tc->rx_dry = false;
 		tcp_rx_run(tc);
@@ -73,6 +82,7 @@ int tcp_init(struct idm_prov *prov)
 	k->keepidle = prov_env_int("IDM_TCP_KEEPIDLE", 10, 0, 32767);
 	k->keepintvl = prov_env_int("IDM_TCP_KEEPINTVL", 2, 0, 32767);
 	k->keepcnt = prov_env_int("IDM_TCP_KEEPCNT", 3, 0, 127);
+	k->zerocopy_min = prov_env_int("IDM_TCP_ZEROCOPY", 0, 0, 0x7fffffff);
 	tcp_live_init(k, idm_prov_ctx(prov));
 	tcp_engine_init(k, idm_prov_ctx(prov));
 	idm_prov_set_priv(prov, k);
@@ -143,6 +153,7 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->tfd = -1;
 	tc->next_ttt = 0x1000;
 	idm_sq_init(&tc->gen);
+	idm_sq_init(&tc->zc_wait);
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
 	return tc;
 }
@@ -268,8 +279,10 @@ void tcp_conn_close(struct tcp_conn *tc)
 	tcp_uring_forget(tc); /* nothing of it is submitted after this */
 	if (tc->w.added)
 		idm_prov_watch_del(tc->ctx, &tc->w);
-	if (tc->fd >= 0)
+	if (tc->fd >= 0) {
+		tcp_zc_before_close(tc);
 		close(tc->fd);
+	}
 	tc->fd = -1;
 	idm_prov_defer_cancel(tc->ctx, &tc->rx_defer);
 	idm_prov_defer_cancel(tc->ctx, &tc->tx_defer);
@@ -307,6 +320,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	free(tc->ring);
 	free(tc->stage);
 	free(tc->rxbuf);
+	free(tc->zc_slots);
 	free(tc);
 }
 

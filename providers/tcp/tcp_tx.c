@@ -307,6 +307,8 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 	e->iovcnt = 0;
 	e->len = e->done = 0;
 	e->skip = false;
+	e->zc = false;
+	e->zc_slot = -1;
 	e->sg = NULL;
 	switch (d->kind) {
 	case TXD_CTRL:
@@ -335,6 +337,8 @@ static bool gen_one(struct tcp_conn *tc, struct tcp_txd *d, struct tcp_txpdu *e)
 		add_hdr(d, e);
 		add_payload(d, e, d->base, d->pos, len);
 		d->pos += len;
+		if (d->zc && tcp_zc_pin(tc, e))
+			d->zc_used = true;
 		break;
 	case TXD_DATAOUT:
 		len = tcp_seg_next(d->pos, d->end, d->start, 0, dsl, &final);
@@ -432,25 +436,72 @@ static bool entry_done(struct tcp_conn *tc)
 	tc->r_head = (tc->r_head + 1) & (tc->r_cap - 1);
 	tc->r_count--;
 	e->txd = NULL;
+	if (e->zc_slot >= 0)
+		tcp_zc_retire(tc, e);
 	if (--d->inflight || !d->gen_done)
 		return true;
 	if (!d->cancelled && d->kind == TXD_DATAIN && d->task) {
-		/* detach first: the callback may free the task or the
-		 * connection */
-		struct idm_task *t = d->task;
-
-		txd_forget_task(d);
-		tcp_txd_put(tc, d);
-		tcp_datain_done(tc, d, t); /* d is only read, not reused yet */
-		return !tc->closed;
+		/* zero copy: the caller's pages are the kernel's until it
+		 * says otherwise (tcp_zc.c completes it then) */
+		if (tcp_zc_hold(tc, d))
+			return true;
+		return tcp_txd_datain_complete(tc, d);
 	}
 	tcp_txd_put(tc, d);
 	return true;
 }
 
+bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d)
+{
+	/* detach first: the callback may free the task or the connection */
+	struct idm_task *t = d->task;
+
+	txd_forget_task(d);
+	tcp_txd_put(tc, d);
+	tcp_datain_done(tc, d, t); /* d is only read, not reused yet */
+	return !tc->closed;
+}
+
+/* The iovecs of what is left of e, from iov[cnt] on; sets *full when
+ * iov (TX_IOV entries) is. Returns the new count. */
+static int entry_iovs(const struct tcp_txpdu *e, struct iovec *iov, int cnt,
+		      bool *full)
+{
+	size_t skip = e->done;
+
+	for (int k = 0; k < e->iovcnt && !*full; k++) {
+		struct iovec v = e->iov[k];
+		if (skip >= v.iov_len) {
+			skip -= v.iov_len;
+			continue;
+		}
+		v.iov_len -= skip;
+		if (!v.iov_base) {
+			/* scatter-gather payload: its segments */
+			size_t covered = 0;
+			int m = idm_prov_buf_iov(e->sg, e->sg_off + skip,
+						 v.iov_len, iov + cnt,
+						 TX_IOV - cnt, &covered);
+			if (m > 0)
+				cnt += m;
+			*full = covered < v.iov_len;
+			skip = 0;
+			continue;
+		}
+		if (cnt == TX_IOV) {
+			*full = true;
+			break;
+		}
+		v.iov_base = (char *)v.iov_base + skip;
+		skip = 0;
+		iov[cnt++] = v;
+	}
+	return cnt;
+}
+
 int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov)
 {
-	bool full = false;
+	bool full = false, first = true;
 	int cnt = 0;
 
 	if (tc->closed)
@@ -468,41 +519,21 @@ int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov)
 		tcp_watch_update(tc);
 		return 0;
 	}
-	/* a prefix of what is queued: stops where iov is full */
+	/* a prefix of what is queued: stops where iov is full, and where
+	 * zero-copy PDUs and others meet (one write lends the kernel only
+	 * memory kept for it: tcp_zc.c) */
 	for (unsigned i = 0; i < tc->r_count && cnt <= TX_IOV - 4 && !full;
 	     i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
-		size_t skip = e->done;
 
 		if (e->skip)
 			continue;
-		for (int k = 0; k < e->iovcnt && !full; k++) {
-			struct iovec v = e->iov[k];
-			if (skip >= v.iov_len) {
-				skip -= v.iov_len;
-				continue;
-			}
-			v.iov_len -= skip;
-			if (!v.iov_base) {
-				/* scatter-gather payload: its segments */
-				size_t covered = 0;
-				int m = idm_prov_buf_iov(e->sg, e->sg_off + skip,
-							 v.iov_len, iov + cnt,
-							 TX_IOV - cnt, &covered);
-				if (m > 0)
-					cnt += m;
-				full = covered < v.iov_len;
-				skip = 0;
-				continue;
-			}
-			if (cnt == TX_IOV) {
-				full = true;
-				break;
-			}
-			v.iov_base = (char *)v.iov_base + skip;
-			skip = 0;
-			iov[cnt++] = v;
-		}
+		if (first)
+			tc->tx_zc = e->zc;
+		else if (e->zc != tc->tx_zc)
+			break;
+		first = false;
+		cnt = entry_iovs(e, iov, cnt, &full);
 	}
 	return cnt;
 }
@@ -590,11 +621,10 @@ void tcp_tx_flush(struct tcp_conn *tc)
 		if (cnt <= 0)
 			return;
 		{
-			/* sendmsg for MSG_NOSIGNAL: a vanished peer must not
-			 * raise SIGPIPE in the caller's process */
+			/* sendmsg for MSG_NOSIGNAL (and MSG_ZEROCOPY) */
 			struct msghdr mh = { .msg_iov = iov,
 					     .msg_iovlen = (size_t)cnt };
-			n = sendmsg(tc->fd, &mh, MSG_NOSIGNAL);
+			n = tcp_zc_sendmsg(tc, &mh);
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -633,6 +663,7 @@ static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
 		skip = 0;
 	}
 	idm_prov_stats_copy(tc->st, left); /* rare: its task is being freed */
+	e->zc = false; /* the bounce buffer is reused: not lent to the kernel */
 	e->iov[0].iov_base = tc->bounce;
 	e->iov[0].iov_len = left;
 	e->iovcnt = 1;
@@ -677,6 +708,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 		if (!d->inflight)
 			tcp_txd_put(tc, d);
 	}
+	tcp_zc_cancel_task(tc, t); /* completions held for zero copy */
 	/* txds still referenced by ring entries forget the task now */
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
@@ -706,6 +738,7 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 		else
 			d->gen_done = true;
 	}
+	tcp_zc_drop(tc);
 }
 
 /* The control buffer a txd keeps across reuse. */
