@@ -318,8 +318,13 @@ void h_disk_slot_clear(struct h *h, size_t i)
 	memset(h_disk_slot(h, i), H_GUARD_BYTE, h->slot_cap);
 }
 
+bool (*h_log_hook)(int level, const char *msg);
+
 static void log_cb(enum idm_log_level level, const char *msg, void *arg)
 {
+	(void)arg;
+	if (h_log_hook && h_log_hook((int)level, msg))
+		return;
 	/* libidm's own reasons appear next to the test's lines */
 	fprintf(stderr, "    libidm[%d]: %s\n", (int)level, msg);
 }

@@ -174,6 +174,10 @@ struct h {
 	/* called after the harness's Get_Data from a SCSI Command's
 	 * control_notify succeeded (return value ignored) */
 	h_cmd_hook after_get_hook;
+	/* called first in every target data_completion_notify (e.g. to
+	 * check what the provider logged before it) */
+	void (*completion_hook)(struct h *h, idm_task *task,
+				enum idm_data_dir dir);
 	/* a WRITE's Get_Data is not asked for from its control_notify but by
 	 * h_tgt_get_later() (its data waits in libidm's staging copy) */
 	bool get_later;
@@ -349,6 +353,11 @@ const char *h_provider(void);
 const char *h_host(void);
 /* the provider under test needs an RDMA device (its IDM_CAP_RDMA) */
 bool h_provider_rdma(void);
+
+/* Optional: sees every libidm log line of every harness context first
+ * (set before h_init; run on the thread that logs); returns true to keep
+ * the line off stderr. Set IDM_LOG_LEVEL for more than warnings. */
+extern bool (*h_log_hook)(int level, const char *msg);
 
 /* Log line to stderr, prefixed with the test name. */
 void h_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

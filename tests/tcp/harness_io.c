@@ -250,6 +250,34 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* With zero-copy Data-In (the TCP provider's IDM_TCP_ZEROCOPY) a
+ * Put_Data completes only when the kernel let go of the caller's pages,
+ * after the initiator acknowledged the data: the initiator may hold every
+ * answer (status in the last Data-In) a moment before the target's last
+ * completion. Give the target that moment, bounded; h_check_stats still
+ * requires that nothing is left in flight. Without the knob no wait.
+ * (Not h_progress_until: its condition runs under h->mu, and the stats
+ * call takes the context's lock, which a threaded callback holds while
+ * it waits for h->mu.) */
+static void zc_settle(struct h *h)
+{
+	const char *zc = getenv("IDM_TCP_ZEROCOPY");
+	long end = now_ms() + 2000;
+
+	if (!zc || atoi(zc) <= 0 || strcmp(h_provider(), "tcp"))
+		return;
+	while (now_ms() < end) {
+		struct idm_conn_stats st = { .size = sizeof(st) };
+
+		if (idm_conn_get_stats(h->t.conn, &st) < 0 || !st.xfers_in_flight)
+			return;
+		if (h->threaded)
+			usleep(500); /* the progress thread does the work */
+		else
+			(void)idm_ctx_progress(h->ctx, 10);
+	}
+}
+
 int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 	     int timeout_ms)
 {
@@ -344,6 +372,7 @@ int h_run_io(struct h *h, const struct h_io *ios, size_t n, unsigned qd,
 			return -1;
 		}
 	}
+	zc_settle(h);
 	return h_check_stats(h, &st0);
 }
 

@@ -372,6 +372,8 @@ static void t_completion_body(idm_task *task, enum idm_data_dir dir,
 	struct h *h = arg;
 	struct h_ttask *tt = idm_task_get_arg(task);
 
+	if (h->completion_hook)
+		h->completion_hook(h, task, dir);
 	h_side_alive(&h->t);
 	h->t.completion_count++;
 	if (status < 0)
