@@ -351,11 +351,13 @@ struct tcp_conn {
 	int u_iovcnt;
 	size_t u_txlen;
 	struct msghdr u_msg;
-	/* Zero-copy Data-In (tcp_zc.c, epoll engine only). The kernel
+	/* Zero-copy Data-In (tcp_zc.c, both engines). The kernel
 	 * numbers the MSG_ZEROCOPY sendmsg calls that sent bytes from 0
 	 * and reports ranges of those numbers done on the error queue. */
 	uint32_t zc_min; /* Put_Data of this many bytes or more; 0: off */
 	bool tx_zc;	 /* the write tcp_tx_prepare made is zero-copy */
+	bool u_tx_zc;	 /* io_uring: the write submitted is MSG_ZEROCOPY */
+	bool zc_copy_next; /* io_uring: ENOBUFS, redo that write by copy */
 	uint32_t zc_calls; /* zero-copy calls that sent bytes: next number */
 	uint32_t zc_acked; /* every number below this is done */
 	struct tcp_zc_range {
@@ -599,6 +601,11 @@ void tcp_zc_retire(struct tcp_conn *tc, struct tcp_txpdu *e);
 bool tcp_zc_hold(struct tcp_conn *tc, struct tcp_txd *d);
 /* One sendmsg of the prepared write, MSG_ZEROCOPY if tc->tx_zc. */
 ssize_t tcp_zc_sendmsg(struct tcp_conn *tc, const struct msghdr *mh);
+/* io_uring engine: the extra flags of the sendmsg being submitted
+ * (MSG_ZEROCOPY or 0), then its result: true if it must be redone by
+ * copy (ENOBUFS), the engine retrying it as after EINTR. */
+int tcp_zc_uring_flags(struct tcp_conn *tc);
+bool tcp_zc_uring_result(struct tcp_conn *tc, int res);
 /* Read the error queue (EPOLLERR): >0 if notifications were there,
  * 0 if the queue was empty (EPOLLERR means a socket error), <0 error. */
 int tcp_zc_reap(struct tcp_conn *tc);

@@ -44,8 +44,7 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	/* reserve the DataSNs now so a Put_Data queued behind continues */
 	tt->datain_sn += tcp_seg_count(0, length, d->mbl, dsl);
 	d->status = (tmpl[1] & IDM_ISCSI_DATAIN_STATUS) != 0;
-	/* tcp_zc.c; not after a move to an io_uring context */
-	d->zc = tc->zc_min && !tc->eng && length >= tc->zc_min;
+	d->zc = tc->zc_min && length >= tc->zc_min; /* tcp_zc.c */
 	if ((flags & IDM_PUT_ACK) && p->error_recovery_level >= 1) {
 		d->ack = true;
 		d->ttt = tcp_new_ttt(tc);

@@ -311,9 +311,11 @@ static void prep_tx(struct io_uring *ring, struct tcp_conn *tc)
 	memset(&tc->u_msg, 0, sizeof(tc->u_msg));
 	tc->u_msg.msg_iov = tc->u_iov;
 	tc->u_msg.msg_iovlen = (size_t)tc->u_iovcnt;
-	/* MSG_NOSIGNAL: a vanished peer must not raise SIGPIPE */
+	/* MSG_NOSIGNAL: a vanished peer must not raise SIGPIPE;
+	 * MSG_ZEROCOPY for zero-copy Data-In (tcp_zc.c) */
 	io_uring_prep_sendmsg(sqe, tc->fd, &tc->u_msg,
-			      MSG_DONTWAIT | MSG_NOSIGNAL);
+			      MSG_DONTWAIT | MSG_NOSIGNAL |
+				      (unsigned)tcp_zc_uring_flags(tc));
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)tc | 1);
 }
 
@@ -351,6 +353,10 @@ static unsigned round_prep(struct tcp_uring *u)
  * PDUs went out. */
 static void tx_apply(struct tcp_conn *tc, int res)
 {
+	/* numbered before the ring retires a byte of it; a zero-copy
+	 * write refused for ENOBUFS is redone by copy, as after EINTR */
+	if (tcp_zc_uring_result(tc, res))
+		res = -EINTR;
 	tc->u_tx_res = res;
 	if (res > 0)
 		tcp_tx_account(tc, (size_t)res);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Zero-copy Data-In (IDM_TCP_ZEROCOPY=<bytes>, epoll engine, target).
+ * Zero-copy Data-In (IDM_TCP_ZEROCOPY=<bytes>, target; both engines:
+ * the io_uring engine's IORING_OP_SENDMSG takes MSG_ZEROCOPY too, and
+ * the socket's epoll watch, which both engines keep, reports EPOLLERR).
  *
  * The PDUs of a Put_Data of at least that many bytes go with
  * MSG_ZEROCOPY: the kernel sends from the caller's pages instead of
@@ -74,14 +76,6 @@ void tcp_zc_bind(struct tcp_conn *tc, struct tcp_knobs *k)
 	tc->zc_min = 0;
 	if (!k || k->zerocopy_min <= 0 || !tc->target || tc->fd < 0)
 		return;
-	if (tc->eng) {
-		/* its writes are io_uring sendmsgs: no error queue read */
-		if (!k->zc_warned)
-			idm_prov_info(tc->ctx, "tcp: IDM_TCP_ZEROCOPY applies to "
-				      "the epoll engine only: sending by copy");
-		k->zc_warned = true;
-		return;
-	}
 	if (setsockopt(tc->fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0) {
 		if (!k->zc_warned)
 			idm_prov_warn(tc->ctx, "tcp: IDM_TCP_ZEROCOPY: SO_ZEROCOPY: "
@@ -188,6 +182,31 @@ ssize_t tcp_zc_sendmsg(struct tcp_conn *tc, const struct msghdr *mh)
 		tc->zc_sends++;
 	}
 	return n;
+}
+
+int tcp_zc_uring_flags(struct tcp_conn *tc)
+{
+	tc->u_tx_zc = tc->tx_zc && !tc->zc_copy_next;
+	tc->zc_copy_next = false;
+	return tc->u_tx_zc ? MSG_ZEROCOPY : 0;
+}
+
+bool tcp_zc_uring_result(struct tcp_conn *tc, int res)
+{
+	if (!tc->u_tx_zc)
+		return false;
+	if (res > 0) {
+		/* the same sendmsg as the epoll engine's: numbered alike */
+		tc->zc_calls++;
+		tc->zc_sends++;
+		return false;
+	}
+	if (res != -ENOBUFS)
+		return false;
+	idm_prov_dbg(tc->ctx, "tcp: %s: zero-copy send refused (ENOBUFS): "
+		     "sent again by copy", peer(tc));
+	tc->zc_copy_next = true;
+	return true;
 }
 
 /* Ranges remembered out of order that now touch zc_acked join it. */
