@@ -74,6 +74,19 @@ IDM_API int idm_send_control(idm_conn *c, const uint8_t bhs[IDM_BHS_LEN],
 	return r;
 }
 
+/* Whose buffers a connection takes. A provider that moves connections
+ * (ops->conn_move) and registers nothing takes any context's. One that
+ * registers memory (buf_release: iSER) keeps a record per buffer and
+ * provider slot, written under the lock of the context registering it,
+ * and its registrations are per protection domain: only buffers of the
+ * connection's current context (for iSER, until contexts share one). */
+static bool buf_ctx_ok(const struct idm_buf *b, const struct idm_conn *c)
+{
+	if (b->ctx == c->ctx)
+		return true;
+	return IDM_PROV_OPS_HAS(c->ops, conn_move) && !c->ops->buf_release;
+}
+
 static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		      struct idm_buf *b, size_t buf_off, uint32_t offset,
 		      uint32_t length)
@@ -88,10 +101,7 @@ static int check_data(struct idm_task *t, const uint8_t *tmpl, uint8_t opcode,
 		return -EINVAL;
 	if (idm_iscsi_bhs_itt(tmpl) != t->itt)
 		return -EINVAL;
-	/* a provider that moves connections keeps no per-context buffer
-	 * state (ops->conn_move), so any context's buffer is fine there */
-	if (!b || length == 0 ||
-	    (b->ctx != c->ctx && !IDM_PROV_OPS_HAS(c->ops, conn_move)))
+	if (!b || length == 0 || !buf_ctx_ok(b, c))
 		return -EINVAL;
 	if (buf_off > b->len || length > b->len - buf_off)
 		return -ERANGE;

@@ -742,11 +742,17 @@ IDM_API int idm_conn_set_send_limits(idm_conn *conn, uint32_t max_entries,
  * While a move may be under way, the connection's own calls (primitives,
  * tasks) come from the thread running its callbacks or the one moving it,
  * never from a third thread (idm_conn_get_stats() excepted). Buffers: the TCP provider accepts buffers of
- * any context on a moved connection (they must outlive their transfers).
+ * any context on a moved connection (they must outlive their transfers);
+ * iSER takes buffers of the connection's current context only.
+ * iSER: a connection keeps the protection domain its queue pair was made
+ * in. It moves in the login phase (before any buffer was registered for
+ * it: where a target places a connection), and in full feature phase
+ * only when both contexts use the same protection domain; else -EXDEV.
+ * A connection on a shared receive queue (IDM_CTX_SHARED_RECV) does not
+ * move (-EOPNOTSUPP). idm_last_error() and the source's log say why.
  * Returns 0, -ENOTCONN (connecting, failed or terminated), -EOPNOTSUPP
- * (the provider cannot move: iSER, whose queue pair and memory
- * registrations belong to one context), -EAGAIN (moved meanwhile by its
- * callbacks), -EINVAL.
+ * (the provider cannot move connections, or not this one), -EXDEV (see
+ * iSER above), -EAGAIN (moved meanwhile by its callbacks), -EINVAL.
  */
 IDM_API int idm_conn_move(idm_conn *conn, idm_ctx *dst);
 

@@ -21,6 +21,7 @@
  *   iser_dop.c        target: RDMA progress of Put/Get_Data records
  *   iser_control.c    Send_Control of every PDU but a SCSI Command, Hello
  *   iser_cm.c         rdma_cm: listen, accept, connect, CM events
+ *   iser_move.c       a connection handed to another context
  *   iser_conn.c       a connection's life: new, fail, teardown, free
  *   iser_qp.c         the QP: setup, drain, destroy
  *   iser_cq.c         completion queues: polling, dispatch by WR kind
@@ -85,11 +86,23 @@
 
 /* ---- devices and memory ---------------------------------------------- */
 
+/* A protection domain and the devices (of one or more contexts) that
+ * hold it: the last one to let go deallocates it (iser_mem.c). Counted
+ * atomically: the holders may be contexts run by different threads. */
+struct iser_pd_ref {
+	struct ibv_pd *pd;
+	unsigned refs;
+};
+
 /* One per RDMA device, shared by every connection on it: the PD the
  * caller's buffers are registered in. */
 struct iser_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
+	struct iser_pd_ref *pd_ref;
+	/* another context's PD, held for connections moved here from it
+	 * (iser_move.c): never given to a new connection */
+	bool borrowed;
 	bool has_mw;     /* type-2 memory windows: remote-invalidatable STags */
 	/* Memory window binds only with no transport WR ahead of them on
 	 * the send queue (soft-RoCE: iser_sq.c, doc/iser.md) */
@@ -357,6 +370,9 @@ struct iser_conn {
 	struct iser_srq *srq;
 	uint32_t srq_want;
 	struct iser_sizes ffp;
+	/* a caller buffer was registered for it (in ic->dev's PD): its
+	 * data path has begun (what iser_move.c asks) */
+	bool caller_mem;
 
 	/* send queue */
 	struct iser_op *ops;

@@ -13,21 +13,52 @@
 #include <string.h>
 #include <sys/uio.h>
 
+/* A PD of our own, with its first holder counted. */
+static int pd_ref_new(struct iser_dev *d, struct ibv_context *verbs)
+{
+	d->pd_ref = calloc(1, sizeof(*d->pd_ref));
+	if (!d->pd_ref)
+		return -ENOMEM;
+	d->pd = ibv_alloc_pd(verbs);
+	if (!d->pd) {
+		free(d->pd_ref);
+		d->pd_ref = NULL;
+		return -ENOMEM;
+	}
+	d->pd_ref->pd = d->pd;
+	d->pd_ref->refs = 1;
+	return 0;
+}
+
+/* One holder less; the last deallocates the PD. */
+static void pd_ref_put(struct iser_pd_ref *r)
+{
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	ibv_dealloc_pd(r->pd);
+	free(r);
+}
+
+struct iser_dev *iser_dev_find(struct iser_prov *ip, struct ibv_context *verbs)
+{
+	for (int i = 0; i < ip->n_devs; i++)
+		if (ip->devs[i].verbs == verbs && !ip->devs[i].borrowed)
+			return &ip->devs[i];
+	return NULL;
+}
+
 struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 {
 	struct ibv_device_attr attr;
-	struct iser_dev *d;
-	int i;
+	struct iser_dev *d = iser_dev_find(ip, verbs);
 
-	for (i = 0; i < ip->n_devs; i++)
-		if (ip->devs[i].verbs == verbs)
-			return &ip->devs[i];
+	if (d)
+		return d;
 	if (ip->n_devs == ISER_MAX_DEVS || ibv_query_device(verbs, &attr))
 		return NULL;
 	d = &ip->devs[ip->n_devs];
 	memset(d, 0, sizeof(*d));
-	d->pd = ibv_alloc_pd(verbs);
-	if (!d->pd)
+	if (pd_ref_new(d, verbs) < 0)
 		return NULL;
 	d->verbs = verbs;
 	d->has_mw = (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
@@ -48,12 +79,32 @@ struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs)
 	return d;
 }
 
+struct iser_dev *iser_dev_borrow(struct iser_prov *ip,
+				 const struct iser_dev *from)
+{
+	struct iser_dev *d;
+
+	for (int i = 0; i < ip->n_devs; i++)
+		if (ip->devs[i].pd == from->pd)
+			return &ip->devs[i];
+	if (ip->n_devs == ISER_MAX_DEVS)
+		return NULL;
+	d = &ip->devs[ip->n_devs++];
+	*d = *from;
+	d->borrowed = true;
+	d->srq = NULL; /* the lender's, served by the lender's thread */
+	__atomic_add_fetch(&d->pd_ref->refs, 1, __ATOMIC_RELAXED);
+	return d;
+}
+
+/* A PD still held by a context that connections moved to stays until
+ * that context lets go of it too. */
 void iser_devs_close(struct iser_prov *ip)
 {
 	int i;
 
 	for (i = 0; i < ip->n_devs; i++)
-		ibv_dealloc_pd(ip->devs[i].pd);
+		pd_ref_put(ip->devs[i].pd_ref);
 	ip->n_devs = 0;
 }
 

@@ -7,7 +7,17 @@
 
 #include "iser.h"
 
+/* The context's own device for verbs, made (with a PD) on first use;
+ * NULL when no slot or no PD is left. */
 struct iser_dev *iser_dev_get(struct iser_prov *ip, struct ibv_context *verbs);
+/* The context's own device for verbs if it has one yet, else NULL. */
+struct iser_dev *iser_dev_find(struct iser_prov *ip, struct ibv_context *verbs);
+/* A device of ip holding from's PD, for connections moved to ip's
+ * context that keep the PD they were made in (iser_move.c): from's own
+ * entry copied once and counted as a holder of the PD. NULL when ip has
+ * no slot left. */
+struct iser_dev *iser_dev_borrow(struct iser_prov *ip,
+				 const struct iser_dev *from);
 void iser_devs_close(struct iser_prov *ip);
 /* buf registered in dev's PD (every region, on first use per device,
  * never per I/O), with the device's index in it for iser_buf_sges();

@@ -236,6 +236,7 @@ int iser_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -EINVAL; /* the initiator advertised no read buffer */
 	if (!it->wsv && (uint64_t)offset + length > it->edtl)
 		return -ERANGE;
+	ic->caller_mem = true;
 	reg = iser_buf_reg(ic->ip, ic->dev, buf, &di);
 	if (!reg)
 		return -ENOMEM;
@@ -312,6 +313,7 @@ int iser_get_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 		return -ENOTCONN;
 	if (end > it->edtl)
 		return -ERANGE;
+	ic->caller_mem = true;
 	reg = iser_buf_reg(ic->ip, ic->dev, buf, &di);
 	if (!reg)
 		return -ENOMEM;
