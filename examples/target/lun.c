@@ -257,19 +257,22 @@ int lun_open(const char *spec, int id, uint32_t bs, struct lun **out)
 	return lun_open_ex(spec, id, bs, out, &forced_ro, why, sizeof(why));
 }
 
-int lun_attach_ctx(struct lun *l, idm_ctx *ctx)
+int lun_attach_ctx(struct lun *l, idm_ctx *ctx, int loop)
 {
 	if (!l->ram)
 		return 0;
-	return idm_buf_create(ctx, l->mem, l->size, &l->ib);
+	if (loop < 0 || loop >= LUN_MAX_LOOPS)
+		return -EINVAL;
+	return idm_buf_create(ctx, l->mem, l->size, &l->ib[loop]);
 }
 
 void lun_close(struct lun *l)
 {
 	if (!l)
 		return;
-	if (l->ib)
-		idm_buf_destroy(l->ib);
+	for (int i = 0; i < LUN_MAX_LOOPS; i++)
+		if (l->ib[i])
+			idm_buf_destroy(l->ib[i]);
 	if (l->fd >= 0)
 		close(l->fd);
 	free(l->mem);

@@ -24,12 +24,17 @@ struct pr_state {
 	char holder[256];  /* initiator port of the holder (not for *_AR types) */
 };
 
+#define LUN_MAX_LOOPS 64 /* --threads */
+
 struct lun {
 	int id;
 	bool ram;
 	int fd;            /* file LUN */
 	uint8_t *mem;      /* RAM LUN */
-	idm_buf *ib;       /* RAM LUN memory as a libidm buffer: zero copy */
+	/* RAM LUN memory as a libidm buffer of each loop's context (zero
+	 * copy): iSER registers buffers per context and takes on a
+	 * connection only those of the connection's context */
+	idm_buf *ib[LUN_MAX_LOOPS];
 	uint64_t size;     /* bytes, a multiple of bs */
 	uint32_t bs;
 	uint64_t nblocks;
@@ -71,8 +76,9 @@ static inline bool lun_write_protected(const struct lun *l)
 {
 	return l->ro || l->swp;
 }
-/** Register RAM LUN memory with libidm (zero copy Put/Get_Data). */
-int lun_attach_ctx(struct lun *l, idm_ctx *ctx);
+/** Register RAM LUN memory with libidm (zero copy Put/Get_Data), as the
+ *  buffer of loop `loop`, whose context is ctx. */
+int lun_attach_ctx(struct lun *l, idm_ctx *ctx, int loop);
 void lun_close(struct lun *l);
 
 /* Byte-range I/O; the caller has checked the range. 0 or -errno. */

@@ -72,7 +72,7 @@ static struct lun *open_new(const char *spec, int id, uint32_t bs, bool attach)
 		return NULL;
 	}
 	l->ro_forced = forced_ro;
-	if (attach && (r = lun_attach_ctx(l, g_loop->ctx)) < 0) {
+	if (attach && (r = lun_attach_ctx(l, g_loop->ctx, g_loop->index)) < 0) {
 		ex_err("LUN %d: idm_buf_create: %s", id, idm_strerror(r));
 		lun_close(l);
 		return NULL;

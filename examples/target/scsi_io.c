@@ -209,7 +209,7 @@ static void start_in(struct ttask *t, struct lun *l)
 		n = SCSI_IN_MAX;
 	if (sc->kind == SCK_READ && l->ram && n) {
 		/* zero copy: straight from the LUN memory */
-		put_data(t, l->ib, sc->lba * l->bs, n);
+		put_data(t, l->ib[g_loop->index], sc->lba * l->bs, n);
 		return;
 	}
 	if (sc->kind == SCK_READ && !n) {
@@ -246,7 +246,7 @@ static void start_out(struct ttask *t, struct lun *l)
 	if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
 		/* zero copy: the initiator's data lands in the LUN */
 		sc->buf = l->mem + sc->lba * l->bs;
-		get_data(t, l->ib, sc->lba * l->bs, n);
+		get_data(t, l->ib[g_loop->index], sc->lba * l->bs, n);
 		return;
 	}
 	t->buf = pbuf_get(get);
