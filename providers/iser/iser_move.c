@@ -38,17 +38,20 @@
  *       registered in that borrowed PD, which is correct on verbs. This
  *       is allowed only before the connection registered any caller
  *       buffer (ic->caller_mem), i.e. in practice in the login phase,
- *       where a target places a connection: a connection whose data
- *       path has begun holds MRs and bound windows made for the source's
- *       buffers, which the caller may keep using after the move (from
- *       the destination's thread, in registration records the source's
- *       thread also writes), and the borrowed PD gives each of the
- *       destination's buffers a second registration besides the one its
- *       own connections use. Narrower than verbs would allow, on
- *       purpose: what is tested, until the shared domain makes the
- *       question moot. Refused with -EXDEV. This is the one rule that
- *       changes with the domain: iser_move_allowed().
- * Why a live full-feature connection cannot move today, then, is memory
+ *       where a target places a connection. A connection whose data
+ *       path has begun may have tasks whose buffers are the source
+ *       context's: their registration records (one per buffer and
+ *       provider slot) are written by the source's thread under the
+ *       source's lock for its other connections, and this connection
+ *       would go on reading and extending them from the destination's
+ *       thread; and each buffer of the destination would be pinned and
+ *       registered twice (in its own PD for the destination's
+ *       connections, in the borrowed one for this). Narrower than verbs
+ *       require, on purpose: what a shared domain settles (one PD, its
+ *       registrations under the domain's rule) stays out until then.
+ *       Refused with -EXDEV. This is the one rule that changes with the
+ *       domain: iser_move_allowed().
+ * So a live full-feature connection cannot move today because of memory
  * registration, not verbs: nothing of a QP, CQ or completion channel is
  * bound to a thread or an epoll set.
  * The order follows the op's contract: the check and the destination's
