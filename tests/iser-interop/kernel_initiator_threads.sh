@@ -124,7 +124,9 @@ n0=$(iser_on_loop 0)
 n1=$(iser_on_loop 1)
 placed=$(grep -c "new iSER session placed on loop" "$TMP/target.log")
 log "SIGUSR1: $n0 iSER connection(s) on loop 0, $n1 on loop 1; $placed session(s) moved at login"
-[ "$n0" -ge 1 ] && [ "$n1" -ge 1 ] || fail "iSER sessions not spread over both loops"
+if [ "$n0" -lt 1 ] || [ "$n1" -lt 1 ]; then
+	fail "iSER sessions not spread over both loops"
+fi
 [ $((n0 + n1)) -eq "$NSESS" ] || fail "$((n0 + n1)) iSER connections, not $NSESS"
 
 log "pass 2: the kernel's sessions after idm-target stalled"
