@@ -73,6 +73,10 @@ static int move_locked(struct idm_conn *c, struct idm_ctx *dst)
 		__atomic_store_n(&c->ctx, src, __ATOMIC_RELEASE);
 		c->prov = old_prov;
 		c->ops = old_prov->ops;
+		/* the provider logged why, on the source's log */
+		idmp_last_error_set("provider %s cannot move this connection "
+				    "now: %s (its context's log says why)",
+				    c->ops->name, idm_strerror(r));
 		return r;
 	}
 	idmp_conn_list_del(src, c);

@@ -86,6 +86,8 @@ struct ini_opts {
 	uint32_t verify_ios[INI_VERIFY_IO_MAX]; /* I/O sizes, used in turn */
 	int nverify_io;
 	uint64_t seed;	      /* pattern seed; 0: from the clock */
+	uint8_t isid[6];      /* --isid: the first session's ISID ... */
+	bool isid_set;	      /* ... given (else random per session) */
 	bool use16;	      /* READ/WRITE(16) even for small LBAs */
 
 	bool bench;

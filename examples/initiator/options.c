@@ -44,6 +44,7 @@ enum {
 	OPT_NOOP_INT,
 	OPT_NOOP_TMO,
 	OPT_REPL_TMO,
+	OPT_ISID,
 };
 
 /* Every option, in --help order. */
@@ -66,6 +67,11 @@ static const struct ex_opt initiator_opts[] = {
 	  "from the URL scheme)" },
 	{ "initiator-name", 'n', required_argument, "IQN",
 	  "(default iqn.2026-11.org.libidm:initiator)" },
+	{ "isid", OPT_ISID, required_argument, "HEX",
+	  "ISID of the first session, 12 hex digits;\n"
+	  "session i adds i to its last byte (default:\n"
+	  "random): a second run with the same one\n"
+	  "reinstates the first's sessions" },
 	{ "timeout", 't', required_argument, "SEC",
 	  "login and per-command timeout (default 10)" },
 	{ "noop-out-interval", OPT_NOOP_INT, required_argument, "SEC",
@@ -496,6 +502,23 @@ static int set_duration(const char *arg, struct ini_opts *o)
 	return 0;
 }
 
+/* --isid: 12 hex digits, an optional 0x before them */
+static int set_isid(const char *arg, struct ini_opts *o)
+{
+	if (!strncmp(arg, "0x", 2) || !strncmp(arg, "0X", 2))
+		arg += 2;
+	if (strlen(arg) != 2 * sizeof(o->isid) ||
+	    strspn(arg, "0123456789abcdefABCDEF") != strlen(arg))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(o->isid); i++) {
+		char byte[3] = { arg[2 * i], arg[2 * i + 1], '\0' };
+
+		o->isid[i] = (uint8_t)strtoul(byte, NULL, 16);
+	}
+	o->isid_set = true;
+	return 0;
+}
+
 /* The options that do more than set one field: 0, or -EINVAL. */
 static int set_other(int key, char *arg, struct ini_opts *o)
 {
@@ -513,6 +536,7 @@ static int set_other(int key, char *arg, struct ini_opts *o)
 		return parse_size(arg, &o->verify_size) || !o->verify_size ? -EINVAL : 0;
 	case OPT_VERIFY_IO: return parse_io_list(arg, o);
 	case OPT_SEED: return parse_size(arg, &o->seed);
+	case OPT_ISID: return set_isid(arg, o);
 	case EX_KEY_CREDENTIALS:
 		o->credentials = arg;
 		return 0;

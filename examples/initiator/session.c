@@ -271,13 +271,17 @@ int ini_session_init(struct ini_session *s, const struct ini_opts *o,
 	s->ctl.itt = IDM_ISCSI_RESERVED_TAG;
 	s->ping_itt = IDM_ISCSI_RESERVED_TAG;
 	/* ISID type 0x80 "random" (RFC 7143 section 11.12.5): a fresh one
-	 * per session so parallel sessions never collide. */
+	 * per session so parallel sessions never collide; or the caller's
+	 * (--isid), so that another run can reinstate these sessions. */
 	s->isid[0] = 0x80;
 	s->isid[1] = (uint8_t)(r >> 8);
 	s->isid[2] = (uint8_t)(r >> 16);
 	s->isid[3] = (uint8_t)(r >> 24);
 	s->isid[4] = (uint8_t)(r >> 32);
-	s->isid[5] = (uint8_t)index;
+	s->isid[5] = 0;
+	if (o->isid_set)
+		memcpy(s->isid, o->isid, sizeof(s->isid));
+	s->isid[5] = (uint8_t)(s->isid[5] + index);
 	s->cmdsn = 1;
 	s->itt_next = 1;
 	s->text = malloc(INI_TEXT_MAX + 1);

@@ -768,8 +768,9 @@ static void end_reinstated(struct session *old)
 }
 
 /* The session a leading login (TSIH 0) starts, NULL when the login
- * failed or moved to the loop owning the session it reinstates. An old
- * session with the same initiator name and ISID ends (RFC 7143 6.3.5). */
+ * failed or moved to the loop owning the session it reinstates (or, new
+ * over iSER, to the loop that will serve it). An old session with the
+ * same initiator name and ISID ends (RFC 7143 6.3.5). */
 static struct session *start_session(struct tconn *c, const uint8_t *req, uint8_t flags,
 				     const char *data, size_t len)
 {
@@ -789,10 +790,13 @@ static struct session *start_session(struct tconn *c, const uint8_t *req, uint8_
 	 * cannot both start a session */
 	session_lock();
 	old = session_find(ls->iname, ls->isid);
-	if (old && old->loop != g_loop) {
-		owner = old->loop;
+	owner = old ? old->loop : ls->discovery ? g_loop : loop_for_new_session(c);
+	if (owner != g_loop) {
 		session_unlock();
 		free(s);
+		if (!old)
+			ex_dbg("%s: new iSER session placed on loop %d",
+			       idm_conn_peer_name(c->ic), owner->index);
 		handoff(c, owner, req, flags, data, len);
 		return NULL;
 	}
@@ -899,7 +903,9 @@ static void enable_ffp(struct tconn *c, struct session *s, const uint8_t *req, u
  * A connection joining a session (its TSIH) or reinstating one (its
  * ISID) finishes on the loop that owns it, so that a session and its
  * connections stay on one loop; a new session stays here, on the loop
- * the kernel gave its leading connection. */
+ * the kernel gave its leading connection, except a normal session over
+ * iSER, whose connections all arrive on loop 0: it goes to the next loop
+ * in turn (loop_for_new_session()). */
 static void go_ffp(struct tconn *c, const uint8_t *req, uint8_t flags, const char *data, size_t len)
 {
 	struct session *s = c->login->tsih ? join_session(c, req, flags, data, len)

@@ -64,6 +64,20 @@ int loop_handoff(struct tconn *c, struct loop *to, loop_resume_fn resume,
 	return 0;
 }
 
+struct loop *loop_for_new_session(const struct tconn *c)
+{
+	static unsigned next; /* atomic: any loop may start a session */
+
+	/* A TCP connection is on the loop the kernel gave it (REUSEPORT
+	 * listeners on every loop spread them); iSER listens on loop 0
+	 * alone (an RDMA CM id cannot share its port), so its sessions are
+	 * spread here. Not those whose connections take their receive
+	 * buffers from loop 0's shared receive queue: they cannot move. */
+	if (g_nloops == 1 || !c->iser || g_loop != &g_loops[0] || g_tgt.shared_recv)
+		return g_loop;
+	return &g_loops[__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % (unsigned)g_nloops];
+}
+
 static void unlink_conn(struct tconn *c)
 {
 	for (struct tconn **pp = &g_loop->conns; *pp; pp = &(*pp)->next)

@@ -46,7 +46,8 @@ static void on_signal(int sig)
 static int cfg_at = -1, cfg_n;
 
 #define MAX_PORTALS 8
-#define MAX_LISTENERS (MAX_PORTALS * 64) /* every portal on every loop */
+/* every portal on every loop, and its iSER listener on loop 0 */
+#define MAX_LISTENERS (MAX_PORTALS * (64 + 1))
 
 /* Keys of the target's own long-only options (ex_opts.h) */
 enum {
@@ -129,8 +130,9 @@ static const struct ex_opt target_opts[] = {
 	  "write the listening TCP port to FILE once ready" },
 	{ "threads", OPT_THREADS, required_argument, "N",
 	  "N event loops, one thread and libidm context\n"
-	  "each, sharing every portal (default 1; tcp\n"
-	  "only; a session's connections stay on one)" },
+	  "each, sharing every portal (default 1; iSER\n"
+	  "listens on loop 0 and places its sessions on\n"
+	  "the loops; a session's connections stay on one)" },
 	{ "shared-recv", OPT_SHARED_RECV, required_argument, "yes|no",
 	  "\niSER connections share their receive buffers\n"
 	  "(one shared receive queue per device) instead\n"
@@ -946,16 +948,33 @@ static int install_acl(void)
 	return 0;
 }
 
+/* Whether --provider names `name` */
+static bool serves(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = opt.providers; p && *p; p += strcspn(p, ",")) {
+		p += *p == ',';
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
 /* --threads against what serves the connections. 0, or -1 after a
  * message. */
 static int check_threads(void)
 {
-	if (opt.threads > 1 && strcmp(opt.providers, "tcp")) {
-		/* an RDMA CM id cannot share its port (IDM_PORTAL_REUSEPORT),
-		 * nor an iSER connection move to another context */
-		ex_err("--threads %u: serves tcp only (iSER: one loop)", opt.threads);
+	if (opt.threads > 1 && !serves("tcp") && !serves("iser")) {
+		ex_err("--threads %u: serves tcp and iser only", opt.threads);
 		return -1;
 	}
+	if (opt.threads > 1 && serves("iser") && g_tgt.shared_recv)
+		/* a shared receive queue is one loop's: its connections
+		 * cannot move (idm_conn_move: -EOPNOTSUPP) */
+		ex_info("--threads %u --shared-recv yes: iSER sessions stay on "
+			"loop 0, whose shared receive queue their connections use",
+			opt.threads);
 	if (opt.threads > 1 && srv.nact) {
 		/* one listener the kernel balances over the loops would need
 		 * REUSEPORT sockets the manager did not open; refuse rather
@@ -1039,7 +1058,7 @@ static int create_loops(void)
 
 /* Setup runs as loop 0: the providers' capabilities, and the LUNs'
  * buffers in its context (the loops' domain: every loop's connections
- * take them).
+ * take them, on any provider).
  * 0, or -1 after a message. */
 static int attach_luns(void)
 {
@@ -1067,9 +1086,36 @@ static int attach_luns(void)
 	return 0;
 }
 
+/* One listener on loop `loop`: srv.portal[srv.nportal++]. 0, or -1
+ * after a message. */
+static int portal_on(int loop, const char *host, const char *port,
+		     const char *providers, uint32_t flags, const char *spec)
+{
+	struct idm_portal_attr pa = {
+		.size = sizeof(pa),
+		.providers = providers,
+		.accept = conn_accept,
+		.flags = flags,
+	};
+	int r = idm_portal_create(g_loops[loop].ctx, host, port, &pa,
+				  &srv.portal[srv.nportal]);
+
+	if (r < 0) {
+		const char *why = idm_last_error();
+
+		ex_err("cannot listen on %s (%s): %s%s%s", spec, providers,
+		       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
+		return -1;
+	}
+	srv.nportal++;
+	return 0;
+}
+
 /* Portal `spec` on every loop; port 0: the first picks, the others share
- * what it got. 0, -1 after a message, or 2 for a portal that does not
- * parse. */
+ * what it got. With several loops TCP listens on every loop (the kernel
+ * spreads connections: IDM_PORTAL_REUSEPORT), iSER on loop 0 only (an
+ * RDMA CM id cannot share its port; login.c places its sessions on the
+ * loops). 0, -1 after a message, or 2 for a portal that does not parse. */
 static int listen_on(const char *spec)
 {
 	char host[256], port[16];
@@ -1079,30 +1125,22 @@ static int listen_on(const char *spec)
 		ex_err("bad portal '%s'", spec);
 		return 2;
 	}
-	for (int l = 0; l < g_nloops; l++) {
-		struct idm_portal_attr pa = {
-			.size = sizeof(pa),
-			.providers = opt.providers,
-			.accept = conn_accept,
-			.flags = g_nloops > 1 ? IDM_PORTAL_REUSEPORT : 0,
-		};
-		int r;
-
-		if (l > 0)
-			snprintf(port, sizeof(port), "%d", idm_portal_port(srv.portal[first]));
-		r = idm_portal_create(g_loops[l].ctx, host, port, &pa, &srv.portal[srv.nportal]);
-		if (r < 0) {
-			const char *why = idm_last_error();
-
-			ex_err("cannot listen on %s (%s): %s%s%s", spec, opt.providers,
-			       idm_strerror(r), why && *why ? ": " : "", why ? why : "");
+	if (g_nloops == 1) {
+		if (portal_on(0, host, port, opt.providers, 0, spec) < 0)
 			return -1;
+	} else {
+		for (int l = 0; serves("tcp") && l < g_nloops; l++) {
+			if (portal_on(l, host, port, "tcp", IDM_PORTAL_REUSEPORT, spec) < 0)
+				return -1;
+			snprintf(port, sizeof(port), "%d", idm_portal_port(srv.portal[first]));
 		}
-		srv.nportal++;
+		if (serves("iser") && portal_on(0, host, port, "iser", 0, spec) < 0)
+			return -1;
 	}
 	ex_info("listening on %s:%d (%s), target %s%s", host,
 		idm_portal_port(srv.portal[first]), opt.providers, g_tgt.name,
-		g_nloops > 1 ? ", on every loop" : "");
+		g_nloops == 1 ? "" : serves("iser") ? ", TCP on every loop, iSER on loop 0"
+						    : ", on every loop");
 	return 0;
 }
 

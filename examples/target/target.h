@@ -258,6 +258,9 @@ typedef void (*loop_resume_fn)(struct tconn *c, const uint8_t *req, uint8_t flag
 int loop_handoff(struct tconn *c, struct loop *to, loop_resume_fn resume,
 		 const uint8_t *req, uint8_t flags, const char *data, size_t len);
 bool loop_handoff_dying(struct tconn *c);
+/* The loop a new session of c is served by: this one, or for an iSER
+ * connection (all accepted on loop 0) the next loop in turn. */
+struct loop *loop_for_new_session(const struct tconn *c);
 void loop_run_handoffs(void);
 void loop_handoff_flush(void);
 /* loop.c: all the loops (main.c makes them) */

@@ -784,14 +784,16 @@ IDM_API int idm_conn_set_send_limits(idm_conn *conn, uint32_t max_entries,
  * tasks) come from the thread running its callbacks or the one moving it,
  * never from a third thread (idm_conn_get_stats() excepted). Buffers: a
  * provider that registers memory (iSER) takes buffers of the connection's
- * domain only, so it moves between contexts of one domain; the TCP
- * provider accepts buffers of any context (they must outlive their
- * transfers).
+ * domain only, so it moves between contexts of one domain
+ * (idm_domain_create); the TCP provider accepts buffers of any context
+ * (they must outlive their transfers). iSER moves a connection in the
+ * login and in the full feature phase, transfers in flight included; not
+ * one on a shared receive queue (IDM_CTX_SHARED_RECV: -EOPNOTSUPP), which
+ * is its context's. idm_last_error() and the source's log say why.
  * Returns 0, -ENOTCONN (connecting, failed or terminated), -EOPNOTSUPP
- * (the provider cannot move: iSER, whose queue pair and memory
- * registrations belong to one context), -EXDEV (dst is in another domain
- * and the provider registers memory), -EAGAIN (moved meanwhile by its
- * callbacks), -EINVAL.
+ * (the provider cannot move connections, or not this one), -EXDEV (dst
+ * is in another domain and the provider registers memory), -EAGAIN
+ * (moved meanwhile by its callbacks), -EINVAL.
  */
 IDM_API int idm_conn_move(idm_conn *conn, idm_ctx *dst);
 

@@ -312,9 +312,11 @@ struct idm_prov_ops {
 	 * (the connection's and its tasks') from `src` there: add the new
 	 * ones first, so that a failure leaves everything on src. Both
 	 * contexts' locks are held and no callback of conn runs. Setting it
-	 * also says buffers of any context may be used on the connection
-	 * (the provider keeps no per-context registration). Optional, since
-	 * 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
+	 * also says buffers of any context may be used on the connection,
+	 * unless the provider registers memory (has buf_release): then only
+	 * buffers of the connection's current context. A refusal returns a
+	 * negative errno with nothing moved, and is logged by the provider.
+	 * Optional, since 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
 	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);
 
 	/* ---- since libidm 1.2: what the provider says about itself, so

@@ -21,6 +21,7 @@
  *   iser_dop.c        target: RDMA progress of Put/Get_Data records
  *   iser_control.c    Send_Control of every PDU but a SCSI Command, Hello
  *   iser_cm.c         rdma_cm: listen, accept, connect, CM events
+ *   iser_move.c       a connection handed to another context
  *   iser_conn.c       a connection's life: new, fail, teardown, free
  *   iser_qp.c         the QP: setup, drain, destroy
  *   iser_cq.c         completion queues: polling, dispatch by WR kind

@@ -23,6 +23,7 @@
 #include "iser_control.h"
 #include "iser_initiator.h"
 #include "iser_mem.h"
+#include "iser_move.h"
 #include "iser_park.h"
 #include "iser_recv.h"
 #include "iser_sq.h"
@@ -234,6 +235,7 @@ static const struct idm_prov_ops iser_ops = {
 	.buf_release = iser_buf_release,
 	.conn_is_capable = iser_conn_is_capable,
 	.conn_stats = iser_sq_stats,
+	.conn_move = iser_conn_move,
 	.url_schemes = iser_schemes,
 	/* before TCP where a device reaches the peer (conn_is_capable) */
 	.auto_order = IDM_PROV_AUTO_RDMA,

@@ -404,7 +404,9 @@ int p_progress_until(struct pair *p, bool (*cond)(struct pair *p), int ms)
 			set_err(p, "timed out after %d ms", ms);
 			return -1;
 		}
-		r = idm_ctx_progress(p->ctx, 50);
+		r = idm_ctx_progress(p->ctx, p->also ? 1 : 50);
+		if (r >= 0 && p->also)
+			r = idm_ctx_progress(p->also, 1);
 		if (r < 0) {
 			set_err(p, "idm_ctx_progress: %s", idm_strerror(r));
 			return -1;

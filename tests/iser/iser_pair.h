@@ -39,6 +39,9 @@ enum p_status { P_STATUS_RSP = 0, P_STATUS_IN_DATAIN };
 
 struct pair {
 	idm_ctx *ctx;
+	/* a second context p_progress_until() drives along (a connection
+	 * of the pair moved there), NULL: none */
+	idm_ctx *also;
 	const char *ip;
 	struct p_keys k;
 	char kv[512];

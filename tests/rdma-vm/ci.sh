@@ -41,7 +41,7 @@ if [ -n "$2" ]; then
 	meson test -C "$2" --no-rebuild --print-errorlogs \
 		--timeout-multiplier 3 --logbase testlog-rdma-asan \
 		test_loopback_iser test_iser_loopback test_iser_faults \
-		test_iser_stag test_iser_fallback_rdma || rc=$?
+		test_iser_stag test_iser_fallback_rdma test_iser_move || rc=$?
 fi
 meson test -C "$1" --suite rdma --no-rebuild --print-errorlogs \
 	--logbase testlog-rdma || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }

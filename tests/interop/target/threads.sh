@@ -7,6 +7,7 @@
 # on both loops; the target must stop cleanly on SIGTERM (exit 0; under
 # ThreadSanitizer any report fails it). Also: what --threads refuses,
 # and initiator ACLs reloaded by SIGHUP with sessions on both loops.
+# iSER with --threads: tests/iser-interop/kernel_initiator_threads.sh.
 # Every LUN is written by one session at a time: writes from sessions on
 # two loops to one RAM LUN race like writes from two hosts to one disk,
 # which ThreadSanitizer would rightly report (the bench only reads).
@@ -21,8 +22,9 @@ I=("$IDM_INITIATOR" --no-discovery -q)
 # --- refusals (exit 2, a reason)
 expect "--threads 0 refused" "threads='0': must be a number from 1 to 64" \
 	"$IDM_TARGET" --threads 0 --lun ram:1M --portal 127.0.0.1:0
-expect "--threads 2 with iSER refused" "--threads 2: serves tcp only" \
-	"$IDM_TARGET" --threads 2 -P tcp,iser --lun ram:1M --portal 127.0.0.1:0
+expect "--threads 2 with a provider other than tcp and iser refused" \
+	"--threads 2: serves tcp and iser only" \
+	"$IDM_TARGET" --threads 2 -P nosuch --lun ram:1M --portal 127.0.0.1:0
 
 # --- two loops under load
 IDM_TARGET_STDOUT=/dev/null idm_target_start "$TMP/target.log" 5 --portal 127.0.0.1:0 \
