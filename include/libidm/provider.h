@@ -314,7 +314,8 @@ struct idm_prov_ops {
 	 * contexts' locks are held and no callback of conn runs. Setting it
 	 * also says buffers of any context may be used on the connection,
 	 * unless the provider registers memory (has buf_release): then only
-	 * buffers of the connection's current context. A refusal returns a
+	 * buffers of the connection's domain, and the core moves it only to
+	 * a context of the same domain (-EXDEV). A refusal returns a
 	 * negative errno with nothing moved, and is logged by the provider.
 	 * Optional, since 1.2; absent: idm_conn_move() answers -EOPNOTSUPP. */
 	int (*conn_move)(struct idm_conn *conn, struct idm_ctx *src);

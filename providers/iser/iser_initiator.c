@@ -170,7 +170,7 @@ static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		if (r.buf_off > idm_buf_len(r.buf) ||
 		    r.length > idm_buf_len(r.buf) - r.buf_off)
 			return -ERANGE;
-			e = iser_buf_range_mr(ic->ip, ic->dev, r.buf, r.buf_off,
+		e = iser_buf_range_mr(ic->ip, ic->dev, r.buf, r.buf_off,
 				      r.length, &mr, &addr);
 		if (e < 0)
 			return e;

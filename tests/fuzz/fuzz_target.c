@@ -125,7 +125,7 @@ static void setup(uint8_t cfg)
 		abort();
 	g_tgt.nluns = 2;
 	for (int i = 0; i < g_tgt.nluns; i++)
-		if (lun_attach_ctx(g_tgt.luns[i], NULL, 0) < 0)
+		if (lun_attach_ctx(g_tgt.luns[i], NULL) < 0)
 			abort();
 }
 

@@ -91,7 +91,7 @@ static void init_once(void)
 		for (size_t i = 0; i < nprov; i++)
 			g_tgt.caps |= prov[i].caps;
 	for (int i = 0; i < g_tgt.nluns; i++)
-		if (lun_attach_ctx(g_tgt.luns[i], g_loop->ctx, g_loop->index) < 0)
+		if (lun_attach_ctx(g_tgt.luns[i], g_loop->ctx) < 0)
 			abort();
 	r = idm_portal_create(g_loop->ctx, "127.0.0.1", "0", &pa, &portal);
 	if (r < 0) {
