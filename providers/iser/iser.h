@@ -75,6 +75,9 @@
 #define ISER_WR_SGE 16
 #define ISER_MAX_DEVS 4
 #define ISER_CQ_BATCH 32
+/* batches one CQ poll handles before it yields to the context's other
+ * event sources (iser_cq.c) */
+#define ISER_CQ_BUDGET 4
 /* Receiver-not-ready retries: 7 = until the peer posts a receive. RNR
  * proves the peer alive; it is how unsolicited Data-Out beyond the posted
  * receive buffers is paced (iser_keys.c). A peer that never reposts is
@@ -343,6 +346,10 @@ struct iser_conn {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct idm_prov_watch cm_w, scq_w, rcq_w, timer_w;
+	/* a CQ poll that used up its budget (iser_cq.c) goes on from here
+	 * in the next pass, after the context's other connections */
+	struct idm_prov_defer cq_more;
+	bool more_send, more_recv;
 	int timer_fd;
 	uint32_t scq_unacked, rcq_unacked;
 	struct ibv_wc batch[ISER_CQ_BATCH]; /* completions being handled */

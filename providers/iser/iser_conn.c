@@ -54,6 +54,8 @@ static void quiesce(struct iser_conn *ic)
 	idm_prov_watch_del(ic->ctx, &ic->timer_w);
 	idm_prov_watch_del(ic->ctx, &ic->scq_w);
 	idm_prov_watch_del(ic->ctx, &ic->rcq_w);
+	idm_prov_defer_cancel(ic->ctx, &ic->cq_more);
+	ic->more_send = ic->more_recv = false;
 	iser_mws_dealloc(ic, false);
 }
 

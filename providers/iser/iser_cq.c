@@ -115,12 +115,40 @@ static void cq_events(struct ibv_comp_channel *cc, uint32_t *unacked)
 	}
 }
 
-/* Arm, then poll until empty: a completion that arrives between the last
- * poll and the arm still raises an event. */
+static void cq_more_deferred(struct idm_prov_defer *d)
+{
+	struct iser_conn *ic = IDM_PROV_CONTAINER_OF(d, struct iser_conn, cq_more);
+	bool send = ic->more_send, recv = ic->more_recv;
+
+	ic->more_send = ic->more_recv = false;
+	if (recv)
+		iser_cq_poll(ic, false);
+	if (send && !ic->more_send)
+		iser_cq_poll(ic, true);
+}
+
+/* The budget ran out with completions maybe left: the arm made before
+ * polling raises no event for those already queued, so the poll goes on
+ * from a deferred item, which the next pass runs after the other event
+ * sources. Without the budget a peer that answers as fast as this side
+ * posts (a Send per completion) kept one connection's poll going for
+ * ever, starving the others and the caller's loop (soft-RoCE). */
+static void cq_poll_later(struct iser_conn *ic, bool is_send)
+{
+	if (is_send)
+		ic->more_send = true;
+	else
+		ic->more_recv = true;
+	idm_prov_defer(ic->ctx, &ic->cq_more, cq_more_deferred);
+}
+
+/* Arm, then poll until empty or ISER_CQ_BUDGET batches: a completion
+ * that arrives between the last poll and the arm still raises an event. */
 void iser_cq_poll(struct iser_conn *ic, bool is_send)
 {
 	struct ibv_cq *cq = is_send ? ic->scq : ic->rcq;
 	struct ibv_wc *wc = ic->batch;
+	int budget = ISER_CQ_BUDGET;
 	int n;
 
 	if (ic->state != ISER_UP)
@@ -158,8 +186,10 @@ void iser_cq_poll(struct iser_conn *ic, bool is_send)
 		 * complete (and give their messages back) here. */
 		if (!is_send && n > 0 && ic->state == ISER_UP)
 			iser_cq_poll(ic, true);
-	} while (n > 0 && ic->state == ISER_UP);
+	} while (n > 0 && ic->state == ISER_UP && --budget > 0);
 	iser_unplug(ic);
+	if (n > 0 && budget == 0 && ic->state == ISER_UP)
+		cq_poll_later(ic, is_send);
 	if (n < 0 && ic->state == ISER_UP)
 		iser_conn_fail(ic, -EIO, "polling the completion queue failed");
 }

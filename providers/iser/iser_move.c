@@ -151,6 +151,8 @@ int iser_conn_move(struct idm_conn *conn, struct idm_ctx *src)
 	r = watches_move(ic, src, dst);
 	if (r < 0)
 		return r;
+	/* a CQ poll to go on in the next pass (iser_cq.c) */
+	idm_prov_defer_move(src, dst, &ic->cq_more);
 	ic->ctx = dst;
 	ic->ip = dst_ip; /* ic->dev is the domain's: the same there */
 	return idm_prov_conn_foreach_task(conn, task_move, &m);
