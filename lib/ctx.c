@@ -96,6 +96,16 @@ static void ev_kick_if_waiter(struct idm_ctx *ctx)
 	ev_write(ctx);
 }
 
+void idmp_mutex_init_recursive(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t ma;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(m, &ma);
+	pthread_mutexattr_destroy(&ma);
+}
+
 /* The domain named in attr (since 1.3, read when attr->size reaches
  * it), or one of the context's own. */
 static int ctx_join_domain(struct idm_ctx *ctx, const struct idm_ctx_attr *attr)
@@ -113,7 +123,6 @@ static int ctx_join_domain(struct idm_ctx *ctx, const struct idm_ctx_attr *attr)
 IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 {
 	struct idm_ctx *ctx;
-	pthread_mutexattr_t ma;
 	int ret;
 
 	if (!out)
@@ -137,10 +146,7 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 	}
 	ctx->flags = attr ? attr->flags : 0;
 
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&ctx->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	idmp_mutex_init_recursive(&ctx->lock);
 
 	idmp_log_init(ctx, attr);
 

@@ -35,6 +35,9 @@ void idmp_provider_search_describe(const struct idmp_provider_search *s, char *b
 /* the build tree's provider directories if this is its libidm, else NULL */
 const char *idmp_build_provider_path(void);
 
+/* ctx.c: a recursive mutex (the context's lock, the domain's) */
+void idmp_mutex_init_recursive(pthread_mutex_t *m);
+
 /* domain.c: references (a context's, a buffer's); a context's provider
  * instance joins the domain's entry for its module (src_ops: what the
  * module's entry returned), made on first use with ops->dom_open; a dying

@@ -38,7 +38,6 @@
 IDM_API int idm_domain_create(const struct idm_domain_attr *attr, idm_domain **out)
 {
 	struct idm_domain *dom;
-	pthread_mutexattr_t ma;
 
 	if (!out)
 		return -EINVAL;
@@ -51,10 +50,7 @@ IDM_API int idm_domain_create(const struct idm_domain_attr *attr, idm_domain **o
 	if (!dom)
 		return -ENOMEM;
 	/* recursive: a provider's dom_lock may nest in a release */
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&dom->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	idmp_mutex_init_recursive(&dom->lock);
 	atomic_init(&dom->refs, 1);
 	*out = dom;
 	return 0;
