@@ -132,6 +132,8 @@ static int dom_prov_add(struct idm_domain *dom, struct idm_prov *prov,
 	dp->inst.dom = dp;
 	dp->inst.info = prov->info;
 	memcpy(dp->inst.path, prov->path, sizeof(dp->inst.path));
+	/* its own copy: the context's instance may go first */
+	dp->inst.info.path = dp->inst.path;
 	if (IDM_PROV_OPS_HAS(prov->ops, dom_open))
 		r = prov->ops->dom_open(prov, &dp->priv);
 	if (r < 0) {
