@@ -155,19 +155,30 @@ static void bufreg_dereg(struct iser_bufreg *r, int d)
 	}
 }
 
-/* The slot of pd in r, -1 when not registered there yet. */
-static int bufreg_find(const struct iser_bufreg *r, const struct ibv_pd *pd)
+/* The slot holding pd in r, else the first free one (the slots fill in
+ * order); ISER_MAX_DEVS when neither. */
+static int bufreg_slot(const struct iser_bufreg *r, const struct ibv_pd *pd)
 {
-	for (int i = 0; i < ISER_MAX_DEVS; i++) {
+	int i;
+
+	for (i = 0; i < ISER_MAX_DEVS; i++) {
 		struct ibv_pd *p = atomic_load_explicit(&r->pd[i],
 							memory_order_acquire);
 
-		if (p == pd)
-			return i;
-		if (!p)
+		if (p == pd || !p)
 			break;
 	}
-	return -1;
+	return i;
+}
+
+/* The slot of pd in r, -1 when not registered there yet. */
+static int bufreg_find(const struct iser_bufreg *r, const struct ibv_pd *pd)
+{
+	int i = bufreg_slot(r, pd);
+
+	return i < ISER_MAX_DEVS && atomic_load_explicit(&r->pd[i],
+							 memory_order_acquire) == pd
+		       ? i : -1;
 }
 
 /* Register the buffer's regions in dev's PD, in the first free slot;
@@ -175,14 +186,12 @@ static int bufreg_find(const struct iser_bufreg *r, const struct ibv_pd *pd)
 static int bufreg_add_pd(struct iser_bufreg *r, const struct iser_dev *dev)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE;
-	int i = bufreg_find(r, dev->pd);
+	int i = bufreg_slot(r, dev->pd);
 
-	if (i >= 0)
-		return i; /* another context was first */
-	for (i = 0; i < ISER_MAX_DEVS && atomic_load(&r->pd[i]); i++)
-		;
 	if (i == ISER_MAX_DEVS)
 		return -1;
+	if (atomic_load_explicit(&r->pd[i], memory_order_acquire))
+		return i; /* another context was first */
 	/* With memory windows the MR itself grants no remote access: only
 	 * the per-I/O windows bound on it do, and they die with the I/O.
 	 * Without windows the MR's rkey is the STag (IDM_ISER_STAG=mr). */
