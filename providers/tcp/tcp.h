@@ -27,13 +27,21 @@
 #define TCP_RING     64
 #define TCP_RING_MIN 4
 /* Receive staging (full feature phase only; login reads straight into
- * its destination): headers and small segments come from recv()s of up
- * to TCP_STAGE bytes; a direct read of a large segment also takes up to
- * TCP_STAGE_TAIL bytes of what follows (normally the next header). Both
- * are small so that little payload is ever copied out of the stage. */
+ * its destination): headers and small segments come from recv()s into
+ * the stage; a direct read of a large segment also takes up to
+ * TCP_STAGE_TAIL bytes of what follows (normally the next header).
+ * The stage starts at TCP_STAGE bytes and doubles, up to TCP_STAGE_MAX,
+ * each time a recv() fills it (the socket held more: the connection
+ * streams); an idle connection gives it back (tcp_conn_trim). A payload
+ * of up to a quarter of the stage (tcp_rx_copy_max) is copied out of
+ * it, a larger one read in place: one recv() then brings a streaming
+ * connection's small writes whole, header and immediate data of several
+ * commands, where reading each 4 KiB in place cost a readv() apiece - a
+ * system call costs more than copying 16 KiB the cache already holds. */
 #define TCP_STAGE      4096
+#define TCP_STAGE_MAX  65536
 #define TCP_STAGE_TAIL 256
-#define TCP_DIRECT_MIN 1024	  /* read payload larger than this in place */
+#define TCP_COPY_MIN   1024 /* payload up to this is always copied */
 #define TCP_MAX_R2T    16	  /* outstanding R2Ts kept per task (cap) */
 #define TCP_MAX_GETS   4	  /* Get_Data ranges active per task */
 #define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
@@ -43,10 +51,9 @@
  * segments of scatter-gather payloads (a write stops at this many and
  * resumes where it stopped); below Linux's IOV_MAX of 1024 */
 #define TCP_TX_IOV     512
-/* io_uring engine: a connection's read buffer, the stage's size for
- * the stage's reason (headers and small segments; a large payload is
- * read in place) */
-#define TCP_URING_RXBUF TCP_STAGE
+/* io_uring engine: a connection's read buffer is the stage's
+ * counterpart, sized and grown as it is (headers and small segments; a
+ * large payload is read in place) */
 /* The control rx buffer starts at this size and doubles up to the data
  * segment limit as larger PDUs arrive: login PDUs are mostly a few
  * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
@@ -301,8 +308,9 @@ struct tcp_conn {
 	const struct idm_prov_xfer *rget; /* Data-Out placed directly: its range */
 	uint8_t *rxbuf; /* NULL until a data segment arrives (rxbuf_fit) */
 	uint32_t rxcap;
-	uint8_t *stage; /* TCP_STAGE bytes; NULL until busy in FFP (rx_stage) */
-	uint32_t s_beg, s_end;
+	uint8_t *stage; /* scap bytes; NULL until busy in FFP (rx_stage) */
+	uint32_t scap, s_beg, s_end;
+	bool s_grow; /* the last recv() filled the stage: double it */
 	/* the last read returned less than asked: the socket is empty, so
 	 * wait for epoll (level-triggered) instead of a recv that would
 	 * only say EAGAIN; cleared by every readiness event */
@@ -344,7 +352,9 @@ struct tcp_conn {
 	int u_rx_res, u_tx_res;
 	uint8_t *ubuf;		   /* read buffer: bytes [u_beg, u_end) */
 	uint32_t ucap, u_beg, u_end;
-	bool u_full; /* the last read filled ubuf: more is likely queued */
+	/* the last read filled ubuf: more is likely queued, and the buffer
+	 * doubles (as the stage does) before the next read */
+	bool u_full;
 	/* after ubuf's bytes: end of stream (-1) or the read's errno */
 	int u_err;
 	struct iovec *u_iov; /* TCP_TX_IOV, taken with the first write */
@@ -555,6 +565,22 @@ void tcp_rx_run(struct tcp_conn *tc);
 void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
+
+/* The size of the stage (or the io_uring engine's read buffer) after a
+ * read into one of `cap` bytes (0: none yet) that `filled` it. */
+static inline uint32_t tcp_stage_cap(uint32_t cap, bool filled)
+{
+	if (cap < TCP_STAGE)
+		return TCP_STAGE;
+	return filled && cap < TCP_STAGE_MAX ? cap * 2 : cap;
+}
+
+/* Payloads up to this are copied out of a read buffer of `cap` bytes,
+ * longer ones read in place (see TCP_STAGE). */
+static inline uint32_t tcp_rx_copy_max(uint32_t cap)
+{
+	return cap / 4 > TCP_COPY_MIN ? cap / 4 : TCP_COPY_MIN;
+}
 
 /* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
 static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,

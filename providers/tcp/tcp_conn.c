@@ -246,9 +246,11 @@ void tcp_conn_trim(struct tcp_conn *tc)
 		tc->bounce_cap = 0;
 	}
 	if (tc->s_beg == tc->s_end) {
-		freed += tc->stage ? TCP_STAGE : 0;
+		freed += tc->stage ? tc->scap : 0;
 		free(tc->stage);
 		tc->stage = NULL;
+		tc->scap = 0;
+		tc->s_grow = false;
 		tc->ffp_rx = false;
 		tc->s_beg = tc->s_end = 0;
 	}

@@ -235,12 +235,18 @@ static void round_prepare(struct tcp_uring *u)
  * connection gave it back, tcp_uring_trim). */
 static bool ubuf_fit(struct tcp_conn *tc)
 {
-	if (tc->ubuf)
+	uint32_t cap = tcp_stage_cap(tc->ucap, tc->u_full);
+	uint8_t *b;
+
+	if (tc->ubuf && cap == tc->ucap)
 		return true;
-	tc->ubuf = malloc(TCP_URING_RXBUF);
-	if (!tc->ubuf)
-		return false;
-	tc->ucap = TCP_URING_RXBUF;
+	/* empty (a read is only asked for then): no bytes to carry */
+	b = malloc(cap);
+	if (!b)
+		return tc->ubuf != NULL; /* a bigger one would have been nice */
+	free(tc->ubuf);
+	tc->ubuf = b;
+	tc->ucap = cap;
 	return true;
 }
 
@@ -676,6 +682,7 @@ static void ubuf_refill(struct tcp_conn *tc)
 {
 	ssize_t n;
 
+	(void)ubuf_fit(tc); /* it filled: doubles if it may (else as it is) */
 	do
 		n = recv(tc->fd, tc->ubuf, tc->ucap, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);

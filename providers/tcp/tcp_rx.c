@@ -3,7 +3,8 @@
  * Receive side of a TCP connection: BHS -> AHS and header digest -> data
  * segment -> pad and data digest, checking every length against the
  * limits before reading it. In full feature phase small pieces come out
- * of a 4 KiB staging buffer (one recv() serves many small PDUs); login,
+ * of a staging buffer (one recv() serves many small PDUs; it grows from
+ * 4 to 64 KiB while the connection streams, see TCP_STAGE); login,
  * a few PDUs, reads each piece straight into its place and so holds no
  * stage. A data segment
  * bound for a caller buffer is read into it directly (readv) once what
@@ -33,8 +34,22 @@ static bool mid_pdu(const struct tcp_conn *tc)
  * idle. Without memory reads go in place, only slower. */
 static uint8_t *rx_stage(struct tcp_conn *tc)
 {
-	if (!tc->stage && tc->ffp_rx)
+	if (tc->stage && tc->s_grow) {
+		/* empty (we only read into it then): no bytes to carry */
+		uint32_t cap = tcp_stage_cap(tc->scap, true);
+		uint8_t *bigger = malloc(cap);
+
+		tc->s_grow = false;
+		if (bigger) { /* else the old one serves on */
+			free(tc->stage);
+			tc->stage = bigger;
+			tc->scap = cap;
+		}
+	}
+	if (!tc->stage && tc->ffp_rx) {
 		tc->stage = malloc(TCP_STAGE);
+		tc->scap = tc->stage ? TCP_STAGE : 0;
+	}
 	return tc->stage;
 }
 
@@ -81,13 +96,20 @@ static int rx_from_engine(struct tcp_conn *tc, const struct iovec *dst,
 /* Whether the engine's read buffer serves this read: always while it
  * holds bytes (or their end); with io_uring, for all but a large payload
  * bound for its place, which is read straight into it (below) as under
- * epoll, so that the kernel's is its only copy. */
+ * epoll, so that the kernel's is its only copy. Large, as under epoll,
+ * by the size the stream made the buffer grow to: the engine's own, or
+ * the stage's when reads in place filled (the stage's tail then comes
+ * along, and the stage grows as it would under epoll). */
 static bool rx_engine_reads(const struct tcp_conn *tc, uint32_t need,
 			    bool direct)
 {
+	uint32_t cap = tcp_stage_cap(tc->ucap, false);
+
 	if (tc->u_beg < tc->u_end || tc->u_err)
 		return true;
-	return tc->eng && !(direct && need >= TCP_DIRECT_MIN);
+	if (tc->scap > cap)
+		cap = tc->scap;
+	return tc->eng && !(direct && need > tcp_rx_copy_max(cap));
 }
 
 /* Up to `need` bytes into the ndst pieces of dst (their lengths add up
@@ -109,7 +131,8 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 		if (rx_engine_reads(tc, need, direct))
 			return rx_from_engine(tc, dst, ndst, need);
 		stage = rx_stage(tc);
-		direct = !stage || (direct && need >= TCP_DIRECT_MIN);
+		direct = !stage ||
+			 (direct && need > tcp_rx_copy_max(tc->scap));
 		for (;;) {
 			if (direct) {
 				struct iovec v[RX_IOV + 1];
@@ -120,8 +143,8 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 				asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
 				n = readv(tc->fd, v, stage ? ndst + 1 : ndst);
 			} else {
-				asked = TCP_STAGE;
-				n = recv(tc->fd, stage, TCP_STAGE, 0);
+				asked = tc->scap;
+				n = recv(tc->fd, stage, tc->scap, 0);
 			}
 			if (n >= 0 || errno != EINTR)
 				break;
@@ -137,8 +160,10 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 			return -1;
 		}
 		/* a short read took all the socket had (TCP hands over what
-		 * is queued, up to the size asked) */
+		 * is queued, up to the size asked); a full one, even in place,
+		 * says the connection streams: the stage grows */
 		tc->rx_dry = (size_t)n < asked;
+		tc->s_grow = stage && !tc->rx_dry && tc->scap < TCP_STAGE_MAX;
 		if (!stage && tc->ffp)
 			tc->ffp_rx = true; /* the next read takes the stage */
 		if (direct) {

@@ -408,7 +408,14 @@ bool h_initiator_in_ffp(struct h *h)
 void h_raw_evil_initiator(struct h *h, struct h_raw *r, const struct h_params *p,
 		       uint32_t slot_cap)
 {
-	int rc = h_init(h, slot_cap, 2);
+	h_raw_evil_initiator_slots(h, r, p, slot_cap, 2);
+}
+
+void h_raw_evil_initiator_slots(struct h *h, struct h_raw *r,
+				const struct h_params *p, uint32_t slot_cap,
+				size_t n_slots)
+{
+	int rc = h_init(h, slot_cap, n_slots);
 
 	ck_assert_msg(rc == 0, "h_init: %s", h->err);
 	h->p = *p; /* the target declares p->tgt_mrdsl */

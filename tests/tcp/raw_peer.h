@@ -79,6 +79,10 @@ bool h_initiator_in_ffp(struct h *h);
 /* libidm target + raw initiator logged in with *p; disk of 2 slots. */
 void h_raw_evil_initiator(struct h *h, struct h_raw *r, const struct h_params *p,
 		       uint32_t slot_cap);
+/* ... with n_slots disk slots (up to H_MAX_SLOTS). */
+void h_raw_evil_initiator_slots(struct h *h, struct h_raw *r,
+				const struct h_params *p, uint32_t slot_cap,
+				size_t n_slots);
 /* libidm initiator + raw target logged in with *p; 2 slots. */
 void h_raw_evil_target(struct h *h, struct h_raw *r, const struct h_params *p,
 		    uint32_t slot_cap);

@@ -300,6 +300,79 @@ START_TEST(imm_staged_for_split_get)
 }
 END_TEST
 
+/* A stream of small writes sent at once, as a host at queue depth 16
+ * sends them (one to each disk slot): the target's first recv() fills its 4 KiB stage, which
+ * then doubles with each full read, so that one recv() brings several
+ * commands whole and their 4 KiB of immediate data is copied out of it
+ * (payload of up to a quarter of the stage: providers/tcp/README.md),
+ * not read in place by a readv() apiece. The data lands where each
+ * command said (its digest checked over the placed bytes when on). */
+static void small_write_stream(bool dig)
+{
+	enum { NCMD = H_MAX_SLOTS, LEN = 4096 };
+	struct h h;
+	struct h_raw r;
+	struct h_params p;
+	struct idm_conn_stats st = { .size = sizeof(st) };
+	uint8_t bhs[48], *src;
+	uint32_t dlen;
+
+	h_params_default(&p);
+	p.immediate_data = true;
+	p.initial_r2t = true;
+	p.first_burst = 65536;
+	p.tgt_mrdsl = 65536;
+	p.header_digest = dig;
+	p.data_digest = dig;
+	h_raw_evil_initiator_slots(&h, &r, &p, LEN, H_MAX_SLOTS);
+	src = malloc(NCMD * LEN);
+	ck_assert_ptr_nonnull(src);
+	h_pattern(src, NCMD * LEN, 77);
+	/* all of them queued in the socket before the target reads one */
+	for (uint32_t i = 0; i < NCMD; i++) {
+		h_build_scsi_cmd(bhs, true, ITT + i, r.cmdsn++, r.statsn + 1, LEN,
+				 (uint64_t)i * (LEN + H_GUARD), true);
+		ck_assert_int_eq(h_raw_send_pdu(&h, &r, bhs, NULL, 0,
+						src + (size_t)i * LEN, LEN, 0),
+				 0);
+	}
+	for (uint32_t i = 0; i < NCMD; i++) {
+		int rc = h_raw_recv_pdu(&h, &r, bhs, NULL, 0, &dlen, 5000);
+
+		ck_assert_msg(rc == 0, "no SCSI Response %u: %d", i, rc);
+		ck_assert_msg(idm_iscsi_bhs_opcode(bhs) == IDM_ISCSI_OP_SCSI_RSP &&
+				      bhs[3] == 0,
+			      "opcode 0x%02x status %u", idm_iscsi_bhs_opcode(bhs),
+			      bhs[3]);
+	}
+	for (uint32_t i = 0; i < NCMD; i++)
+		ck_assert_msg(!memcmp(h_disk_slot(&h, i), src + (size_t)i * LEN,
+				      LEN),
+			      "digests %d: command %u's data differs", dig, i);
+	ck_assert_msg(h_check_guards(&h) == 0, "%s", h.err);
+	ck_assert_int_eq(h.t.terminate_count, 0);
+	ck_assert_int_eq(h.t.unexpected, 0);
+	ck_assert_int_eq(idm_conn_get_stats(h.t.conn, &st), 0);
+	/* the stage reaches 16 KiB after two full reads (a quarter of it:
+	 * 4 KiB), so all but the first few payloads come out of it (the
+	 * first's is copied too: it came in the first read, with its
+	 * header) */
+	ck_assert_msg(st.payload_copy_bytes >= (NCMD - 4) * LEN,
+		      "digests %d: %llu of %u payload bytes copied from the stage",
+		      dig, (unsigned long long)st.payload_copy_bytes, NCMD * LEN);
+	free(src);
+	h_raw_end(&h, &r);
+}
+
+START_TEST(imm_small_write_stream)
+{
+	small_write_stream(false);
+	small_write_stream(true);
+	h_log("imm_small_write_stream: 16 x 4 KiB writes sent at once, their "
+	      "immediate data copied out of the grown stage, in place");
+}
+END_TEST
+
 static void bad_digest(enum mode mode)
 {
 	struct h h;
@@ -350,7 +423,8 @@ int main(void)
 	const TTest *const tests[] = {
 		imm_into_get_data,   imm_pdu_data_is_empty,
 		imm_get_data_later,  imm_staged_for_split_get,
-		imm_bad_data_digest, NULL
+		imm_bad_data_digest, imm_small_write_stream,
+		NULL
 	};
 
 	return h_main("test_imm", 110, "tcp_imm", "imm", 60, tests);
