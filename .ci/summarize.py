@@ -89,8 +89,21 @@ def count_log(path, failed_names, host=True):
     return counts
 
 
+def print_tail(name, path, lines=30):
+    """The last lines a failed step printed: where it stopped and why."""
+    try:
+        with open(path, errors="replace") as f:
+            tail = f.read().splitlines()[-lines:]
+    except OSError as e:
+        tail = [f"(no output: {e})"]
+    print(f"summary: {name} failed; the end of its output:")
+    for line in tail:
+        print(f"summary: {name}| {line.rstrip()[:300]}")
+
+
 def main(argv):
     extras = []
+    whys = []  # NAME=FILE: the output of a failed step
     paths = []  # (path, host)
     it = iter(argv)
     for a in it:
@@ -98,6 +111,8 @@ def main(argv):
             extras.append(next(it, ""))
         elif a.startswith("--extra="):
             extras.append(a[len("--extra="):])
+        elif a == "--why":
+            whys.append(next(it, ""))
         elif a == "--guest":
             paths.append((next(it, ""), False))
         elif a.startswith("--guest="):
@@ -124,6 +139,8 @@ def main(argv):
             total[1] += 1
             failed_names.append(f"{name} [step failed]")
         print(f"summary: step {name}: {res}")
+    for w in whys:
+        print_tail(*w.partition("=")[::2])
     for n in failed_names:
         print(f"summary: FAILED {n}")
     print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
