@@ -141,6 +141,7 @@ int h_slot_start(struct h *h, size_t s, uint64_t disk_off)
 {
 	struct h_slot *sl = &h->slots[s];
 	uint8_t bhs[48];
+	uint32_t expstatsn;
 	int rc;
 
 	sl->itt = h->next_itt++;
@@ -162,7 +163,11 @@ int h_slot_start(struct h *h, size_t s, uint64_t disk_off)
 		sl->task = NULL;
 		return rc;
 	}
-	h_build_scsi_cmd(bhs, sl->write, sl->itt, h->cmdsn++, h->exp_statsn,
+	/* exp_statsn: a response callback on the progress thread moves it */
+	h_lock(h);
+	expstatsn = h->exp_statsn;
+	h_unlock(h);
+	h_build_scsi_cmd(bhs, sl->write, sl->itt, h->cmdsn++, expstatsn,
 			 sl->len, disk_off, true);
 	sl->busy = true;
 	rc = idm_send_control(h->i.conn, bhs, NULL, 0, NULL, 0, sl->task, 0);
