@@ -42,6 +42,11 @@
 #define TCP_STAGE_MAX  65536
 #define TCP_STAGE_TAIL 256
 #define TCP_COPY_MIN   1024 /* payload up to this is always copied */
+/* A payload of at least TCP_LOWAT_MIN bytes still to come for its place
+ * makes the socket ready only once all of it (up to TCP_LOWAT_MAX) is in
+ * (SO_RCVLOWAT): one readv() per large PDU, not one per arrival. */
+#define TCP_LOWAT_MIN  (64u << 10)
+#define TCP_LOWAT_MAX  (1u << 20)
 #define TCP_MAX_R2T    16	  /* outstanding R2Ts kept per task (cap) */
 #define TCP_MAX_GETS   4	  /* Get_Data ranges active per task */
 #define TCP_RX_BUDGET  256	  /* PDUs handled per wakeup before yielding */
@@ -315,6 +320,7 @@ struct tcp_conn {
 	 * wait for epoll (level-triggered) instead of a recv that would
 	 * only say EAGAIN; cleared by every readiness event */
 	bool rx_dry;
+	int lowat; /* the socket's SO_RCVLOWAT as we set it (0: the default, 1) */
 	struct idm_prov_defer rx_defer;
 	/* send */
 	/* Backpressure (tcp_tx.c): the bound the caller set, the txds taken

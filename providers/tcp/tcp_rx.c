@@ -112,6 +112,37 @@ static bool rx_engine_reads(const struct tcp_conn *tc, uint32_t need,
 	return tc->eng && !(direct && need > tcp_rx_copy_max(cap));
 }
 
+/* The SO_RCVLOWAT that makes a large payload's `need` bytes come whole */
+static int rx_mark(uint32_t need)
+{
+	return (int)(need < TCP_LOWAT_MAX ? need : TCP_LOWAT_MAX);
+}
+
+/* About to wait for the socket with `need` bytes to read, `direct` into
+ * their place: a large payload is better read whole, so the socket is
+ * made ready only once it is all in (the peer announced it: it comes,
+ * and a peer that vanishes still wakes us with its FIN or reset); for
+ * anything else at its first byte again. One setsockopt() when the mark
+ * changes, none while it stays. 0, or -1: the connection failed. */
+static int rx_wait_for(struct tcp_conn *tc, uint32_t need, bool direct)
+{
+	int mark = 1, now = tc->lowat ? tc->lowat : 1;
+
+	if (direct && need >= TCP_LOWAT_MIN)
+		mark = rx_mark(need);
+	if (mark == now)
+		return 0;
+	if (setsockopt(tc->fd, SOL_SOCKET, SO_RCVLOWAT, &mark, sizeof(mark))) {
+		if (mark > now)
+			return 0; /* a higher mark only saves reads */
+		/* a lower one is what lets the next bytes wake us */
+		tcp_conn_fail(tc, -errno, "SO_RCVLOWAT: %s", strerror(errno));
+		return -1;
+	}
+	tc->lowat = mark;
+	return 0;
+}
+
 /* Up to `need` bytes into the ndst pieces of dst (their lengths add up
  * to need): >0 bytes got, 0 would block, <0 failed. Bytes come from the
  * stage while it holds some (into the first piece only), else from the
@@ -124,15 +155,20 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 
 	if (tc->s_beg == tc->s_end) {
 		uint8_t *stage;
+		bool engine;
 
 		tc->s_beg = tc->s_end = 0;
-		if (tc->rx_dry)
-			return 0; /* saves the EAGAIN recv of each wakeup */
-		if (rx_engine_reads(tc, need, direct))
+		engine = rx_engine_reads(tc, need, direct);
+		stage = engine ? NULL : rx_stage(tc);
+		direct = !engine && (!stage || (direct &&
+					       need > tcp_rx_copy_max(tc->scap)));
+		if (tc->rx_dry) /* saves the EAGAIN recv of each wakeup */
+			return rx_wait_for(tc, need, direct);
+		if (engine) {
+			if (tc->lowat > 1 && rx_wait_for(tc, need, false) < 0)
+				return -1;
 			return rx_from_engine(tc, dst, ndst, need);
-		stage = rx_stage(tc);
-		direct = !stage ||
-			 (direct && need > tcp_rx_copy_max(tc->scap));
+		}
 		for (;;) {
 			if (direct) {
 				struct iovec v[RX_IOV + 1];
@@ -155,7 +191,7 @@ static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 		}
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
+				return rx_wait_for(tc, need, direct);
 			rx_fail(tc, errno);
 			return -1;
 		}
