@@ -300,6 +300,18 @@ START_TEST(imm_staged_for_split_get)
 }
 END_TEST
 
+/* Immediate data only (InitialR2T=Yes), up to 64 KiB, digests or not. */
+static void imm_only_params(struct h_params *p, bool dig)
+{
+	h_params_default(p);
+	p->immediate_data = true;
+	p->initial_r2t = true;
+	p->first_burst = 65536;
+	p->tgt_mrdsl = 65536;
+	p->header_digest = dig;
+	p->data_digest = dig;
+}
+
 /* A stream of small writes sent at once, as a host at queue depth 16
  * sends them (one to each disk slot): the target's first recv() fills its 4 KiB stage, which
  * then doubles with each full read, so that one recv() brings several
@@ -317,13 +329,7 @@ static void small_write_stream(bool dig)
 	uint8_t bhs[48], *src;
 	uint32_t dlen;
 
-	h_params_default(&p);
-	p.immediate_data = true;
-	p.initial_r2t = true;
-	p.first_burst = 65536;
-	p.tgt_mrdsl = 65536;
-	p.header_digest = dig;
-	p.data_digest = dig;
+	imm_only_params(&p, dig);
 	h_raw_evil_initiator_slots(&h, &r, &p, LEN, H_MAX_SLOTS);
 	src = malloc(NCMD * LEN);
 	ck_assert_ptr_nonnull(src);
@@ -382,13 +388,7 @@ static void bad_digest(enum mode mode)
 	static uint8_t src[20000];
 	int rc;
 
-	h_params_default(&p);
-	p.immediate_data = true;
-	p.initial_r2t = true;
-	p.first_burst = 65536;
-	p.tgt_mrdsl = 65536;
-	p.header_digest = true;
-	p.data_digest = true;
+	imm_only_params(&p, true);
 	h_raw_evil_initiator(&h, &r, &p, sizeof(src));
 	h_pattern(src, sizeof(src), 5);
 	memset(&seen, 0, sizeof(seen));
