@@ -5,7 +5,9 @@ a quick pass (bench/run --quick) gives the goals no verdict and prints them
 "not measured (quick pass)", never MISSED; a full run with the same numbers
 keeps its verdicts; a quick report that judged a goal fails --check; a
 quick report saved before quick passes stopped judging prints no verdict
-(bench/run --from-json)."""
+(bench/run --from-json). With one idm-target per engine (--engines):
+pairs uring/epoll, the goals judged per engine with "nothing slower than
+epoll" on uring, and a uring cell that ran epoll marked and not judged."""
 import copy
 import io
 import os
@@ -27,8 +29,8 @@ def check(cond, what, detail=""):
             print("     " + detail.strip().replace("\n", "\n     "))
 
 
-def run(workload, iops, cpu=5.0, recv=1.0, sys_io=3.0):
-    return {"workload": workload, "target": "idm-target", "initiator": "idm-initiator",
+def run(workload, iops, cpu=5.0, recv=1.0, sys_io=3.0, target="idm-target"):
+    return {"workload": workload, "target": target, "initiator": "idm-initiator",
             "digests": "none", "iops": iops, "ios": iops, "cpu_us_per_io": cpu,
             "recv_per_io": recv, "syscalls_per_io": sys_io, "lun_io_per_io": 0.0}
 
@@ -41,18 +43,19 @@ RSS = [{"target": "idm-target", "sessions": 100, "rss_before_kib": 1000,
         "rss_held_kib": 1800, "per_session_kib": 8.0, "rss_after_close_kib": 1000}]
 
 
-def doc_for(quick):
-    cells = report.summarize(RUNS, [r["workload"] for r in RUNS])
+def doc_for(quick, runs=RUNS, rss=RSS, engines=None):
+    cells = report.summarize(runs, [r["workload"] for r in runs])
     return {"schema": "libidm-bench/1", "date": "2026-11-27 12:00 UTC",
             "machine": {"cpu_model": "test CPU", "cpus_online": 2, "kernel": "6.1",
                         "load_avg_start": [0.0, 0.0, 0.0], "libidm": "libidm 1.2.0",
                         "libidm_git": "0", "buildtype": "debugoptimized",
                         "compiler": "gcc", "tgt": None, "libiscsi": None},
             "config": {"reps": 1, "duration_s": 1.0, "quick": quick, "backing": {},
-                       "syscall_method": None, "syscall_note": None},
-            "skipped": [], "runs": RUNS, "cells": cells,
-            "pairs": report.pairs(cells), "rss": RSS,
-            "reach": report.reach(cells, RSS, quick=quick)}
+                       "syscall_method": None, "syscall_note": None,
+                       **({"engines": engines} if engines is not None else {})},
+            "skipped": [], "runs": runs, "cells": cells,
+            "pairs": report.pairs(cells), "rss": rss,
+            "reach": report.reach(cells, rss, quick=quick, engines=engines)}
 
 
 def table(doc):
@@ -96,6 +99,62 @@ check("MISSED" not in text and "not measured (quick pass)" in text,
 check(any("judged in a quick pass" in p for p in report.check(old)),
       "an older quick report: --check says a quick pass judged a goal",
       str(report.check(old)))
+
+# --engines: one idm-target per engine, uring slower on the writes only
+EPOLL, URING = "idm-target/epoll", "idm-target/uring"
+ENG_RUNS = [run(w, iops, target=t) for w, iops in
+            (("4k-randread-qd32", 100000.0), ("4k-randwrite-qd32", 96000.0))
+            for t in (EPOLL, URING)]
+ENG_RUNS[3]["iops"] = 90000.0  # uring 4k-randwrite-qd32: 0.9375x epoll
+ENG_RSS = [dict(RSS[0], target=t) for t in (EPOLL, URING)]
+ENGINES = {EPOLL: {"engine": "epoll", "threads": None, "ran": "epoll",
+                   "fallback": None},
+           URING: {"engine": "uring", "threads": None, "ran": "uring",
+                   "fallback": None}}
+eng = doc_for(False, ENG_RUNS, ENG_RSS, ENGINES)
+ep = [p for p in eng["pairs"] if p["kind"] == "engine"]
+check(len(ep) == 2 and all((p["a"]["target"], p["b"]["target"]) == (URING, EPOLL)
+                           for p in ep),
+      "engines: a uring/epoll pair per workload", str(ep))
+check({g.get("target") for g in eng["reach"]} == {EPOLL, URING},
+      "engines: the goals judged on each engine", str(eng["reach"]))
+g = next(g for g in eng["reach"] if g["goal"] == wr and g["target"] == EPOLL)
+check(g["met"] is True and abs(g["measured"] - 0.96) < 1e-9,
+      "engines: epoll's own write/read verdict", str(g))
+slower = [g for g in eng["reach"] if g["goal"].startswith("nothing slower")]
+check(len(slower) == 1 and slower[0]["target"] == URING and slower[0]["met"] is False
+      and abs(slower[0]["measured"] - 0.9375) < 1e-9
+      and "4k-randwrite-qd32" in slower[0]["note"],
+      "engines: uring 0.94x epoll on one workload misses 'nothing slower'",
+      str(slower))
+text = table(eng)
+check(f"goal ({EPOLL}, idm-initiator)" in text and f"goal ({URING}, idm-initiator)"
+      in text and f"{URING} / {EPOLL} (idm-initiator)" in text,
+      "engines: the table has a goals block per engine and the uring/epoll pair",
+      text)
+check(report.check(eng) == [], "engines: --check is happy", str(report.check(eng)))
+
+# a uring cell whose provider fell back to epoll: marked, not judged
+fell = copy.deepcopy(ENGINES)
+fell[URING].update(ran="epoll", fallback="idm-target: tcp: io_uring engine "
+                   "unavailable, using epoll: built without liburing")
+fb = doc_for(False, ENG_RUNS, ENG_RSS, fell)
+check(all(g["met"] is None and g["measured"] is None
+          for g in fb["reach"] if g["target"] == URING),
+      "fallback: no verdict on the uring cell that ran epoll", str(fb["reach"]))
+text = table(fb)
+check(f"{URING}!" in text and "asked for io_uring and ran epoll" in text
+      and "(RAN epoll)" in text,
+      "fallback: the table says the uring cell ran epoll", text)
+check(report.check(fb) == [], "fallback: --check is happy", str(report.check(fb)))
+
+# a report from before --engines: goals without a target print as one block
+old = copy.deepcopy(full)
+for g in old["reach"]:
+    g.pop("target", None)
+text = table(old)
+check(text.count("goal (idm-target, idm-initiator)") == 1 and "MISSED" in text,
+      "an older report: one goals block, verdicts kept", text)
 
 if failures:
     print(f"{len(failures)} check(s) failed")

@@ -44,6 +44,14 @@ def _meson_build_info(build_dir):
         info["b_sanitize"] = opts.get("b_sanitize")
     except (OSError, ValueError, KeyError):
         pass
+    # liburing as meson found it: the io_uring engine is built in
+    try:
+        with open(os.path.join(build_dir, "meson-info",
+                               "intro-dependencies.json")) as f:
+            info["liburing"] = next((d.get("version") for d in json.load(f)
+                                     if d.get("name") == "liburing"), None)
+    except (OSError, ValueError, KeyError):
+        pass
     # the compiler of the first C target, as `CC --version` names it
     try:
         with open(os.path.join(build_dir, "meson-info",

@@ -12,6 +12,33 @@ METRICS = ["iops", "mib_s", "lat_p50_us", "lat_p99_us", "cpu_us_per_io",
 RATIO_METRICS = ["iops", "cpu_us_per_io", "syscalls_per_io"]
 
 ME = ("idm-target", "idm-initiator")
+INITIATORS = ("idm-initiator", "iscsi-perf")
+
+
+def idm_variant(target):
+    """(engine, threads) of an idm-target cell's name (idm-target,
+    idm-target/uring, idm-target/t2, idm-target/uring/t2), None for the
+    other targets. A part left out is None: the default (reports from
+    before --engines name no engine)."""
+    parts = target.split("/")
+    if parts[0] != "idm-target":
+        return None
+    engine = threads = None
+    for p in parts[1:]:
+        if p[:1] == "t" and p[1:].isdigit():
+            threads = int(p[1:])
+        else:
+            engine = p
+    return engine, threads
+
+
+def idm_name(engine, threads):
+    return ("idm-target" + (f"/{engine}" if engine else "") +
+            (f"/t{threads}" if threads else ""))
+
+
+def is_idm(target):
+    return idm_variant(target) is not None
 
 
 def _spread(values):
@@ -58,12 +85,16 @@ def _ratio(a, b):
 
 
 def pairs(cells):
-    """idm-target vs tgtd, tgtd-idm (tgtd on libidm) vs tgtd and
-    idm-target vs tgtd-idm for each initiator, idm-initiator vs
-    iscsi-perf against each target, and (--target-threads) idm-target/tN
-    vs idm-target/t1, per workload: ratios of medians."""
+    """Each idm-target cell (one per engine and thread count) vs tgtd,
+    tgtd-idm (tgtd on libidm) vs tgtd and each idm-target cell vs
+    tgtd-idm for each initiator, idm-initiator vs iscsi-perf against each
+    target, (--target-threads) idm-target/tN vs idm-target/t1 and
+    (--engines) idm-target/uring vs idm-target/epoll at the same thread
+    count, per workload: ratios of medians."""
     by = {(c["workload"], c["target"], c["initiator"]): c for c in cells}
     workloads = list(dict.fromkeys(c["workload"] for c in cells))
+    idm = [t for t in dict.fromkeys(c["target"] for c in cells)
+           if is_idm(t)]
     out = []
 
     def add(kind, w, a, b):
@@ -79,19 +110,25 @@ def pairs(cells):
         out.append(p)
 
     for w in workloads:
-        for ini in ("idm-initiator", "iscsi-perf"):
-            add("target", w, ("idm-target", ini), ("tgtd", ini))
+        for ini in INITIATORS:
+            for t in idm:
+                add("target", w, (t, ini), ("tgtd", ini))
             # the same tgtd, its transport on libidm: what the port costs
             # or gains, then what remains between the two targets
             add("target", w, ("tgtd-idm", ini), ("tgtd", ini))
-            add("target", w, ("idm-target", ini), ("tgtd-idm", ini))
-        for tgt in ("idm-target", "tgtd", "tgtd-idm"):
+            for t in idm:
+                add("target", w, (t, ini), ("tgtd-idm", ini))
+        for tgt in idm + ["tgtd", "tgtd-idm"]:
             add("initiator", w, (tgt, "idm-initiator"), (tgt, "iscsi-perf"))
-        # --target-threads: each count against one thread
-        for t in dict.fromkeys(c["target"] for c in cells):
-            if t.startswith("idm-target/t") and t != "idm-target/t1":
-                for ini in ("idm-initiator", "iscsi-perf"):
-                    add("threads", w, (t, ini), ("idm-target/t1", ini))
+        for t in idm:
+            engine, n = idm_variant(t)
+            for ini in INITIATORS:
+                # --target-threads: each count against one thread
+                if n and n != 1:
+                    add("threads", w, (t, ini), (idm_name(engine, 1), ini))
+                # --engines: io_uring against epoll, the rest the same
+                if engine == "uring":
+                    add("engine", w, (t, ini), (idm_name("epoll", n), ini))
     return out
 
 
@@ -100,13 +137,34 @@ def pairs(cells):
 QUICK_NOTE = "not measured (quick pass)"
 
 
-def reach(cells, rss, quick=False):
-    """The measurable goals of the hot-path issue, on idm-target driven
-    by idm-initiator: met (True/False) or None when not measured in this
-    run (workload not selected, no syscall counts, or a quick pass, which
-    gives no verdict and no value at all)."""
-    by = {c["workload"]: c for c in cells
-          if (c["target"], c["initiator"]) == ME and c["ok"]}
+# A uring cell whose provider fell back to epoll measured epoll.
+FALLBACK_NOTE = "not measured (io_uring unavailable: ran epoll)"
+
+
+def reach(cells, rss, quick=False, engines=None):
+    """The measurable goals of the hot-path issue, on each idm-target
+    cell (one per engine and thread count, or the one idm-target) driven
+    by idm-initiator, each goal naming its cell as 'target'. `engines`:
+    the report's config.engines, whose fallbacks give no verdict."""
+    subjects = [t for t in dict.fromkeys(c["target"] for c in cells)
+                if is_idm(t)] or ["idm-target"]
+    goals = []
+    for i, t in enumerate(subjects):
+        fell = ((engines or {}).get(t) or {}).get("fallback")
+        goals += _reach_one(cells, rss, quick, t, bool(fell), first=i == 0)
+    return goals
+
+
+def _reach_one(cells, rss, quick, target, fell_back, first):
+    """The goals of one idm-target cell: met (True/False) or None when
+    not measured in this run (workload not selected, no syscall counts,
+    a quick pass, which gives no verdict and no value at all, or a uring
+    cell that ran epoll)."""
+    def cells_of(t):
+        return {c["workload"]: c for c in cells
+                if (c["target"], c["initiator"]) == (t, ME[1]) and c["ok"]}
+
+    by = cells_of(target)
 
     def m(w, metric):
         return _median(by.get(w), metric)
@@ -117,10 +175,13 @@ def reach(cells, rss, quick=False):
         met = None
         if quick:
             value, note = None, QUICK_NOTE
+        elif fell_back:
+            value, note = None, FALLBACK_NOTE
         if value is not None:
             met = value >= want if op == ">=" else value <= want
-        goals.append({"goal": name, "measured": value, "want": f"{op} {want}"
-                      + unit, "met": met, **({"note": note} if note else {})})
+        goals.append({"goal": name, "target": target, "measured": value,
+                      "want": f"{op} {want}" + unit, "met": met,
+                      **({"note": note} if note else {})})
 
     goal("4k QD32 write/read IOPS", _ratio(m("4k-randwrite-qd32", "iops"),
                                           m("4k-randread-qd32", "iops")),
@@ -145,18 +206,34 @@ def reach(cells, rss, quick=False):
     goal("1m read IOPS digests on/off", _ratio(
         m("1m-randread-qd4-dig", "iops"), m("1m-randread-qd4", "iops")),
         0.85, ">=", "x")
-    mine = [r for r in rss if r["target"] == "idm-target"
+    mine = [r for r in rss if r["target"] == target
             and r.get("per_session_kib") is not None]
     top = max(mine, key=lambda r: r["sessions"]) if mine else None
     goal("RSS per idle session [KiB]",
          top["per_session_kib"] if top else None, 12, "<=",
          note=f"at {top['sessions']} sessions" if top else None)
-    goals.append({"goal": "CRC32C speed vs the built-in code",
-                  "measured": None, "want": ">= 3x", "met": None,
-                  "note": "not measured here: a CRC32C microbenchmark's job"})
-    goals.append({"goal": "iSER vs perftest at 64 KiB", "measured": None,
-                  "want": ">= 0.87x", "met": None,
-                  "note": "not measured here: needs the RDMA guest"})
+    engine, threads = idm_variant(target)
+    if engine == "uring":
+        # the engine must not cost any workload anything: the worst
+        # ratio of medians over every workload that ran on both, with no
+        # margin for noise (the spread in the table shows how much)
+        base = cells_of(idm_name("epoll", threads))
+        ratios = [(_ratio(m(w, "iops"), _median(base.get(w), "iops")), w)
+                  for w in by]
+        worst = min((r for r in ratios if r[0] is not None), default=None)
+        goal("nothing slower than epoll (IOPS)",
+             worst[0] if worst else None, 1.0, ">=", "x",
+             note=(f"worst: {worst[1]}, ratio of medians, no margin"
+                   if worst else "no epoll cell to compare"))
+    if first:
+        goals.append({"goal": "CRC32C speed vs the built-in code",
+                      "target": target, "measured": None, "want": ">= 3x",
+                      "met": None, "note": "not measured here: a CRC32C "
+                      "microbenchmark's job"})
+        goals.append({"goal": "iSER vs perftest at 64 KiB",
+                      "target": target, "measured": None,
+                      "want": ">= 0.87x", "met": None,
+                      "note": "not measured here: needs the RDMA guest"})
     return goals
 
 
@@ -179,10 +256,36 @@ def _x(v):
     return "-" if v is None else f"{v:.2f}x"
 
 
+def _fell_back(doc):
+    """idm-target cells that asked for io_uring and ran epoll: name ->
+    the provider's warning (none in reports from before --engines)."""
+    engines = doc["config"].get("engines") or {}
+    return {t: e["fallback"] for t, e in engines.items() if e.get("fallback")}
+
+
+def _engines_line(doc):
+    engines = doc["config"].get("engines")
+    if not engines:
+        return None
+    parts = [f"{t}: {e['engine']}" +
+             ("" if e["ran"] == e["engine"] else f" (RAN {e['ran']})")
+             for t, e in engines.items()]
+    ini = doc["config"].get("initiator_engine")
+    return " Engines: " + ", ".join(parts) + (f"; initiators: {ini}"
+                                              if ini else "")
+
+
 def print_table(doc, out):
     m = doc["machine"]
     c = doc["config"]
     p = lambda s="": print(s, file=out)  # noqa: E731
+    fell = _fell_back(doc)
+
+    def tname(t):  # a uring cell that ran epoll is marked wherever shown
+        return t + "!" if t in fell else t
+
+    # idm-target/uring/t2 and the like: as wide as the longest name
+    tw = max([11] + [len(tname(cell["target"])) for cell in doc["cells"]])
     p(RULE)
     p("        libidm side-by-side iSCSI benchmark (bench/run): "
       f"{c['reps']} rep(s) x {c['duration_s']:g} s, interleaved, "
@@ -191,22 +294,25 @@ def print_table(doc, out):
       f" | Linux {m['kernel']} | load {m['load_avg_start'][0]:.2f} at start")
     p(f" {m.get('libidm') or 'libidm ?'} ({m.get('libidm_git') or '?'}, "
       f"{m.get('buildtype')}, {m.get('compiler')}) | tgt {m.get('tgt')} | "
-      f"libiscsi {m.get('libiscsi')}")
+      f"libiscsi {m.get('libiscsi')}"
+      + (f" | liburing {m['liburing']}" if m.get("liburing") else ""))
     p(" Backing: " + "; ".join(f"{k}: {v}" for k, v in
                                 c["backing"].items()))
     p(f" Syscalls: {c['syscall_method'] or 'not counted'}"
       + (f" ({c['syscall_note']})" if c.get("syscall_note") else ""))
+    if _engines_line(doc):
+        p(_engines_line(doc))
     p(RULE)
-    p(f" {'workload':<22} {'target':<11} {'initiator':<14} {'IOPS':>8} "
+    p(f" {'workload':<22} {'target':<{tw}} {'initiator':<14} {'IOPS':>8} "
       f"{'[min - max]':<17} {'MiB/s':>8} {'p99[us]':>8} {'CPU/IO[us]':>10} "
       f"{'sys/IO':>7} {'dig':<6}")
     for cell in doc["cells"]:
         if not cell["ok"]:
-            p(f" {cell['workload']:<22} {cell['target']:<11} "
+            p(f" {cell['workload']:<22} {tname(cell['target']):<{tw}} "
               f"{cell['initiator']:<14} FAILED: {cell['errors'][0][:50]}")
             continue
         io = cell["iops"]
-        p(f" {cell['workload']:<22} {cell['target']:<11} "
+        p(f" {cell['workload']:<22} {tname(cell['target']):<{tw}} "
           f"{cell['initiator']:<14} {_k(io['median']):>8} "
           f"{'[' + _k(io['min']) + ' - ' + _k(io['max']) + ']':<17} "
           f"{_num(_median(cell, 'mib_s'), '{:.1f}'):>8} "
@@ -216,53 +322,72 @@ def print_table(doc, out):
           f"{cell['digests']:<6}")
     for s in doc.get("skipped", []):
         p(f" skipped: {s}")
+    for t, warning in fell.items():
+        p(f" ! {t} asked for io_uring and ran epoll: {warning}")
     if doc["pairs"]:
-        p(RULE)
-        p(f" {'pair (A / B)':<46} {'workload':<22} {'IOPS':>7} "
-          f"{'CPU/IO':>7} {'sys/IO':>7}")
-        for pr in doc["pairs"]:
-            if pr["kind"] == "target":
-                name = (f"{pr['a']['target']} / {pr['b']['target']} "
-                        f"({pr['a']['initiator']})")
-            elif pr["kind"] == "threads":
-                name = (f"{pr['a']['target']} / {pr['b']['target']} "
-                        f"({pr['a']['initiator']})")
-            else:
-                name = f"idm-initiator / iscsi-perf ({pr['a']['target']})"
-            if not pr["like_for_like"]:
-                name += " *"
-            p(f" {name:<46} {pr['workload']:<22} {_x(pr['iops_ratio']):>7} "
-              f"{_x(pr['cpu_us_per_io_ratio']):>7} "
-              f"{_x(pr['syscalls_per_io_ratio']):>7}")
-        if any(not pr["like_for_like"] for pr in doc["pairs"]):
-            p(" * not like for like: libiscsi has header digests only")
+        _print_pairs(doc, p, tname)
     if doc["rss"]:
         p(RULE)
         p(f" {'RSS per idle session':<22} {'sessions':>8} {'before[KiB]':>12}"
           f" {'held[KiB]':>10} {'per session':>12} {'after close':>12}")
         for r in doc["rss"]:
             if r.get("error"):
-                p(f" {r['target']:<22} {r['sessions']:>8} FAILED: "
+                p(f" {tname(r['target']):<22} {r['sessions']:>8} FAILED: "
                   f"{r['error'][:60]}")
                 continue
-            p(f" {r['target']:<22} {r['sessions']:>8} "
+            p(f" {tname(r['target']):<22} {r['sessions']:>8} "
               f"{r['rss_before_kib']:>12} {r['rss_held_kib']:>10} "
               f"{r['per_session_kib']:>12.1f} "
               f"{_num(r['rss_after_close_kib'], '{}'):>12}")
+    _print_goals(doc, p, tname)
     p(RULE)
-    p(f" {'goal (idm-target, idm-initiator)':<40} {'measured':>10} "
-      f"{'want':>8}  result")
-    quick = c.get("quick")
+
+
+def _print_pairs(doc, p, tname):
+    rows = []
+    for pr in doc["pairs"]:
+        if pr["kind"] == "initiator":
+            name = f"idm-initiator / iscsi-perf ({tname(pr['a']['target'])})"
+        else:  # target, threads, engine: two targets, one initiator
+            name = (f"{tname(pr['a']['target'])} / "
+                    f"{tname(pr['b']['target'])} ({pr['a']['initiator']})")
+        if not pr["like_for_like"]:
+            name += " *"
+        rows.append((name, pr))
+    nw = max([46] + [len(name) for name, _ in rows])
+    p(RULE)
+    p(f" {'pair (A / B)':<{nw}} {'workload':<22} {'IOPS':>7} "
+      f"{'CPU/IO':>7} {'sys/IO':>7}")
+    for name, pr in rows:
+        p(f" {name:<{nw}} {pr['workload']:<22} {_x(pr['iops_ratio']):>7} "
+          f"{_x(pr['cpu_us_per_io_ratio']):>7} "
+          f"{_x(pr['syscalls_per_io_ratio']):>7}")
+    if any(not pr["like_for_like"] for pr in doc["pairs"]):
+        p(" * not like for like: libiscsi has header digests only")
+
+
+def _print_goals(doc, p, tname):
+    """One block of goals per idm-target cell (reports from before
+    --engines have one, its goals naming no target)."""
+    quick = doc["config"].get("quick")
+    blocks = {}
     for g in doc["reach"]:
-        v, met, note = g["measured"], g["met"], g.get("note")
-        if quick and met is not None:
-            # a quick report written before quick passes gave no verdict
-            v, met, note = None, None, QUICK_NOTE
-        res = {True: "met", False: "MISSED", None: "not measured"}[met]
-        if note:
-            res = note if met is None else f"{res} ({note})"
-        p(f" {g['goal']:<40} {_num(v):>10} {g['want']:>8}  {res}")
-    p(RULE)
+        blocks.setdefault(g.get("target", "idm-target"), []).append(g)
+    for target, goals in blocks.items():
+        head = f"goal ({tname(target)}, idm-initiator)"
+        gw = max(40, len(head))
+        p(RULE)
+        p(f" {head:<{gw}} {'measured':>10} {'want':>8}  result")
+        for g in goals:
+            v, met, note = g["measured"], g["met"], g.get("note")
+            if quick and met is not None:
+                # a quick report written before quick passes gave no
+                # verdict
+                v, met, note = None, None, QUICK_NOTE
+            res = {True: "met", False: "MISSED", None: "not measured"}[met]
+            if note:
+                res = note if met is None else f"{res} ({note})"
+            p(f" {g['goal']:<{gw}} {_num(v):>10} {g['want']:>8}  {res}")
 
 
 # ---- checking a report (the meson test) ---------------------------------
@@ -295,7 +420,7 @@ def check(doc):
         if r.get("ios", 0) <= 0:
             bad.append(f"{r['workload']} {r['target']} {r['initiator']}: "
                        "no I/O completed")
-    if not any((c["target"], c["initiator"]) == ME and c["ok"]
+    if not any(is_idm(c["target"]) and c["initiator"] == ME[1] and c["ok"]
                for c in doc["cells"]):
         bad.append("no idm-target/idm-initiator cell")
     for r in doc["rss"]:

@@ -90,6 +90,15 @@ class Target:
             return ""
 
 
+# What the TCP provider logs when IDM_TCP_ENGINE=uring cannot be had
+# (providers/tcp/README.md "I/O engines"): the context runs epoll.
+URING_FALLBACK = "io_uring engine unavailable"
+# ... and the reason it gives when the build has no io_uring at all
+URING_NOT_BUILT = "built without liburing"
+
+ENGINES = ("epoll", "uring")
+
+
 class IdmTarget(Target):
     """examples/target/idm-target with a file LUN on tmpfs (pread/pwrite)
     or a RAM LUN (one registered idm_buf: zero copy)."""
@@ -97,21 +106,41 @@ class IdmTarget(Target):
     name = "idm-target"
 
     def __init__(self, binary, workdir, backing, lun_file, lun_size, env,
-                 threads=None):
+                 threads=None, engine=None):
         self.binary = binary
-        # --target-threads: one instance per count, each its own cell
+        # --target-threads and --engines: one instance per count and per
+        # engine, each its own cell (idm-target/uring/t2)
         self.threads = threads
-        tag = f"-t{threads}" if threads else ""
-        if threads:
-            self.name = f"idm-target/t{threads}"
+        self.engine = engine
+        suffix = (f"/{engine}" if engine else "") + \
+            (f"/t{threads}" if threads else "")
+        self.name = "idm-target" + suffix
+        tag = suffix.replace("/", "-")
         self.workdir = workdir
         self.backing = backing
         self.lun_file = lun_file
         self.lun_size = lun_size
-        self.env = env
+        # the engine is the target's alone: the initiators keep theirs
+        self.env = dict(env)
+        if engine:
+            self.env["IDM_TCP_ENGINE"] = engine
         self.iqn = IQN_BASE + ":idm"
         self.log = os.path.join(workdir, f"idm-target{tag}.log")
         self.port_file = os.path.join(workdir, f"idm-target{tag}.port")
+
+    def engine_fallback(self):
+        """The provider's warning when this target asked for io_uring and
+        runs epoll (in any of its starts), else None."""
+        if self.engine != "uring":
+            return None
+        try:
+            with open(self.log, errors="replace") as f:
+                for line in f:
+                    if URING_FALLBACK in line:
+                        return line.strip()
+        except OSError:
+            pass
+        return None
 
     def describe_backing(self):
         if self.backing == "ram":
@@ -130,7 +159,8 @@ class IdmTarget(Target):
         # offered, and taken by initiators that ask for it.
         cmd = [self.binary, "--portal", "127.0.0.1:0", "--port-file",
                port_file, "--target-name", self.iqn, "--lun", spec,
-               "--log-level", "warn", "-k", f"HeaderDigest={dig}",
+               "--log-level", "warn", "--log-target", "stderr",
+               "-k", f"HeaderDigest={dig}",
                "-k", "DataDigest=" + ("CRC32C,None" if digests else "None")]
         if self.threads:
             cmd += ["--threads", str(self.threads)]
@@ -157,6 +187,31 @@ class IdmTarget(Target):
 
     def stop(self):
         _stop_proc(self.proc)
+
+
+def probe_uring(binary, workdir, env):
+    """Can idm-target run the io_uring engine here? Starts it once with
+    IDM_TCP_ENGINE=uring on a small RAM LUN and reads its log: the very
+    binary and provider the cells use, so a build without liburing and a
+    kernel or seccomp profile that refuses io_uring both show. Returns
+    ("ok", None), ("not built", warning), ("refused", warning) or
+    ("unknown", why) when the target did not start."""
+    t = IdmTarget(binary, workdir, "ram", None, 1 << 20, env,
+                  engine="uring")
+    t.name = "idm-target/uring probe"
+    t.log = os.path.join(workdir, "idm-target-uring-probe.log")
+    t.port_file = os.path.join(workdir, "idm-target-uring-probe.port")
+    try:
+        t.start(digests=False)
+    except RuntimeError as e:
+        return "unknown", str(e).splitlines()[0]
+    finally:
+        t.stop()
+    warning = t.engine_fallback()
+    if warning is None:
+        return "ok", None
+    return ("not built" if URING_NOT_BUILT in warning else "refused"), \
+        warning
 
 
 class Tgtd(Target):
@@ -276,6 +331,9 @@ class TgtdIdm(Tgtd):
         env = dict(os.environ)
         env.pop("LD_LIBRARY_PATH", None)
         env.pop("IDM_PROVIDER_PATH", None)
+        # the provider's default engine, as the initiators: --engines is
+        # idm-target's
+        env.pop("IDM_TCP_ENGINE", None)
         if found.get("IDM_PROVDIR"):
             env["IDM_PROVIDER_PATH"] = found["IDM_PROVDIR"]
         super().__init__(workdir, backing, lun_file,
