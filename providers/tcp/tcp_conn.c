@@ -142,6 +142,22 @@ void tcp_tune_socket(int fd, const struct tcp_knobs *k)
  * It holds only the receive machine here; buffers come with use: the
  * send ring with the first PDU sent, the rx buffer with the first data
  * segment, the stage in full feature phase. */
+/* The receive low-water mark is the receive machine's (tcp_rx.c,
+ * rx_wait_for): 1 but while a large payload comes. Our own sockets start
+ * there; one the caller adopted, or accepted from a listener it handed
+ * over, may carry a mark of its own, under which the first PDUs would
+ * never wake us: it goes back to 1. */
+static void own_rcvlowat(struct tcp_conn *tc)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	if (tc->fd >= 0 &&
+	    getsockopt(tc->fd, SOL_SOCKET, SO_RCVLOWAT, &v, &len) == 0 && v > 1)
+		(void)setsockopt(tc->fd, SOL_SOCKET, SO_RCVLOWAT, &(int){ 1 },
+				 sizeof(int));
+}
+
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 {
 	struct tcp_conn *tc = calloc(1, sizeof(*tc));
@@ -155,6 +171,7 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	idm_sq_init(&tc->gen);
 	idm_sq_init(&tc->zc_wait);
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
+	own_rcvlowat(tc);
 	return tc;
 }
 

@@ -179,6 +179,11 @@ START_TEST(test_target_login)
 	rc = h_raw_accept(&h, lfd, &r, 5000);
 	close(lfd);
 	ck_assert_msg(rc == 0, "accept: %d", rc);
+	/* a receive low-water mark of the caller's own: the provider, which
+	 * sets the mark while a large payload comes, must know it is there
+	 * and set it back before waiting for a header, or never wake */
+	ck_assert_int_eq(setsockopt(r.fd, SOL_SOCKET, SO_RCVLOWAT,
+				    &(int){ 1 << 20 }, sizeof(int)), 0);
 	ck_assert_msg(h_adopt_target(&h, r.fd) == 0, "%s", h.err);
 	ck_assert_str_eq(idm_conn_provider(h.t.conn), "tcp");
 	ck_assert_int_eq(idm_conn_role(h.t.conn), IDM_ROLE_TARGET);
