@@ -156,6 +156,35 @@ text = table(old)
 check(text.count("goal (idm-target, idm-initiator)") == 1 and "MISSED" in text,
       "an older report: one goals block, verdicts kept", text)
 
+# the QD32 syscall goal counts the whole target, as worded, and names
+# the transport's own share when a file LUN took a pread/pwrite per I/O
+def lun_run(workload, sys_io, lun):
+    r = run(workload, 100000.0, sys_io=sys_io)
+    r["lun_io_per_io"] = lun
+    return r
+
+
+sc = doc_for(False, [lun_run("4k-randread-qd32", 1.1, 1.0),
+                     lun_run("4k-randwrite-qd32", 1.2, 1.0)])
+g = next(g for g in sc["reach"] if g["goal"].startswith("syscalls per I/O, 4k QD32"))
+check(g["met"] is False and abs(g["measured"] - 1.2) < 1e-9
+      and g.get("note") == "transport alone: 0.10 read, 0.20 write",
+      "QD32 syscalls: the worse of read and write, the transport's share noted",
+      str(g))
+sc = doc_for(False, [lun_run("4k-randread-qd32", 0.1, 0.0),
+                     lun_run("4k-randwrite-qd32", 0.15, 0.0)])
+g = next(g for g in sc["reach"] if g["goal"].startswith("syscalls per I/O, 4k QD32"))
+check(g["met"] is True and "note" not in g,
+      "QD32 syscalls: a RAM LUN's 0.15 is met, nothing to note", str(g))
+
+# digests: at least 0.9x of digests off
+for dig, met in ((1850.0, True), (1750.0, False)):
+    d = doc_for(False, [run("1m-randread-qd4", 2000.0),
+                        run("1m-randread-qd4-dig", dig)])
+    g = next(g for g in d["reach"] if g["goal"] == "1m read IOPS digests on/off")
+    check(g["met"] is met and g["want"] == ">= 0.9x",
+          f"digests: {dig / 2000:.3f}x is {'met' if met else 'missed'}", str(g))
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

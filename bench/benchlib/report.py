@@ -200,12 +200,23 @@ def _reach_one(cells, rss, quick, target, fell_back, first):
     goal("syscalls per I/O, 4k read QD1",
          None if sys_qd1 is None else sys_qd1 - (lun_qd1 or 0), 4, "<=",
          note="LUN pread/pwrite left out" if lun_qd1 else None)
+    # at QD32 the whole target counts, as the goal is worded; the note
+    # gives the transport's own share (a file LUN costs a pread/pwrite
+    # per I/O, a RAM LUN nothing: bench/run --backing ram)
+    qd32 = [(m(w, "syscalls_per_io"), m(w, "lun_io_per_io"))
+            for w in ("4k-randread-qd32", "4k-randwrite-qd32")]
+    worst = max((s for s, _ in qd32 if s is not None), default=None)
+    own = ["-" if s is None else f"{s - (lun or 0):.2f}" for s, lun in qd32]
+    goal("syscalls per I/O, 4k QD32 read/write", worst, 0.2, "<=",
+         note=(f"transport alone: {own[0]} read, {own[1]} write"
+               if worst is not None and any(lun for _, lun in qd32)
+               else None))
     goal("CPU/IO 64x QD1 over 1x QD64", _ratio(
         m("4k-randread-64x1", "cpu_us_per_io"),
         m("4k-randread-1x64", "cpu_us_per_io")), 1.5, "<=", "x")
     goal("1m read IOPS digests on/off", _ratio(
         m("1m-randread-qd4-dig", "iops"), m("1m-randread-qd4", "iops")),
-        0.85, ">=", "x")
+        0.9, ">=", "x")
     mine = [r for r in rss if r["target"] == target
             and r.get("per_session_kib") is not None]
     top = max(mine, key=lambda r: r["sessions"]) if mine else None
