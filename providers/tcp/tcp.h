@@ -499,6 +499,13 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
 }
 
+/* PDUs wait to be written (queued or partly sent): answers to what was
+ * read go out before the socket is read again (tcp_rx.c) */
+static inline bool tcp_tx_pending(const struct tcp_conn *tc)
+{
+	return tc->r_count || !idm_sq_empty(&tc->gen);
+}
+
 /* What an ETIMEDOUT from the socket means: the kernel gave up on an idle
  * connection's keepalive probes (tcp_live.c watches a busy one), or, with
  * IDM_TCP_USER_TIMEOUT_MS=0, on its retransmissions. */

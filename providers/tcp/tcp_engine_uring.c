@@ -677,7 +677,10 @@ bool tcp_uring_settle_tx(struct tcp_conn *tc)
  * waiting in the socket, so read it now, as the epoll engine would,
  * rather than a round later - a connection streaming data must not wait
  * for the others. (The ring batches the first read after the socket's
- * watch fired, which is where connections meet.) */
+ * watch fired, which is where connections meet.) Not while answers to
+ * what it held wait to be written: the peer's next commands wait on
+ * them, so the read goes to the ring with their write (tcp_rx.c,
+ * "Answers before the next read"). */
 static void ubuf_refill(struct tcp_conn *tc)
 {
 	ssize_t n;
@@ -703,7 +706,8 @@ ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt)
 	bool refilled = false;
 	size_t got;
 
-	if (tc->u_beg == tc->u_end && tc->u_full && tc->ubuf && !tc->u_err) {
+	if (tc->u_beg == tc->u_end && tc->u_full && tc->ubuf && !tc->u_err &&
+	    !(tc->eng && tcp_tx_pending(tc))) {
 		ubuf_refill(tc);
 		refilled = true;
 	}

@@ -447,16 +447,43 @@ static int rx_data_read(struct tcp_conn *tc, uint32_t want)
 	return n;
 }
 
+/*
+ * Answers before the next read (epoll engine): the replies to what the
+ * stage held go out before the socket is read again, not at the end of
+ * the pass. A peer with a queue of commands waits on those replies to
+ * send more; answered only at the end, a pass that read a stage of
+ * 4 KiB writes left both sides idle in turn (4 KiB QD32 writes at 0.8x
+ * the IOPS of reads, the target idle a fifth of the time). It costs no
+ * extra call: the send at the end of the pass has less left to do.
+ * The io_uring engine does the same its own way: its next read goes to
+ * the ring with the answers' write (tcp_engine_readv).
+ */
+static bool rx_answers_wait(const struct tcp_conn *tc)
+{
+	return !tc->eng && !tc->tx_blocked && tcp_tx_pending(tc);
+}
+
 void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
 	uint64_t bytes = 0;
 	uint8_t crcb[4];
+	bool answered = false; /* for this refill of the stage */
 	int n;
 
 	/* rx_stopped: the send queue is over its mark (tcp_tx.c); what is
 	 * left in the socket and the stage waits until it drained */
 	while (!tc->closed && !tc->rx_stopped) {
+		if (tc->s_beg != tc->s_end) {
+			answered = false;
+		} else if (!answered && rx_answers_wait(tc)) {
+			/* at the top of the loop: a completion run by the
+			 * send may close the connection or free the task
+			 * being read, and the loop looks at both again */
+			answered = true;
+			tcp_tx_flush(tc);
+			continue;
+		}
 		switch (tc->rs) {
 		case RX_BHS:
 			n = rx_read(tc, tc->rhdr + tc->rgot,
