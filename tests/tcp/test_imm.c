@@ -312,6 +312,20 @@ static void imm_only_params(struct h_params *p, bool dig)
 	p->data_digest = dig;
 }
 
+/* pdus_tx of the connection as each command of a stream came in */
+static uint64_t stream_tx[H_MAX_SLOTS];
+
+static bool hook_count_tx(struct h *h, idm_task *task, const uint8_t *bhs)
+{
+	struct idm_conn_stats st = { .size = sizeof(st) };
+	uint32_t i = idm_iscsi_bhs_itt(bhs) - ITT;
+
+	(void)task;
+	if (i < H_MAX_SLOTS && idm_conn_get_stats(h->t.conn, &st) == 0)
+		stream_tx[i] = st.pdus_tx;
+	return false;
+}
+
 /* A stream of small writes sent at once, as a host at queue depth 16
  * sends them (one to each disk slot): the target's first recv() fills its 4 KiB stage, which
  * then doubles with each full read, so that one recv() brings several
@@ -319,7 +333,7 @@ static void imm_only_params(struct h_params *p, bool dig)
  * (payload of up to a quarter of the stage: providers/tcp/README.md),
  * not read in place by a readv() apiece. The data lands where each
  * command said (its digest checked over the placed bytes when on). */
-static void small_write_stream(bool dig)
+static void small_write_stream(bool dig, bool count_tx)
 {
 	enum { NCMD = H_MAX_SLOTS, LEN = 4096 };
 	struct h h;
@@ -334,6 +348,8 @@ static void small_write_stream(bool dig)
 	src = malloc(NCMD * LEN);
 	ck_assert_ptr_nonnull(src);
 	h_pattern(src, NCMD * LEN, 77);
+	memset(stream_tx, 0, sizeof(stream_tx));
+	h.cmd_hook = count_tx ? hook_count_tx : NULL;
 	/* all of them queued in the socket before the target reads one */
 	for (uint32_t i = 0; i < NCMD; i++) {
 		h_build_scsi_cmd(bhs, true, ITT + i, r.cmdsn++, r.statsn + 1, LEN,
@@ -366,16 +382,39 @@ static void small_write_stream(bool dig)
 	ck_assert_msg(st.payload_copy_bytes >= (NCMD - 4) * LEN,
 		      "digests %d: %llu of %u payload bytes copied from the stage",
 		      dig, (unsigned long long)st.payload_copy_bytes, NCMD * LEN);
+	/* the answers to the first commands went out while the rest were
+	 * still to be read (providers/tcp/tcp_rx.c, "Answers before the
+	 * next read"), not after the whole stream */
+	if (count_tx)
+		ck_assert_msg(stream_tx[NCMD - 1] > stream_tx[0],
+			      "digests %d: no answer sent before the last command "
+			      "was read (%llu PDUs sent at the first, %llu at the "
+			      "last)",
+			      dig, (unsigned long long)stream_tx[0],
+			      (unsigned long long)stream_tx[NCMD - 1]);
+	h.cmd_hook = NULL;
 	free(src);
 	h_raw_end(&h, &r);
 }
 
 START_TEST(imm_small_write_stream)
 {
-	small_write_stream(false);
-	small_write_stream(true);
+	small_write_stream(false, false);
+	small_write_stream(true, false);
 	h_log("imm_small_write_stream: 16 x 4 KiB writes sent at once, their "
 	      "immediate data copied out of the grown stage, in place");
+}
+END_TEST
+
+/* The same stream: the SCSI Responses to its first commands are on the
+ * wire before its last command is read - a host waits on them to send
+ * its next commands, and both sides would otherwise idle in turn. */
+START_TEST(imm_answers_before_next_read)
+{
+	small_write_stream(false, true);
+	small_write_stream(true, true);
+	h_log("imm_answers_before_next_read: answers to a stream's first "
+	      "writes sent before its last was read");
 }
 END_TEST
 
@@ -424,6 +463,7 @@ int main(void)
 		imm_into_get_data,   imm_pdu_data_is_empty,
 		imm_get_data_later,  imm_staged_for_split_get,
 		imm_bad_data_digest, imm_small_write_stream,
+		imm_answers_before_next_read,
 		NULL
 	};
 
