@@ -455,12 +455,16 @@ static int rx_data_read(struct tcp_conn *tc, uint32_t want)
  * 4 KiB writes left both sides idle in turn (4 KiB QD32 writes at 0.8x
  * the IOPS of reads, the target idle a fifth of the time). It costs no
  * extra call: the send at the end of the pass has less left to do.
+ * Only while the socket holds more (the last read filled what it was
+ * given): after a short read the loop ends here, and the answers go at
+ * the end of the pass with the other connections', as before.
  * The io_uring engine does the same its own way: its next read goes to
  * the ring with the answers' write (tcp_engine_readv).
  */
 static bool rx_answers_wait(const struct tcp_conn *tc)
 {
-	return !tc->eng && !tc->tx_blocked && tcp_tx_pending(tc);
+	return !tc->eng && !tc->rx_dry && !tc->tx_blocked &&
+	       tcp_tx_pending(tc);
 }
 
 void tcp_rx_run(struct tcp_conn *tc)
