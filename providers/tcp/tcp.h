@@ -499,8 +499,8 @@ static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
 }
 
-/* PDUs wait to be written (queued or partly sent): answers to what was
- * read go out before the socket is read again (tcp_rx.c) */
+/* PDUs wait to be written: queued, or in the send ring and not all sent
+ * (a write is due; answers go before the next read, tcp_rx.c) */
 static inline bool tcp_tx_pending(const struct tcp_conn *tc)
 {
 	return tc->r_count || !idm_sq_empty(&tc->gen);

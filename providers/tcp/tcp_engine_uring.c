@@ -416,7 +416,7 @@ static void complete_tx(struct tcp_conn *tc)
 		more = tcp_tx_sent(tc, -1, -res, false);
 	else /* counted as it completed (tx_apply) */
 		more = tcp_tx_retire(tc, (size_t)res < tc->u_txlen);
-	if (more && (tc->r_count || !idm_sq_empty(&tc->gen)))
+	if (more && tcp_tx_pending(tc))
 		tcp_uring_want_tx(tc); /* more is ready: next round */
 }
 
