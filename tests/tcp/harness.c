@@ -379,20 +379,20 @@ const char *h_provider(void)
 	return p && *p ? p : "tcp";
 }
 
-/* Does the provider under test need an RDMA device? Asked of the
- * provider itself, once: its caps (IDM_CAP_RDMA), which libidm records
- * also for a provider it opened but left out (iSER on a host without a
- * device). A provider not found is taken as needing none: the tests then
- * fail and say it is missing. */
-bool h_provider_rdma(void)
+/* The caps of the provider under test, asked of the provider itself,
+ * once: libidm records them also for a provider it opened but left out
+ * (iSER on a host without a device). A provider not found has none: the
+ * tests then fail and say it is missing. */
+static uint64_t h_provider_caps(void)
 {
-	static int rdma = -1;
+	static bool asked;
+	static uint64_t caps;
 
-	if (rdma < 0) {
+	if (!asked) {
 		struct idm_ctx_attr ca = { .size = sizeof(ca), .log_level = -1 };
 		idm_ctx *ctx = NULL;
 
-		rdma = 0;
+		asked = true;
 		if (idm_ctx_create(&ca, &ctx) == 0) {
 			struct idm_provider_status st = { .size = sizeof(st) };
 
@@ -402,13 +402,26 @@ bool h_provider_rdma(void)
 				    st.state == IDM_PROVIDER_SHADOWED ||
 				    st.state == IDM_PROVIDER_FILTERED)
 					continue;
-				rdma = (st.caps & IDM_CAP_RDMA) != 0;
+				caps = st.caps;
 				break;
 			}
 			idm_ctx_destroy(ctx);
 		}
 	}
-	return rdma;
+	return caps;
+}
+
+/* Does the provider under test need an RDMA device? */
+bool h_provider_rdma(void)
+{
+	return (h_provider_caps() & IDM_CAP_RDMA) != 0;
+}
+
+/* Does it carry CRC32C digests? (iSER does not: RDMA has its own CRC and
+ * the digests are None there whatever the keys say, RFC 7145 6.3.) */
+bool h_provider_digests(void)
+{
+	return (h_provider_caps() & IDM_CAP_DIGESTS) != 0;
 }
 
 const char *h_host(void)

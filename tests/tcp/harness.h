@@ -353,6 +353,8 @@ const char *h_provider(void);
 const char *h_host(void);
 /* the provider under test needs an RDMA device (its IDM_CAP_RDMA) */
 bool h_provider_rdma(void);
+/* it carries CRC32C digests (its IDM_CAP_DIGESTS; iSER does not) */
+bool h_provider_digests(void);
 
 /* Optional: sees every libidm log line of every harness context first
  * (set before h_init; run on the thread that logs); returns true to keep
