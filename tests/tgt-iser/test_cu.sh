@@ -3,9 +3,13 @@
 # shellcheck disable=SC2154 # URL_idm, PORT_idm: set by start_tgtd
 # libiscsi's iscsi-test-cu over iser:// against tgtd on libidm (iSER
 # through libidm's iser provider), a subset of the SCSI family, with the
-# same subset over iscsi:// to the same tgtd (its one portal has providers
-# tcp and iser) as the reference: fails if a test that passes over TCP
-# does not pass over iSER, or tgtd dies.
+# families with a test that did not pass over iSER run again over
+# iscsi:// to the same tgtd (its one portal has providers tcp and iser) as
+# the reference: fails if a test that passes over TCP does not pass over
+# iSER, or tgtd dies. (The families that pass whole over iSER are not run
+# over TCP here: there is nothing to compare, and suite 'tgt' runs
+# iscsi-test-cu over TCP against tgtd on libidm on the host, at native
+# speed.)
 #
 # The subset: what moves data both ways and status without and with sense
 # data, the paths the port changes for iSER (Data-In by RDMA Write with
@@ -53,13 +57,14 @@ URL_TCP=iscsi://$IP:$PORT_idm/$IQN:idm/1
 timeout 5 "$TGTADM" -C 3 --lld iscsi --op update --mode target --tid 1 -n ImmediateData -v No ||
 	fail "tgtadm ImmediateData=No"
 
-# run_set NAME URL: every family, one bounded process each; the CUnit
-# results of all of them in $TMP/NAME.res ("Suite.Test passed|FAILED").
+# run_set NAME URL FAMILY...: each family, one bounded process each; the
+# CUnit results of all of them in $TMP/NAME.res ("Suite.Test passed|FAILED").
 CRASHES=0 LOGINS=0
 run_set() {
 	local name=$1 url=$2 f rc t0 try
+	shift 2
 	: >"$TMP/$name.res"
-	for f in "${FAMILIES[@]}"; do
+	for f in "$@"; do
 		t0=$(elapsed)
 		for try in 1 2 3; do
 			# line-buffered: a crash keeps the results printed before it
@@ -97,15 +102,29 @@ run_set() {
 }
 
 log "iscsi-test-cu over iSER: $URL_ISER"
-run_set iser "$URL_ISER"
-log "the same over TCP (reference): $URL_TCP"
-run_set tcp "$URL_TCP"
-
+run_set iser "$URL_ISER" "${FAMILIES[@]}"
+# the reference: every family with a result other than passed over iSER,
+# or none at all (it died or could not log in)
+REF=()
+for f in "${FAMILIES[@]}"; do
+	if ! results "$TMP/iser-$f.out" | grep -q . ||
+		results "$TMP/iser-$f.out" | grep -vq ' passed$'; then
+		REF+=("$f")
+	fi
+done
 pi=$(grep -c ' passed$' "$TMP/iser.res") ti=$(wc -l <"$TMP/iser.res")
-pt=$(grep -c ' passed$' "$TMP/tcp.res") tt=$(wc -l <"$TMP/tcp.res")
-log "iscsi-test-cu subset (${#FAMILIES[@]} runs): iSER $pi/$ti passed, TCP $pt/$tt passed;" \
+[ "$ti" -gt 0 ] || fail "no iscsi-test-cu result over iSER"
+pt=0 tt=0
+: >"$TMP/tcp.res"
+if [ "${#REF[@]}" -gt 0 ]; then
+	log "the ${#REF[@]} families not passed whole over iSER, over TCP (reference): $URL_TCP"
+	run_set tcp "$URL_TCP" "${REF[@]}"
+	pt=$(grep -c ' passed$' "$TMP/tcp.res") tt=$(wc -l <"$TMP/tcp.res")
+	[ "$tt" -gt 0 ] || fail "no iscsi-test-cu result over TCP"
+fi
+log "iscsi-test-cu subset (${#FAMILIES[@]} runs): iSER $pi/$ti passed;" \
+	"over TCP, ${#REF[@]} families: $pt/$tt passed;" \
 	"iscsi-test-cu crashes retried: $CRASHES, set-up logins retried: $LOGINS"
-[ "$tt" -gt 0 ] || fail "no iscsi-test-cu result over TCP"
 bad=0 lib=0 IDMT_URL=
 while read -r t st; do
 	[ "$st" = passed ] || continue
