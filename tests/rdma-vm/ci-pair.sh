@@ -13,7 +13,8 @@
 #   BUILD_DIR/meson-logs/rdma-pair-wire.txt    the capture's summary per RC
 #                                              connection (pair-pcap-summary.sh)
 # Exit status: meson's, or vm-pair's 124/125 when a guest itself failed.
-# The guests are stopped after IDM_VM_TIMEOUT s (1980: inside CI's 2100).
+# The guests are stopped after IDM_VM_TIMEOUT s (3300, about 2.5 times the
+# suite's time beside CI's other lanes on a quiet host; inside CI's 3600).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd -P)
@@ -27,7 +28,7 @@ rm -f "$logs/testlog-rdma-pair.json" "$logs/testlog-rdma-pair.txt" "$logs/rdma-p
 cd "$src"
 start=$(date +%s)
 rc=0
-"$here/vm-pair" --share "$build" --timeout "${IDM_VM_TIMEOUT:-1980}" \
+"$here/vm-pair" --share "$build" --timeout "${IDM_VM_TIMEOUT:-3300}" \
 	--pcap "$logs/rdma-pair.pcap" --snaplen "${IDM_PAIR_SNAPLEN:-400}" -- \
 	meson test -C "$build" --suite rdma-pair --no-rebuild --print-errorlogs \
 	--logbase testlog-rdma-pair ${IDM_PAIR_TESTS:-} || rc=$?
