@@ -163,7 +163,10 @@ URL=iser://$IP:$PORT/$IQN/2
 INI=("$IDM_INITIATOR" -n "$INAME" --isid "$ISID" --no-discovery -q --replacement-timeout 0)
 nsess() { grep -c "normal session tsih" "$TMP/target.log"; }
 n_before=$(nsess)
-timeout 120 "${INI[@]}" --noop-out-interval 0 --bench --sessions 2 --qd 2 --read-pct 100 --duration 60 \
+# Not under timeout(1): $! must be idm-initiator itself, or SIGSTOP would
+# freeze only the wrapper and leave run A's I/O going on through run B.
+# Its --duration and the exit handler bound it.
+"${INI[@]}" --noop-out-interval 0 --bench --sessions 2 --qd 2 --read-pct 100 --duration 60 \
 	"$URL" >"$TMP/a.out" 2>&1 &
 a_pid=$!
 on_exit "kill -KILL $a_pid 2>/dev/null"
