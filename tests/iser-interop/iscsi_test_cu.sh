@@ -12,6 +12,10 @@
 # POLLIN"). So the counts are reported, for both targets, and the test
 # fails only on what is idm-target's: it dies, logs an error, or cannot
 # serve a fresh libiscsi session (iscsi-inq) after the family ran.
+# IDM_CU_NO_LIO=1 leaves the LIO reference out (tests/rdma-vm/ci.sh does:
+# twice LIO's teardown after the crashes above hung in the guest's kernel
+# until the test's timeout, and its leftover configfs state failed the
+# LIO tests after it).
 # Usage: iscsi_test_cu.sh PATH/TO/idm-target
 IDM_TEST_NAME="idm-iser-test-cu"
 # shellcheck source-path=SCRIPTDIR source=lib.sh

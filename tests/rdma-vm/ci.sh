@@ -43,7 +43,12 @@ if [ -n "$2" ]; then
 		test_loopback_iser test_iser_loopback test_iser_faults \
 		test_iser_stag test_iser_fallback_rdma test_iser_move || rc=$?
 fi
-meson test -C "$1" --suite rdma --no-rebuild --print-errorlogs \
+# IDM_CU_NO_LIO: iser-iscsi-test-cu-vs-idm-target without its LIO
+# reference, whose counts judge nothing (libiscsi crashes against LIO
+# too) and whose teardown has hung in the kernel and left configfs state
+# that failed the LIO tests after it (tests/iser-interop/iscsi_test_cu.sh);
+# LIO itself is still tested, against idm-initiator.
+IDM_CU_NO_LIO=1 meson test -C "$1" --suite rdma --no-rebuild --print-errorlogs \
 	--logbase testlog-rdma || { r=$?; [ "$rc" -ne 0 ] || rc=$r; }
 exit "$rc"'
 
