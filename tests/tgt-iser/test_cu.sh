@@ -107,8 +107,8 @@ run_set iser "$URL_ISER" "${FAMILIES[@]}"
 # or none at all (it died or could not log in)
 REF=()
 for f in "${FAMILIES[@]}"; do
-	if ! results "$TMP/iser-$f.out" | grep -q . ||
-		results "$TMP/iser-$f.out" | grep -vq ' passed$'; then
+	r=$(results "$TMP/iser-$f.out")
+	if [ -z "$r" ] || grep -vq ' passed$' <<<"$r"; then
 		REF+=("$f")
 	fi
 done
