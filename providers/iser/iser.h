@@ -350,6 +350,9 @@ struct iser_conn {
 	 * in the next pass, after the context's other connections */
 	struct idm_prov_defer cq_more;
 	bool more_send, more_recv;
+	/* a window could not be revoked: the QP was put in the error state
+	 * and the connection fails from the next pass (iser_stag.c) */
+	const char *fail_later;
 	int timer_fd;
 	uint32_t scq_unacked, rcq_unacked;
 	struct ibv_wc batch[ISER_CQ_BATCH]; /* completions being handled */

@@ -121,6 +121,10 @@ static void cq_more_deferred(struct idm_prov_defer *d)
 	bool send = ic->more_send, recv = ic->more_recv;
 
 	ic->more_send = ic->more_recv = false;
+	if (ic->fail_later) {
+		iser_conn_fail(ic, -EIO, "%s", ic->fail_later);
+		return;
+	}
 	if (recv)
 		iser_cq_poll(ic, false);
 	if (send && !ic->more_send)
@@ -139,6 +143,17 @@ static void cq_poll_later(struct iser_conn *ic, bool is_send)
 		ic->more_send = true;
 	else
 		ic->more_recv = true;
+	idm_prov_defer(ic->ctx, &ic->cq_more, cq_more_deferred);
+}
+
+/* A failure found where the connection cannot be torn down at once (in
+ * the middle of a task's release, which teardown would run again): the
+ * caller has stopped the QP; the teardown follows in the next pass. */
+void iser_conn_fail_later(struct iser_conn *ic, const char *why)
+{
+	if (ic->fail_later || ic->state != ISER_UP)
+		return;
+	ic->fail_later = why;
 	idm_prov_defer(ic->ctx, &ic->cq_more, cq_more_deferred);
 }
 

@@ -12,5 +12,8 @@ int iser_cq_create(struct iser_conn *ic);
 void iser_cq_destroy(struct iser_conn *ic);
 /* Handle what the send (is_send) or receive CQ holds, then re-arm it. */
 void iser_cq_poll(struct iser_conn *ic, bool is_send);
+/* Fail the connection from the next progress pass, with reason why (a
+ * string that lives as long as the provider). */
+void iser_conn_fail_later(struct iser_conn *ic, const char *why);
 
 #endif

@@ -9,6 +9,7 @@
  * Windows are recycled through the connection's free list (iser_mem.c).
  */
 #include "iser_stag.h"
+#include "iser_cq.h"
 #include "iser_mem.h"
 #include "iser_sq.h"
 
@@ -131,6 +132,28 @@ int iser_stag_local_inv(struct iser_conn *ic, struct idm_task *t, int idx,
 	return 0;
 }
 
+/* A window still bound whose invalidation cannot be posted (no op slot
+ * left, or the post failed): the peer could still reach the caller's
+ * buffer, which is about to be freed or reused, and a bound type-2
+ * window cannot be bound again. The error state cuts the peer off at
+ * once (a window is reached only through its QP); the connection fails
+ * from the next pass, and its teardown deallocates the window. */
+static void revoke_by_qp_error(struct iser_conn *ic)
+{
+	static const char why[] = "cannot invalidate a memory window: "
+				  "connection closed to revoke the peer's access";
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+
+	if (ic->fail_later)
+		return;
+	/* first, so that the flush errors that follow are not the reason */
+	if (ic->conn)
+		idm_prov_conn_set_error(ic->conn, "iser: %s", why);
+	if (ic->qp)
+		ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
+	iser_conn_fail_later(ic, why);
+}
+
 /* Windows still valid are invalidated locally while the QP works; the
  * others go back to the free list. */
 void iser_stags_release(struct iser_conn *ic, struct idm_task *t)
@@ -142,9 +165,11 @@ void iser_stags_release(struct iser_conn *ic, struct idm_task *t)
 		if (!it->mw[i])
 			continue;
 		/* revoke the peer's access while the QP still works */
-		if (it->stag_valid[i] && ic->state == ISER_UP &&
-		    iser_stag_local_inv(ic, t, i, false) == 0)
-			continue;
+		if (it->stag_valid[i] && ic->state == ISER_UP) {
+			if (iser_stag_local_inv(ic, t, i, false) == 0)
+				continue;
+			revoke_by_qp_error(ic);
+		}
 		iser_mw_put(ic, it->mw[i]);
 		it->mw[i] = NULL;
 		it->stag_valid[i] = false;
