@@ -18,6 +18,29 @@ A_IP=$IDM_PAIR_A_IP
 # shellcheck disable=SC2034 # for the scripts that source this
 B_IP=$IDM_PAIR_B_IP
 
+# A failed test shows what the servers in A said (the logs of the jobs
+# pair_idm_target and pair_tgtd started) and both kernels' iSER lines:
+# a CI run keeps nothing else of A. A test with its own FAIL_DIAG sets it
+# after sourcing this file.
+PAIR_DIAG_JOBS=()
+pair_fail_diag() {
+	local j
+	for j in "${PAIR_DIAG_JOBS[@]}"; do
+		echo "--- $j's log (A), last 40 lines:"
+		tail -n 40 "$(pair_a_log "$j")" 2>/dev/null
+	done
+	if [ -s "$TMP/iscsid.log" ]; then
+		echo "--- iscsid's log (B), last 20 lines:"
+		tail -n 20 "$TMP/iscsid.log"
+	fi
+	echo "--- kernel log (B):"
+	dmesg | grep -iE "iser|rxe|iscsi|RIP|WARNING" | tail -n 20
+	echo "--- kernel log (A):"
+	pair_a_run 20 bash -c 'dmesg | grep -iE "iser|rxe|iscsi|RIP|WARNING" | tail -n 20'
+}
+# shellcheck disable=SC2034 # eval'd by fail (tests/lib/common.sh)
+FAIL_DIAG=pair_fail_diag
+
 # pair_a_cleanup NAME: stop A's job NAME when the test ends.
 pair_a_cleanup() { CLEANUP_CMDS+=("pair_a_stop $1 KILL"); }
 
@@ -34,6 +57,7 @@ pair_idm_target() {
 	pair_a_start "$name" "$IDM_TARGET" --provider "$prov" --portal "$A_IP:0" --port-file "$pf" \
 		--target-name "$iqn" --lun "$lun" --allow-all "$@" || fail "cannot start idm-target in A"
 	on_exit "pair_a_stop $name"
+	PAIR_DIAG_JOBS+=("$name")
 	PORT=
 	for ((i = 0; i < 300; i++)); do
 		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
@@ -74,6 +98,7 @@ pair_tgtd() {
 		"${PAIR_TGTD_WORK:?pair_tgtd_need first}" "$A_IP" "$pf" "$iqn" "$prov" ||
 		fail "cannot start tgtd in A"
 	on_exit "pair_a_stop $name"
+	PAIR_DIAG_JOBS+=("$name")
 	PORT=
 	for ((i = 0; i < 600; i++)); do
 		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
