@@ -18,13 +18,13 @@ A_IP=$IDM_PAIR_A_IP
 # shellcheck disable=SC2034 # for the scripts that source this
 B_IP=$IDM_PAIR_B_IP
 
-# A failed test shows what the servers in A said (the logs of the jobs
-# pair_idm_target and pair_tgtd started) and both kernels' iSER lines:
-# a CI run keeps nothing else of A. A test with its own FAIL_DIAG sets it
-# after sourcing this file.
+# A failed test shows what its jobs in A said (those in PAIR_DIAG_JOBS:
+# the servers pair_idm_target and pair_tgtd started, and any a test adds)
+# and both kernels' iSER, soft-RoCE and target lines: a CI run keeps
+# nothing else of A.
 PAIR_DIAG_JOBS=()
 pair_fail_diag() {
-	local j
+	local j re='iser|rxe|iscsi|target|RIP|WARNING'
 	for j in "${PAIR_DIAG_JOBS[@]}"; do
 		echo "--- $j's log (A), last 40 lines:"
 		tail -n 40 "$(pair_a_log "$j")" 2>/dev/null
@@ -34,12 +34,29 @@ pair_fail_diag() {
 		tail -n 20 "$TMP/iscsid.log"
 	fi
 	echo "--- kernel log (B):"
-	dmesg | grep -iE "iser|rxe|iscsi|RIP|WARNING" | tail -n 20
+	dmesg | grep -iE "$re" | tail -n 20
 	echo "--- kernel log (A):"
-	pair_a_run 20 bash -c 'dmesg | grep -iE "iser|rxe|iscsi|RIP|WARNING" | tail -n 20'
+	pair_a_run 20 bash -c "dmesg | grep -iE '$re' | tail -n 20"
 }
 # shellcheck disable=SC2034 # eval'd by fail (tests/lib/common.sh)
 FAIL_DIAG=pair_fail_diag
+
+# _pair_server_up NAME PORTFILE TRIES WHAT: A's job NAME, a server that
+# writes its port to PORTFILE, is stopped (TERM) when the test ends and
+# its log goes with a failure; waits TRIES x 0.2 s for the port; sets PORT.
+_pair_server_up() {
+	local name=$1 pf=$2 tries=$3 what=$4 i
+	on_exit "pair_a_stop $name"
+	PAIR_DIAG_JOBS+=("$name")
+	PORT=
+	for ((i = 0; i < tries; i++)); do
+		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
+		pair_a_status "$name" >/dev/null && break
+		_pair_sleep 0.2
+	done
+	[ -n "$PORT" ] || fail "$what did not start in A"
+	log "$what in A listens on $A_IP:$PORT"
+}
 
 # pair_a_cleanup NAME: stop A's job NAME when the test ends.
 pair_a_cleanup() { CLEANUP_CMDS+=("pair_a_stop $1 KILL"); }
@@ -49,31 +66,22 @@ pair_a_cleanup() { CLEANUP_CMDS+=("pair_a_stop $1 KILL"); }
 # job dir); sets PORT. Stopped (TERM) when the test ends; its log:
 # pair_a_log NAME.
 pair_idm_target() {
-	local name=$1 iqn=$2 lun=$3 prov=${PAIR_TGT_PROVIDER:-iser} pf i
+	local name=$1 iqn=$2 lun=$3 prov=${PAIR_TGT_PROVIDER:-iser} pf
 	shift 3
 	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
 	# --allow-all: the initiator is guest B ($B_IP), which a target
 	# without CHAP does not serve otherwise
 	pair_a_start "$name" "$IDM_TARGET" --provider "$prov" --portal "$A_IP:0" --port-file "$pf" \
 		--target-name "$iqn" --lun "$lun" --allow-all "$@" || fail "cannot start idm-target in A"
-	on_exit "pair_a_stop $name"
-	PAIR_DIAG_JOBS+=("$name")
-	PORT=
-	for ((i = 0; i < 300; i++)); do
-		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
-		pair_a_status "$name" >/dev/null && break
-		_pair_sleep 0.2
-	done
-	[ -n "$PORT" ] || { tail -n 20 "$(pair_a_log "$name")"; fail "idm-target ($prov) did not start in A"; }
-	log "idm-target ($prov) in A listens on $A_IP:$PORT"
+	_pair_server_up "$name" "$pf" 300 "idm-target ($prov)"
 }
 
 # pair_a_alive NAME: A's job NAME must still run.
 pair_a_alive() {
 	local st
 	st=$(pair_a_status "$1") || return 0
-	echo "--- $1's log (A):"
-	tail -n 30 "$(pair_a_log "$1")"
+	# its log comes with the failure (pair_fail_diag)
+	[[ " ${PAIR_DIAG_JOBS[*]} " == *" $1 "* ]] || PAIR_DIAG_JOBS+=("$1")
 	fail "$1 in A ended (status $st)"
 }
 
@@ -92,21 +100,12 @@ pair_tgtd_need() {
 # libidm providers PROVIDERS (tcp, tcp,iser); sets PORT. Its target and
 # tgtd are deleted when the test ends; its log: pair_a_log NAME.
 pair_tgtd() {
-	local name=$1 iqn=$2 prov=$3 pf i
+	local name=$1 iqn=$2 prov=$3 pf
 	pf=${IDM_PAIR_SYNC:?}/jobs/$name/port
 	pair_a_start "$name" bash "$(dirname "${BASH_SOURCE[0]}")/tgtd_a.sh" \
 		"${PAIR_TGTD_WORK:?pair_tgtd_need first}" "$A_IP" "$pf" "$iqn" "$prov" ||
 		fail "cannot start tgtd in A"
-	on_exit "pair_a_stop $name"
-	PAIR_DIAG_JOBS+=("$name")
-	PORT=
-	for ((i = 0; i < 600; i++)); do
-		[ -s "$pf" ] && read -r PORT < "$pf" && [ -n "$PORT" ] && break
-		pair_a_status "$name" >/dev/null && break
-		_pair_sleep 0.2
-	done
-	[ -n "$PORT" ] || { tail -n 30 "$(pair_a_log "$name")"; fail "tgtd on libidm ($prov) did not start in A"; }
-	log "tgtd on libidm ($prov) in A listens on $A_IP:$PORT"
+	_pair_server_up "$name" "$pf" 600 "tgtd on libidm ($prov)"
 }
 
 # pair_recoveries LABEL FILE: how often idm-initiator's sessions recovered

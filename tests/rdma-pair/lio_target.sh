@@ -24,7 +24,7 @@ fi
 grep -q LIO-READY "$(pair_a_log lio)" || { cat "$(pair_a_log lio)"; fail "LIO setup in A"; }
 sed 's/^/   | A: /' "$(pair_a_log lio)"
 URL=iser://$A_IP:$LIO_PORT
-FAIL_DIAG='pair_a_run 20 bash -c "dmesg | grep -iE \"isert|iser|rxe|iscsi|target\" | tail -n 20" | sed "s/^/   | A dmesg: /"'
+PAIR_DIAG_JOBS+=(lio)
 
 run_ini() {
 	local secs=$1
