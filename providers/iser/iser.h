@@ -347,11 +347,13 @@ struct iser_conn {
 	struct ibv_qp *qp;
 	struct idm_prov_watch cm_w, scq_w, rcq_w, timer_w;
 	/* a CQ poll that used up its budget (iser_cq.c) goes on from here
-	 * in the next pass, after the context's other connections */
+	 * in the next pass, after the context's other connections; and a
+	 * failure that could not tear down at once (fail_later) happens
+	 * here: the one item that teardown cancels and conn_move moves */
 	struct idm_prov_defer cq_more;
 	bool more_send, more_recv;
-	/* a window could not be revoked: the QP was put in the error state
-	 * and the connection fails from the next pass (iser_stag.c) */
+	/* why the connection fails from cq_more (iser_conn_fail_later);
+	 * set when a window could not be revoked (iser_stag.c) */
 	const char *fail_later;
 	int timer_fd;
 	uint32_t scq_unacked, rcq_unacked;
