@@ -66,17 +66,25 @@ SRC=$WORK/tgt-$TGT_UPSTREAM
 # 1. the source
 if [ ! -d "$SRC" ]; then
 	command -v dpkg-source >/dev/null || die "dpkg-dev is needed (apt-get install dpkg-dev)"
-	if ! grep -rqsE '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
-	   ! grep -rqsE '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		[ "$(id -u)" = 0 ] || die "no deb-src entry in apt's sources and not root"
+	# The pinned version must be served by a deb-src entry of this machine's
+	# own suites. Another deb-src entry (a newer suite's, added for another
+	# project's source) is not enough: apt-get source would then find only
+	# that suite's tgt. So the test is the version itself, not "any deb-src".
+	pinned_served() { apt-cache showsrc tgt 2>/dev/null | grep -qxF "Version: $TGT_VERSION"; }
+	if ! pinned_served; then
+		[ "$(id -u)" = 0 ] || die "no deb-src entry serves tgt $TGT_VERSION and not root"
 		if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-			say "adding /etc/apt/sources.list.d/debian-src.sources (deb-src)"
-			sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-				>/etc/apt/sources.list.d/debian-src.sources
+			if [ ! -f /etc/apt/sources.list.d/debian-src.sources ]; then
+				say "adding /etc/apt/sources.list.d/debian-src.sources (deb-src of debian.sources)"
+				sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+					>/etc/apt/sources.list.d/debian-src.sources
+			fi
 		elif grep -qsE '^deb ' /etc/apt/sources.list; then
-			say "adding /etc/apt/sources.list.d/debian-src.list (deb-src)"
-			sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-				>/etc/apt/sources.list.d/debian-src.list
+			if [ ! -f /etc/apt/sources.list.d/debian-src.list ]; then
+				say "adding /etc/apt/sources.list.d/debian-src.list (deb-src of sources.list)"
+				sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
+					>/etc/apt/sources.list.d/debian-src.list
+			fi
 		else
 			die "cannot find an apt source to copy as deb-src"
 		fi
