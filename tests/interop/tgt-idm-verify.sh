@@ -58,6 +58,14 @@ timeout 5 "${adm[@]}" --op update --mode target --tid 1 -n nop_count -v 3 &&
 # starves the test for a moment stalls one I/O once (2.8 s seen in CI at
 # a load of 9 on 2 cores). So a run with a stall is run again, and the
 # test fails when both stall.
+# Those one-off stalls were traced (perf sched_switch/sched_wakeup beside
+# the syscalls of tgtd and idm-initiator, a load of 28-35 on 2 cores plus
+# stress-ng --cpu 1): each long I/O was a thread runnable but not given a
+# CPU - tgtd's main thread for up to 1.7 s, a tgtd backing-store thread
+# for 0.4-0.6 s (the main thread then waits for it inside glibc 2.36's
+# pthread_cond_signal), or idm-initiator for 0.3-0.6 s. No thread of
+# either slept in epoll_wait or on a timer with work pending: starvation,
+# not a lost wakeup, so the second run stays.
 ping_bench() {
 	log "QD1 benchmark for 4 s with NOP-In pings every second (run $1)"
 	run_bounded 60 "$TMP/bench.out" "$INI" -q -t 30 --noop-out-interval 0 \
