@@ -30,7 +30,11 @@
  *   iser_send.c       message Sends and the backlog when buffers run out
  *   iser_sq.c         the send queue: op slots, posting, reaping
  *   iser_srq.c        the shared receive queue of a context and device
- *   iser_mem.c        devices, PDs, MRs, message pools, memory windows
+ *   iser_msgpool.c    registered message pools, a connection's through
+ *                     its phases
+ *   iser_mw.c         a connection's memory windows, recycled
+ *   iser_reg.c        registration lookup: caller buffers' MRs, SGEs
+ *   iser_pd.c         devices and their protection domains
  *   iser_park.c       cm_ids whose disconnect waits for their port
  *   iser_keys.c       key policy and buffer sizes (verbs-free)
  *   iser_rx_check.c   a received Send's checks: header, lengths, opcode

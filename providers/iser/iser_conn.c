@@ -7,7 +7,8 @@
  * data mover (ic->role->task_release).
  */
 #include "iser_conn.h"
-#include "iser_mem.h"
+#include "iser_msgpool.h"
+#include "iser_mw.h"
 #include "iser_park.h"
 #include "iser_qp.h"
 #include "iser_sq.h"
