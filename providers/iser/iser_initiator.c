@@ -11,6 +11,7 @@
  * through iser_ini_role.
  */
 #include "iser_initiator.h"
+#include "iser_fail.h"
 #include "iser_msgpool.h"
 #include "iser_recv.h"
 #include "iser_reg.h"

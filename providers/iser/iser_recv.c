@@ -20,6 +20,7 @@
  * posted receives would stall the connection for seconds. */
 #define ISER_MIN_RNR_TIMER 12
 #include "iser_recv.h"
+#include "iser_fail.h"
 #include "iser_msgpool.h"
 #include "iser_send.h"
 #include "iser_srq.h"

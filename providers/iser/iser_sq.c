@@ -26,6 +26,7 @@
  * STag only from the command's Send, which stays behind its bind).
  */
 #include "iser_sq.h"
+#include "iser_fail.h"
 #include "iser_msgpool.h"
 #include "iser_mw.h"
 
