@@ -30,17 +30,24 @@
  *   iser_send.c       message Sends and the backlog when buffers run out
  *   iser_sq.c         the send queue: op slots, posting, reaping
  *   iser_srq.c        the shared receive queue of a context and device
- *   iser_mem.c        devices, PDs, MRs, message pools, memory windows
+ *   iser_msgpool.c    registered message pools, a connection's through
+ *                     its phases
+ *   iser_mw.c         a connection's memory windows, recycled
+ *   iser_reg.c        registration lookup: caller buffers' MRs, SGEs
+ *   iser_pd.c         devices and their protection domains
+ *   iser_fail.c       a layer raises its connection's failure
  *   iser_park.c       cm_ids whose disconnect waits for their port
  *   iser_keys.c       key policy and buffer sizes (verbs-free)
  *   iser_rx_check.c   a received Send's checks: header, lengths, opcode
  *                     (verbs-free)
  *   iser_wire.c       iSER header, Hello, CM private data codec
  *
- * Two things go upward, both declared here: the role's data mover is
- * reached from below only through struct iser_role (ic->role), and any
- * layer that finds the connection broken calls iser_conn_fail(), whose
- * teardown then unwinds every layer.
+ * Two things go upward, each through a pointer the upper file set, never
+ * by name: the role's data mover is reached from below only through
+ * struct iser_role (ic->role), and any layer that finds the connection
+ * broken raises it with iser_conn_fail() (iser_fail.c), which hands it to
+ * the connection's owner (ic->on_fail, iser_conn.c), whose teardown then
+ * unwinds every layer.
  */
 #ifndef IDM_ISER_H
 #define IDM_ISER_H
@@ -338,6 +345,9 @@ struct iser_conn {
 	uint32_t send_dsl, recv_dsl;
 	struct idm_prov_stats *st; /* conn's counters, once it is set */
 	const struct iser_role *role; /* the data mover of its role */
+	/* The owner's handler of a failure a layer raised (iser_fail.c):
+	 * record why, tear down, notify once. Set by iser_conn_new. */
+	void (*on_fail)(struct iser_conn *ic, int reason, const char *msg);
 	enum iser_state state;
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
@@ -510,10 +520,5 @@ static inline int iser_nonblock(int fd)
 
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
 }
-
-/* iser_conn.c: fail the connection: record why, drain, release, notify
- * once. Any layer may call it; see the top of this file. */
-void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
-	IDM_PROV_PRINTF(3, 4);
 
 #endif

@@ -11,7 +11,7 @@
 #include "iser_cm.h"
 #include "iser_conn.h"
 #include "iser_cq.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
 #include "iser_qp.h"
 #include "iser_recv.h"
 

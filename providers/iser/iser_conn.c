@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The life of a connection once it exists: failing it (from any layer),
- * the teardown that takes every WR, buffer and task back, and the final
- * free. Its tasks are released through the core
- * (idm_prov_conn_release_tasks), which calls our task_free op: the role's
- * data mover (ic->role->task_release).
+ * The life of a connection once it exists: failing it (raised by any
+ * layer through iser_fail.c, handled here), the teardown that takes every
+ * WR, buffer and task back, and the final free. Its tasks are released
+ * through the core (idm_prov_conn_release_tasks), which calls our
+ * task_free op: the role's data mover (ic->role->task_release).
  */
 #include "iser_conn.h"
-#include "iser_mem.h"
+#include "iser_msgpool.h"
+#include "iser_mw.h"
 #include "iser_park.h"
 #include "iser_qp.h"
 #include "iser_sq.h"
 #include "iser_srq.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void conn_failed(struct iser_conn *ic, int reason, const char *msg);
 
 struct iser_conn *iser_conn_new(struct iser_prov *ip, struct idm_ctx *ctx,
 				const struct iser_role *role)
@@ -29,6 +30,7 @@ struct iser_conn *iser_conn_new(struct iser_prov *ip, struct idm_ctx *ctx,
 	ic->ip = ip;
 	ic->ctx = ctx;
 	ic->role = role;
+	ic->on_fail = conn_failed;
 	ic->timer_fd = -1;
 	ic->ech = rdma_create_event_channel();
 	if (!ic->ech || iser_nonblock(ic->ech->fd) < 0) {
@@ -92,18 +94,14 @@ static void teardown(struct iser_conn *ic)
 	quiesce(ic);
 }
 
-void iser_conn_fail(struct iser_conn *ic, int reason, const char *fmt, ...)
+/* ic->on_fail: a layer raised a failure (iser_conn_fail, iser_fail.c)
+ * while the connection was not down yet: record why, tear down, tell the
+ * core once. */
+static void conn_failed(struct iser_conn *ic, int reason, const char *msg)
 {
 	struct idm_conn *c = ic->conn;
-	char msg[200];
-	va_list ap;
 	bool connecting;
 
-	if (ic->state == ISER_DOWN)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (reason >= 0)
 		reason = -EIO;
 	if (!c) {

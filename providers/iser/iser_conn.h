@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* iser_conn.c: the life of an iser_conn (iser_conn_fail is in iser.h). */
+/* iser_conn.c: the life of an iser_conn, and the handler of the failures
+ * its layers raise (ic->on_fail, see iser_fail.c). */
 #ifndef IDM_ISER_CONN_H
 #define IDM_ISER_CONN_H
 

@@ -12,7 +12,7 @@
  * (ic->role->op_done); received messages go to iser_recv.c.
  */
 #include "iser_cq.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
 #include "iser_recv.h"
 #include "iser_send.h"
 #include "iser_sq.h"

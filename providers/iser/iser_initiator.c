@@ -11,8 +11,10 @@
  * through iser_ini_role.
  */
 #include "iser_initiator.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
+#include "iser_msgpool.h"
 #include "iser_recv.h"
+#include "iser_reg.h"
 #include "iser_send.h"
 #include "iser_sq.h"
 #include "iser_stag.h"

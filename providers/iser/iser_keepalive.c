@@ -17,6 +17,7 @@
  * seen at once. (iser_cq.c marks the activity and the probe's end.)
  */
 #include "iser_keepalive.h"
+#include "iser_fail.h"
 #include "iser_sq.h"
 
 #include <errno.h>

@@ -41,7 +41,6 @@
  * the connection runs, so no completion is handled meanwhile.
  */
 #include "iser_move.h"
-#include "iser_mem.h"
 
 #include <errno.h>
 

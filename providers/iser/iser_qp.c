@@ -2,13 +2,15 @@
 /*
  * The RC QP of one connection and what is made with it: its two CQs
  * (iser_cq.c), the op slots (iser_sq.c), the login-phase message pools
- * (iser_mem.c) and the keepalive timer (iser_keepalive.c); and the drain
+ * (iser_msgpool.c) and the keepalive timer (iser_keepalive.c); and the drain
  * that takes every work request back before buffers are released.
  */
 #include "iser_qp.h"
 #include "iser_cq.h"
 #include "iser_keepalive.h"
-#include "iser_mem.h"
+#include "iser_msgpool.h"
+#include "iser_mw.h"
+#include "iser_pd.h"
 #include "iser_send.h"
 #include "iser_sq.h"
 #include "iser_srq.h"

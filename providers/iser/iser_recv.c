@@ -20,7 +20,8 @@
  * posted receives would stall the connection for seconds. */
 #define ISER_MIN_RNR_TIMER 12
 #include "iser_recv.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
+#include "iser_msgpool.h"
 #include "iser_send.h"
 #include "iser_srq.h"
 

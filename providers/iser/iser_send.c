@@ -19,7 +19,8 @@
  * Commands and responses, which the command window bounds.
  */
 #include "iser_send.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
+#include "iser_msgpool.h"
 #include "iser_sq.h"
 
 #include <errno.h>

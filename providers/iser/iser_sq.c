@@ -26,7 +26,9 @@
  * STag only from the command's Send, which stays behind its bind).
  */
 #include "iser_sq.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
+#include "iser_msgpool.h"
+#include "iser_mw.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -30,7 +30,8 @@
  *   (counted in `lost`, made up by the low-water growth).
  */
 #include "iser_srq.h"
-#include "iser_mem.h"
+#include "iser_msgpool.h"
+#include "iser_pd.h"
 
 #include <errno.h>
 #include <stdlib.h>

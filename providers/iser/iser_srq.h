@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* iser_srq.c: the shared receive queue of a context and device. Calls
- * only iser_mem.c. */
+ * only iser_pd.c and iser_msgpool.c. */
 #ifndef IDM_ISER_SRQ_H
 #define IDM_ISER_SRQ_H
 

@@ -6,11 +6,11 @@
  * before the SCSI Response reaches the caller: by the target's Send with
  * Invalidate, or locally. Without windows (IDM_ISER_STAG=mr, or a device
  * without them) the MR's rkey is the STag and there is nothing to revoke.
- * Windows are recycled through the connection's free list (iser_mem.c).
+ * Windows are recycled through the connection's free list (iser_mw.c).
  */
 #include "iser_stag.h"
 #include "iser_cq.h"
-#include "iser_mem.h"
+#include "iser_mw.h"
 #include "iser_sq.h"
 
 #include <errno.h>

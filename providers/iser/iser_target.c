@@ -15,8 +15,9 @@
 #include "iser_target.h"
 #include "iser_control.h"
 #include "iser_dop.h"
-#include "iser_mem.h"
+#include "iser_fail.h"
 #include "iser_recv.h"
+#include "iser_reg.h"
 #include "iser_sq.h"
 #include "iser_unsol.h"
 

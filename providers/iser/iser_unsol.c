@@ -9,6 +9,7 @@
  */
 #include "iser_unsol.h"
 #include "iser_dop.h"
+#include "iser_fail.h"
 
 #include <errno.h>
 #include <stdio.h>
