@@ -37,21 +37,40 @@ vm_apt_update() {
 }
 
 # vm_kernel: sets VM_KVER and VM_KDIR; the guest kernel is downloaded and
-# unpacked into the cache once, never installed on the host.
+# unpacked into the cache once, never installed on the host. Which one:
+# IDM_VM_KERNEL=bookworm (the default: linux-image-amd64 as apt resolves it,
+# bookworm's 6.1), cached in $VM_CACHE/VERSION as it always was, or
+# backports (linux-image-amd64 from bookworm-backports, 6.12; its sources
+# entry is added, on the host's own bookworm mirror, if apt has none),
+# cached in $VM_CACHE/backports/VERSION: a directory of its own, so that
+# no script that takes the cache's one kernel picks it up by accident.
 vm_kernel() {
-	local d dl
+	local d dl flavour=${IDM_VM_KERNEL:-bookworm} ver base=$VM_CACHE
+	case "$flavour" in
+	bookworm) ;;
+	backports) base=$VM_CACHE/backports ;;
+	*) fail "IDM_VM_KERNEL=$flavour: bookworm or backports" ;;
+	esac
 	VM_KVER=
-	for d in "$VM_CACHE"/*-amd64; do
+	for d in "$base"/*-amd64; do
 		[ -f "$d/.complete" ] && VM_KVER=${d##*/}
 	done
 	if [ -z "$VM_KVER" ]; then
-		[ -z "${IDM_VM_NO_APT:-}" ] || fail "no kernel in $VM_CACHE"
+		[ -z "${IDM_VM_NO_APT:-}" ] || fail "no $flavour kernel in $base"
 		vm_apt_update
-		VM_KVER=$(apt-cache depends linux-image-amd64 |
-			sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1)
-		[ -n "$VM_KVER" ] || fail "cannot resolve linux-image-amd64"
-		d=$VM_CACHE/$VM_KVER
-		say "fetching kernel linux-image-$VM_KVER into $d"
+		if [ "$flavour" = backports ]; then
+			vm_backports_source
+			ver=$(apt-cache madison linux-image-amd64 |
+				awk -F'|' '$3 ~ /bookworm-backports/ { gsub(/ /, "", $2); print $2; exit }')
+			[ -n "$ver" ] || fail "no linux-image-amd64 in bookworm-backports"
+		else
+			ver=$(apt-cache policy linux-image-amd64 | sed -n 's/^ *Candidate: //p')
+		fi
+		VM_KVER=$(apt-cache show "linux-image-amd64=$ver" |
+			sed -n 's/^Depends: .*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | head -1)
+		[ -n "$VM_KVER" ] || fail "cannot resolve linux-image-amd64 ($flavour)"
+		d=$base/$VM_KVER
+		say "fetching kernel linux-image-$VM_KVER ($flavour) into $d"
 		rm -rf "$d"; mkdir -p "$d"
 		dl=$(mktemp -d)
 		(cd "$dl" && apt-get download -qq -o APT::Sandbox::User=root "linux-image-$VM_KVER" >&2) ||
@@ -68,7 +87,23 @@ vm_kernel() {
 		depmod -b "$d/root" "$VM_KVER"
 		touch "$d/.complete"
 	fi
-	VM_KDIR=$VM_CACHE/$VM_KVER
+	VM_KDIR=$base/$VM_KVER
+	say "guest kernel: $VM_KVER (IDM_VM_KERNEL=$flavour)"
+}
+
+# vm_backports_source: an apt sources entry for bookworm-backports, on the
+# mirror the host's bookworm entry uses, unless apt knows the suite already.
+# Backports' default pin (100) never upgrades a host package by itself.
+vm_backports_source() {
+	local uri
+	apt-cache policy | grep -q ' bookworm-backports/main ' && return 0
+	uri=$(apt-cache policy | awk '$3 ~ /^bookworm\/main$/ { print $2; exit }')
+	[ -n "$uri" ] || fail "no bookworm entry in apt's sources to add bookworm-backports beside"
+	say "adding bookworm-backports ($uri) to apt's sources"
+	printf '%s\n' "Types: deb" "URIs: $uri" "Suites: bookworm-backports" "Components: main" \
+		"Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
+		> /etc/apt/sources.list.d/libidm-bookworm-backports.sources
+	apt-get update -qq >&2 || fail "apt-get update failed"
 }
 
 # vm_initrd OUT: busybox, guest-stage1 and the modules that mount the 9p root.
