@@ -170,3 +170,57 @@ vm_qemu_args() {
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$run,mount_tag=idmrun,security_model=none")
 }
+
+# vm_kernel_fault CONSOLE: one line naming the guest kernel's own fault in
+# its log, e.g. "kernel panic in rxe_skb_tx_dtor (BUG: kernel NULL pointer
+# dereference, address: 0000000000000008)" or "kernel Oops in ...", from the
+# first BUG/Oops/panic line and the function of the first RIP after it;
+# nothing when the log shows none.
+vm_kernel_fault() {
+	[ -s "$1" ] || return 0
+	tr -d '\r' < "$1" | awk '
+	/Kernel panic - not syncing/ && !panic { panic = $0; sub(/.*not syncing: */, "", panic) }
+	/(BUG: |Oops|general protection fault|kernel BUG at)/ && !first {
+		first = $0; sub(/^\[[ 0-9.]*\] */, "", first) }
+	# the kernel code it stopped in: the RIP of kernel mode (0010), else
+	# the first frame of the call trace past the panic machinery
+	/RIP: 0010:/ && !rip { rip = $0; sub(/.*RIP: 0010:/, "", rip); sub(/\+.*/, "", rip) }
+	/Call Trace:/ && !frame { intrace = 1; next }
+	intrace && !frame {
+		f = $0; sub(/^\[[ 0-9.]*\] */, "", f)
+		if (f ~ /^</ || f ~ /^\?/ || f ~ /^(dump_stack|panic|__warn|report_bug|handle_bug|exc_invalid_op|asm_exc)/) next
+		sub(/\+.*/, "", f); frame = f; intrace = 0
+	}
+	END {
+		if (!rip) rip = frame
+		if (!panic && !first) exit
+		what = panic ? "kernel panic" : "kernel Oops"
+		if (rip && first) printf "%s in %s (%s)\n", what, rip, first
+		else if (rip) printf "%s in %s (%s)\n", what, rip, panic
+		else printf "%s: %s\n", what, panic ? panic : first
+	}'
+}
+
+# vm_fault_report RUN_DIR QEMU_STATUS GUARD_S [ROLE]: the line that names
+# why a guest stopped without a result, for the CI summary: its own kernel
+# fault, its guard, or QEMU exiting on its own; then the end of its kernel
+# log and QEMU's status, on stderr.
+vm_fault_report() {
+	local dir=$1 qrc=$2 guard=$3 who=guest${4:+ $4} k
+	k=$(vm_kernel_fault "$dir/console")
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		# a task the kernel saw stuck (LIO's teardown once) says why
+		[ -n "$k" ] || k=$(tr -d '\r' < "$dir/console" 2>/dev/null |
+			sed -n 's/^\[[ 0-9.]*\] *\(INFO: task .* blocked for more than [0-9]* seconds\).*/\1/p' | head -1)
+		VM_FAULT="$who: stopped by its $guard s guard${k:+ (its kernel log: $k)}"
+		VM_FAULT_KIND=guard
+	elif [ -n "$k" ]; then
+		VM_FAULT="$who: $k"
+		VM_FAULT_KIND=kernel
+	else
+		VM_FAULT="$who: QEMU exited (status $qrc) without a result; no panic or Oops in its kernel log"
+		VM_FAULT_KIND=stopped
+	fi
+	say "$VM_FAULT; QEMU's status $qrc; the end of its kernel log:"
+	tail -n 40 "$dir/console" | sed "s/^/${4:-guest}| /" >&2
+}
