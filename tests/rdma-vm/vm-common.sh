@@ -205,6 +205,7 @@ vm_kernel_fault() {
 # why a guest stopped without a result, for the CI summary: its own kernel
 # fault, its guard, or QEMU exiting on its own; then the end of its kernel
 # log and QEMU's status, on stderr.
+# shellcheck disable=SC2034 # VM_FAULT, VM_FAULT_KIND: the caller's
 vm_fault_report() {
 	local dir=$1 qrc=$2 guard=$3 who=guest${4:+ $4} k
 	k=$(vm_kernel_fault "$dir/console")
