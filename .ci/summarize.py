@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Add up meson test results for .ci/run.
 
-Usage: summarize.py [--extra NAME=RESULT ...] [--guest PATH ...] PATH...
+Usage: summarize.py [--extra NAME=RESULT ...] [--guest PATH ...]
+                    [--faults FILE ...] PATH...
 
 Each PATH is a meson testlog.json file or a directory searched recursively
 for meson-logs/testlog*.json. Each line of such a file is one test's JSON
@@ -23,9 +24,19 @@ RESULT one of pass/fail/skip. Only a failed step is counted (as failed), so
 the passed and skipped numbers are meson's own, and a build that broke
 before any test could run still shows as a failure.
 
+--faults names a guest step's list of guest faults (tests/rdma-vm/
+fault-lib.sh), one per line, "recovered|unrecovered<TAB>what": a guest that
+panicked, was stopped by its guard or lost its QEMU. They are printed apart
+from the tests, each by name, and counted on the last line. A fault is not
+a test result: a recovered one (the tests it had not completed ran in a
+fresh guest) does not fail the run, since the guest kernel is not our
+product; an unrecovered one fails it through its tests, which the guest
+step records as ERROR (the one running then, those never run).
+
 Prints a per-log breakdown, every skipped test with its reason, the failed
 test names, and then, as the very last line, "N passed, N failed, N
-skipped". Exit status: 1 if anything failed or nothing ran at all, else 0.
+skipped" (followed by ", N guest fault(s) (M recovered)" when there were
+any). Exit status: 1 if anything failed or nothing ran at all, else 0.
 """
 import json
 import os
@@ -105,6 +116,7 @@ def main(argv):
     extras = []
     whys = []  # NAME=FILE: the output of a failed step
     paths = []  # (path, host)
+    faults = []  # (recovered?, what)
     it = iter(argv)
     for a in it:
         if a == "--extra":
@@ -113,6 +125,16 @@ def main(argv):
             extras.append(a[len("--extra="):])
         elif a == "--why":
             whys.append(next(it, ""))
+        elif a == "--faults" or a.startswith("--faults="):
+            f = next(it, "") if a == "--faults" else a[len("--faults="):]
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        st, _, what = line.rstrip("\n").partition("\t")
+                        if what:
+                            faults.append((st == "recovered", what))
+            except OSError:
+                pass
         elif a == "--guest":
             paths.append((next(it, ""), False))
         elif a.startswith("--guest="):
@@ -143,7 +165,13 @@ def main(argv):
         print_tail(*w.partition("=")[::2])
     for n in failed_names:
         print(f"summary: FAILED {n}")
-    print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
+    for rec, what in faults:
+        print(f"summary: GUEST FAULT ({'recovered' if rec else 'not recovered'}): {what}")
+    tail = ""
+    if faults:
+        tail = (f", {len(faults)} guest fault{'s' if len(faults) > 1 else ''}"
+                f" ({sum(1 for r, _ in faults if r)} recovered)")
+    print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped{tail}")
     return 1 if total[1] or (total[0] + total[2] == 0) else 0
 
 

@@ -103,6 +103,7 @@ struct iser_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
 	bool has_mw;     /* type-2 memory windows: remote-invalidatable STags */
+	uint32_t max_mw; /* the device's limit, for a bind failure's message */
 	/* Memory window binds only with no transport WR ahead of them on
 	 * the send queue (soft-RoCE: iser_sq.c, doc/iser.md) */
 	bool bind_idle;

@@ -55,6 +55,7 @@ static struct iser_dev *dev_open(struct iser_prov *ip, struct iser_dom *dom,
 	d->verbs = verbs;
 	d->has_mw = (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) &&
 		    !ip->force_mr;
+	d->max_mw = (uint32_t)attr.max_mw;
 	d->max_rd_atom = (uint32_t)attr.max_qp_rd_atom;
 	/* Soft-RoCE (rxe, vendor ID 0xffffff) re-runs an already executed
 	 * bind when it rewinds its send queue for a retransmission or an

@@ -37,6 +37,20 @@ pair_fail_diag() {
 	dmesg | grep -iE "$re" | tail -n 20
 	echo "--- kernel log (A):"
 	pair_a_run 20 bash -c "dmesg | grep -iE '$re' | tail -n 20"
+	# What crossed the link, from both ends: a message that never arrived
+	# (pair-tgt-kernel-fs's discovery Text Request once) shows as a sent
+	# count on one side without its received count on the other, or as
+	# NAKs and retries; the QPs' states say whether a side gave up. The
+	# host's capture summary (ci-pair.sh, wire| lines) has the frames;
+	# this time on B's clock finds them.
+	printf -- '--- at %(%H:%M:%S)T (B'"'"'s clock): rxe counters, non-zero (A | B):\n' -1
+	paste -d' ' <(pair_rxe_counters A 2>/dev/null | sort) <(pair_rxe_counters B | sort) |
+		awk '{ split($1, a, "="); split($2, b, "="); if (a[2] != 0 || b[2] != 0)
+			printf "  %-26s A=%-10s B=%s\n", a[1], a[2], b[2] }'
+	echo "--- QPs (B):"
+	rdma resource show qp 2>&1 | grep -v ' type GSI\| type SMI' | tail -n 10
+	echo "--- QPs (A):"
+	pair_a_run 20 bash -c "rdma resource show qp 2>&1 | grep -v ' type GSI\\| type SMI' | tail -n 10"
 }
 # shellcheck disable=SC2034 # eval'd by fail (tests/lib/common.sh)
 FAIL_DIAG=pair_fail_diag

@@ -37,21 +37,40 @@ vm_apt_update() {
 }
 
 # vm_kernel: sets VM_KVER and VM_KDIR; the guest kernel is downloaded and
-# unpacked into the cache once, never installed on the host.
+# unpacked into the cache once, never installed on the host. Which one:
+# IDM_VM_KERNEL=bookworm (the default: linux-image-amd64 as apt resolves it,
+# bookworm's 6.1), cached in $VM_CACHE/VERSION as it always was, or
+# backports (linux-image-amd64 from bookworm-backports, 6.12; its sources
+# entry is added, on the host's own bookworm mirror, if apt has none),
+# cached in $VM_CACHE/backports/VERSION: a directory of its own, so that
+# no script that takes the cache's one kernel picks it up by accident.
 vm_kernel() {
-	local d dl
+	local d dl flavour=${IDM_VM_KERNEL:-bookworm} ver base=$VM_CACHE
+	case "$flavour" in
+	bookworm) ;;
+	backports) base=$VM_CACHE/backports ;;
+	*) fail "IDM_VM_KERNEL=$flavour: bookworm or backports" ;;
+	esac
 	VM_KVER=
-	for d in "$VM_CACHE"/*-amd64; do
+	for d in "$base"/*-amd64; do
 		[ -f "$d/.complete" ] && VM_KVER=${d##*/}
 	done
 	if [ -z "$VM_KVER" ]; then
-		[ -z "${IDM_VM_NO_APT:-}" ] || fail "no kernel in $VM_CACHE"
+		[ -z "${IDM_VM_NO_APT:-}" ] || fail "no $flavour kernel in $base"
 		vm_apt_update
-		VM_KVER=$(apt-cache depends linux-image-amd64 |
-			sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -1)
-		[ -n "$VM_KVER" ] || fail "cannot resolve linux-image-amd64"
-		d=$VM_CACHE/$VM_KVER
-		say "fetching kernel linux-image-$VM_KVER into $d"
+		if [ "$flavour" = backports ]; then
+			vm_backports_source
+			ver=$(apt-cache madison linux-image-amd64 |
+				awk -F'|' '$3 ~ /bookworm-backports/ { gsub(/ /, "", $2); print $2; exit }')
+			[ -n "$ver" ] || fail "no linux-image-amd64 in bookworm-backports"
+		else
+			ver=$(apt-cache policy linux-image-amd64 | sed -n 's/^ *Candidate: //p')
+		fi
+		VM_KVER=$(apt-cache show "linux-image-amd64=$ver" |
+			sed -n 's/^Depends: .*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | head -1)
+		[ -n "$VM_KVER" ] || fail "cannot resolve linux-image-amd64 ($flavour)"
+		d=$base/$VM_KVER
+		say "fetching kernel linux-image-$VM_KVER ($flavour) into $d"
 		rm -rf "$d"; mkdir -p "$d"
 		dl=$(mktemp -d)
 		(cd "$dl" && apt-get download -qq -o APT::Sandbox::User=root "linux-image-$VM_KVER" >&2) ||
@@ -68,7 +87,23 @@ vm_kernel() {
 		depmod -b "$d/root" "$VM_KVER"
 		touch "$d/.complete"
 	fi
-	VM_KDIR=$VM_CACHE/$VM_KVER
+	VM_KDIR=$base/$VM_KVER
+	say "guest kernel: $VM_KVER (IDM_VM_KERNEL=$flavour)"
+}
+
+# vm_backports_source: an apt sources entry for bookworm-backports, on the
+# mirror the host's bookworm entry uses, unless apt knows the suite already.
+# Backports' default pin (100) never upgrades a host package by itself.
+vm_backports_source() {
+	local uri
+	apt-cache policy | grep -q ' bookworm-backports/main ' && return 0
+	uri=$(apt-cache policy | awk '$3 ~ /^bookworm\/main$/ { print $2; exit }')
+	[ -n "$uri" ] || fail "no bookworm entry in apt's sources to add bookworm-backports beside"
+	say "adding bookworm-backports ($uri) to apt's sources"
+	printf '%s\n' "Types: deb" "URIs: $uri" "Suites: bookworm-backports" "Components: main" \
+		"Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" \
+		> /etc/apt/sources.list.d/libidm-bookworm-backports.sources
+	apt-get update -qq >&2 || fail "apt-get update failed"
 }
 
 # vm_initrd OUT: busybox, guest-stage1 and the modules that mount the 9p root.
@@ -134,4 +169,59 @@ vm_qemu_args() {
 		-serial "file:$run/console"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$run,mount_tag=idmrun,security_model=none")
+}
+
+# vm_kernel_fault CONSOLE: one line naming the guest kernel's own fault in
+# its log, e.g. "kernel panic in rxe_skb_tx_dtor (BUG: kernel NULL pointer
+# dereference, address: 0000000000000008)" or "kernel Oops in ...", from the
+# first BUG/Oops/panic line and the function of the first RIP after it;
+# nothing when the log shows none.
+vm_kernel_fault() {
+	[ -s "$1" ] || return 0
+	tr -d '\r' < "$1" | awk '
+	/Kernel panic - not syncing/ && !panic { panic = $0; sub(/.*not syncing: */, "", panic) }
+	/(BUG: |Oops|general protection fault|kernel BUG at)/ && !first {
+		first = $0; sub(/^\[[ 0-9.]*\] */, "", first) }
+	# the kernel code it stopped in: the RIP of kernel mode (0010), else
+	# the first frame of the call trace past the panic machinery
+	/RIP: 0010:/ && !rip { rip = $0; sub(/.*RIP: 0010:/, "", rip); sub(/\+.*/, "", rip) }
+	/Call Trace:/ && !frame { intrace = 1; next }
+	intrace && !frame {
+		f = $0; sub(/^\[[ 0-9.]*\] */, "", f)
+		if (f ~ /^</ || f ~ /^\?/ || f ~ /^(dump_stack|panic|__warn|report_bug|handle_bug|exc_invalid_op|asm_exc)/) next
+		sub(/\+.*/, "", f); frame = f; intrace = 0
+	}
+	END {
+		if (!rip) rip = frame
+		if (!panic && !first) exit
+		what = panic ? "kernel panic" : "kernel Oops"
+		if (rip && first) printf "%s in %s (%s)\n", what, rip, first
+		else if (rip) printf "%s in %s (%s)\n", what, rip, panic
+		else printf "%s: %s\n", what, panic ? panic : first
+	}'
+}
+
+# vm_fault_report RUN_DIR QEMU_STATUS GUARD_S [ROLE]: the line that names
+# why a guest stopped without a result, for the CI summary: its own kernel
+# fault, its guard, or QEMU exiting on its own; then the end of its kernel
+# log and QEMU's status, on stderr.
+# shellcheck disable=SC2034 # VM_FAULT, VM_FAULT_KIND: the caller's
+vm_fault_report() {
+	local dir=$1 qrc=$2 guard=$3 who=guest${4:+ $4} k
+	k=$(vm_kernel_fault "$dir/console")
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		# a task the kernel saw stuck (LIO's teardown once) says why
+		[ -n "$k" ] || k=$(tr -d '\r' < "$dir/console" 2>/dev/null |
+			sed -n 's/^\[[ 0-9.]*\] *\(INFO: task .* blocked for more than [0-9]* seconds\).*/\1/p' | head -1)
+		VM_FAULT="$who: stopped by its $guard s guard${k:+ (its kernel log: $k)}"
+		VM_FAULT_KIND=guard
+	elif [ -n "$k" ]; then
+		VM_FAULT="$who: $k"
+		VM_FAULT_KIND=kernel
+	else
+		VM_FAULT="$who: QEMU exited (status $qrc) without a result; no panic or Oops in its kernel log"
+		VM_FAULT_KIND=stopped
+	fi
+	say "$VM_FAULT; QEMU's status $qrc; the end of its kernel log:"
+	tail -n 40 "$dir/console" | sed "s/^/${4:-guest}| /" >&2
 }

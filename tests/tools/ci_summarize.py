@@ -83,4 +83,25 @@ with tempfile.TemporaryDirectory(prefix="idm-ci-summarize-") as tmp:
     check(rc == 0 and out.strip().splitlines()[-1] == "1 passed, 0 failed, 6 skipped",
           "in a guest log every skip is a skip", out + err)
 
+    # guest faults (tests/rdma-vm/fault-lib.sh): named apart, counted on
+    # the last line; a recovered one does not fail the run
+    faults = os.path.join(tmp, "guest-faults-rdma.txt")
+    with open(faults, "w") as f:
+        print("recovered\trdma-vm: guest: kernel panic in rxe_skb_tx_dtor (BUG: x)"
+              " during test t1; 2 test(s) it had not completed ran in a fresh guest", file=f)
+    ok = os.path.join(tmp, "testlog-ok.json")
+    with open(ok, "w") as f:
+        print(rec("t1", "OK"), file=f)
+    rc, out, err = summarize("--faults", faults, "--guest", ok)
+    lines = out.strip().splitlines()
+    check(rc == 0 and lines[-1] == "1 passed, 0 failed, 0 skipped, 1 guest fault (1 recovered)",
+          "a recovered guest fault is counted apart and does not fail the run", out + err)
+    check(any(l.startswith("summary: GUEST FAULT (recovered): rdma-vm: guest: kernel panic in "
+                           "rxe_skb_tx_dtor") for l in lines), "the fault is named", out)
+    with open(faults, "a") as f:
+        print("unrecovered\trdma-pair: guest B: stopped by its 3300 s guard", file=f)
+    rc, out, err = summarize("--faults", faults, "--guest", ok)
+    check(rc == 0 and out.strip().splitlines()[-1].endswith(", 2 guest faults (1 recovered)"),
+          "an unrecovered fault is counted; its tests (ERROR) fail the run, not the line", out + err)
+
 finish()
