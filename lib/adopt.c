@@ -7,7 +7,11 @@
  * listen_fd op, the same way it takes over a socket it accepted.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn.h"
+#include "last_error.h"
+#include "lock.h"
+#include "portal.h"
+#include "provider_loader.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,15 @@
  * TCP), the notifications raised towards the caller, and destruction.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn.h"
+#include "dm_xfer.h"
+#include "last_error.h"
+#include "lock.h"
+#include "progress.h"
+#include "provider_loader.h"
+#include "provider_order.h"
+#include "resolve.h"
+#include "task.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

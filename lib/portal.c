@@ -5,7 +5,12 @@
  * their port spaces are distinct).
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "last_error.h"
+#include "lock.h"
+#include "portal.h"
+#include "portal_shared.h"
+#include "provider_loader.h"
+#include "resolve.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -7,7 +7,10 @@
  * alone.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "last_error.h"
+#include "lock.h"
+#include "provider_loader.h"
+#include "provider_order.h"
 
 #include <errno.h>
 #include <string.h>
