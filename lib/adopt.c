@@ -12,6 +12,7 @@
 #include "lock.h"
 #include "portal.h"
 #include "provider_loader.h"
+#include "provider_order.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,19 +51,26 @@ static int check_stream_fd(int fd, bool listening)
 	return 0;
 }
 
-/* The provider named (NULL and "auto" mean "tcp": only a socket provider
- * can take a socket), loaded and able to take one. Locked. */
+/* The provider named, loaded and able to take a socket. NULL and "auto"
+ * mean the provider "auto" falls back to last (provider_order.c), the
+ * one that reaches any address: TCP in the tree. Locked. */
 static int socket_provider(struct idm_ctx *ctx, const char *name,
 			   struct idm_prov **out)
 {
 	struct idm_prov *prov;
+	int r;
 
-	if (!name || !strcmp(name, "auto"))
-		name = "tcp";
 	idmp_providers_load(ctx);
-	prov = idmp_provider_by_name(ctx, name);
-	if (!prov)
-		return idmp_provider_unusable(ctx, name);
+	if (!name || !strcmp(name, "auto")) {
+		r = idmp_provider_fallback(ctx, &prov);
+		if (r < 0)
+			return r;
+		name = prov->ops->name;
+	} else {
+		prov = idmp_provider_by_name(ctx, name);
+		if (!prov)
+			return idmp_provider_unusable(ctx, name);
+	}
 	if (!IDM_PROV_OPS_HAS(prov->ops, adopt) ||
 	    !IDM_PROV_OPS_HAS(prov->ops, listen_fd)) {
 		idmp_last_error_set("provider %s cannot take over a socket",

@@ -10,6 +10,7 @@
 #include "portal.h"
 #include "portal_shared.h"
 #include "provider_loader.h"
+#include "provider_order.h"
 #include "resolve.h"
 
 #include <arpa/inet.h>
@@ -87,7 +88,14 @@ IDM_API int idm_portal_create(idm_ctx *ctx, const char *host, const char *port,
 
 	idmp_ctx_lock(ctx);
 	idmp_providers_load(ctx);
-	names = attr->providers ? attr->providers : "tcp";
+	names = attr->providers;
+	if (!names) {
+		/* the fallback of the providers' own order (TCP in the tree) */
+		struct idm_prov *fallback;
+
+		r = idmp_provider_fallback(ctx, &fallback);
+		names = r == 0 ? fallback->ops->name : "";
+	}
 	while (*names) {
 		size_t n = strcspn(names, ",");
 		char name[33];
