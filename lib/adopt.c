@@ -101,6 +101,17 @@ static int adopted_enter_ffp(struct idm_conn *c)
 	return r;
 }
 
+/* The arguments of idm_conn_adopt_fd(_ffp) other than the socket. */
+static bool adopt_args_valid(const struct idm_ctx *ctx, enum idm_role role,
+			     const struct idm_conn_attr *attr, const char *keys,
+			     size_t keys_len)
+{
+	return ctx && attr && attr->cbs && attr->cbs->size != 0 &&
+	       attr->size >= offsetof(struct idm_conn_attr, arg) + sizeof(void *) &&
+	       (role == IDM_ROLE_INITIATOR || role == IDM_ROLE_TARGET) &&
+	       (!keys_len || keys);
+}
+
 static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 		 const struct idm_conn_attr *attr, bool ffp, const char *keys,
 		 size_t keys_len, idm_conn **out)
@@ -112,10 +123,7 @@ static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!ctx || !attr || !attr->cbs || attr->cbs->size == 0 ||
-	    attr->size < offsetof(struct idm_conn_attr, arg) + sizeof(void *) ||
-	    (role != IDM_ROLE_INITIATOR && role != IDM_ROLE_TARGET) ||
-	    (keys_len && !keys))
+	if (!adopt_args_valid(ctx, role, attr, keys, keys_len))
 		return -EINVAL;
 	idmp_last_error_clear();
 	r = check_stream_fd(fd, false);
