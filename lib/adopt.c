@@ -7,7 +7,12 @@
  * listen_fd op, the same way it takes over a socket it accepted.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn.h"
+#include "last_error.h"
+#include "lock.h"
+#include "portal.h"
+#include "provider_loader.h"
+#include "provider_order.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,19 +51,26 @@ static int check_stream_fd(int fd, bool listening)
 	return 0;
 }
 
-/* The provider named (NULL and "auto" mean "tcp": only a socket provider
- * can take a socket), loaded and able to take one. Locked. */
+/* The provider named, loaded and able to take a socket. NULL and "auto"
+ * mean the provider "auto" falls back to last (provider_order.c), the
+ * one that reaches any address: TCP in the tree. Locked. */
 static int socket_provider(struct idm_ctx *ctx, const char *name,
 			   struct idm_prov **out)
 {
 	struct idm_prov *prov;
+	int r;
 
-	if (!name || !strcmp(name, "auto"))
-		name = "tcp";
 	idmp_providers_load(ctx);
-	prov = idmp_provider_by_name(ctx, name);
-	if (!prov)
-		return idmp_provider_unusable(ctx, name);
+	if (!name || !strcmp(name, "auto")) {
+		r = idmp_provider_fallback(ctx, &prov);
+		if (r < 0)
+			return r;
+		name = prov->ops->name;
+	} else {
+		prov = idmp_provider_by_name(ctx, name);
+		if (!prov)
+			return idmp_provider_unusable(ctx, name);
+	}
 	if (!IDM_PROV_OPS_HAS(prov->ops, adopt) ||
 	    !IDM_PROV_OPS_HAS(prov->ops, listen_fd)) {
 		idmp_last_error_set("provider %s cannot take over a socket",
@@ -89,6 +101,17 @@ static int adopted_enter_ffp(struct idm_conn *c)
 	return r;
 }
 
+/* The arguments of idm_conn_adopt_fd(_ffp) other than the socket. */
+static bool adopt_args_valid(const struct idm_ctx *ctx, enum idm_role role,
+			     const struct idm_conn_attr *attr, const char *keys,
+			     size_t keys_len)
+{
+	return ctx && attr && attr->cbs && attr->cbs->size != 0 &&
+	       attr->size >= offsetof(struct idm_conn_attr, arg) + sizeof(void *) &&
+	       (role == IDM_ROLE_INITIATOR || role == IDM_ROLE_TARGET) &&
+	       (!keys_len || keys);
+}
+
 static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 		 const struct idm_conn_attr *attr, bool ffp, const char *keys,
 		 size_t keys_len, idm_conn **out)
@@ -100,10 +123,7 @@ static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!ctx || !attr || !attr->cbs || attr->cbs->size == 0 ||
-	    attr->size < offsetof(struct idm_conn_attr, arg) + sizeof(void *) ||
-	    (role != IDM_ROLE_INITIATOR && role != IDM_ROLE_TARGET) ||
-	    (keys_len && !keys))
+	if (!adopt_args_valid(ctx, role, attr, keys, keys_len))
 		return -EINVAL;
 	idmp_last_error_clear();
 	r = check_stream_fd(fd, false);

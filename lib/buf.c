@@ -13,7 +13,8 @@
  * the prefix sums that idm_prov_buf_iov() searches.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "buf.h"
+#include "domain.h"
 
 #include <errno.h>
 #include <stdalign.h>

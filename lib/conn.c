@@ -5,7 +5,15 @@
  * TCP), the notifications raised towards the caller, and destruction.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn.h"
+#include "dm_xfer.h"
+#include "last_error.h"
+#include "lock.h"
+#include "progress.h"
+#include "provider_loader.h"
+#include "provider_order.h"
+#include "resolve.h"
+#include "task.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -296,6 +304,62 @@ void idm_prov_conn_connected(struct idm_conn *c, int status)
 	idmp_ctx_unlock(c->ctx);
 }
 
+/* The provider named for idm_conn_connect(): loaded and able to
+ * initiate. Locked. */
+static int named_initiator(struct idm_ctx *ctx, const char *name,
+			   struct idm_prov **out)
+{
+	struct idm_prov *prov = idmp_provider_by_name(ctx, name);
+
+	if (!prov)
+		return idmp_provider_unusable(ctx, name);
+	if (!(prov->ops->caps & IDM_CAP_INITIATOR))
+		return -ENOSYS;
+	*out = prov;
+	return 0;
+}
+
+/* Start the new connection c on its provider or, for "auto", on each
+ * candidate in the providers' order until one starts. On failure c is
+ * freed. Locked. */
+static int connect_start(struct idm_conn *c, bool is_auto, const char *host)
+{
+	struct idm_ctx *ctx = c->ctx;
+	struct idm_prov *prov;
+	int r;
+
+	if (is_auto) {
+		prov = next_candidate(c);
+		if (!prov) {
+			char tried[128];
+
+			conn_unlink(c);
+			free(c);
+			idmp_last_error_set("\"auto\": no provider can reach "
+					    "%s (%s)", host,
+					    auto_names(ctx, tried, sizeof(tried)));
+			return -ENOENT;
+		}
+		c->prov = prov;
+		c->ops = prov->ops;
+	}
+	r = start_connect(c);
+	while (r < 0 && is_auto && (prov = next_candidate(c))) {
+		if (c->ops->conn_free)
+			c->ops->conn_free(c);
+		c->prov = prov;
+		c->ops = prov->ops;
+		r = start_connect(c);
+	}
+	if (r < 0) {
+		if (c->ops->conn_free)
+			c->ops->conn_free(c);
+		conn_unlink(c);
+		free(c);
+	}
+	return r;
+}
+
 IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 			     const struct idm_conn_attr *attr, idm_conn **out)
 {
@@ -324,17 +388,8 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 	idmp_ctx_lock(ctx);
 	idmp_providers_load(ctx);
 	is_auto = !attr->provider || !strcmp(attr->provider, "auto");
-	if (!is_auto) {
-		prov = idmp_provider_by_name(ctx, attr->provider);
-		if (!prov) {
-			r = idmp_provider_unusable(ctx, attr->provider);
-			goto out;
-		}
-		if (!(prov->ops->caps & IDM_CAP_INITIATOR)) {
-			r = -ENOSYS;
-			goto out;
-		}
-	}
+	if (!is_auto && (r = named_initiator(ctx, attr->provider, &prov)) < 0)
+		goto out;
 	c = idmp_conn_alloc(ctx, prov, IDM_ROLE_INITIATOR);
 	if (!c) {
 		r = -ENOMEM;
@@ -348,38 +403,9 @@ IDM_API int idm_conn_connect(idm_ctx *ctx, const char *host, const char *port,
 					: DEFAULT_CONNECT_TIMEOUT_MS;
 	idm_conn_set_cbs(c, attr->cbs, attr->arg);
 	c->fallback_index = is_auto ? 0 : -1;
-	if (is_auto) {
-		prov = next_candidate(c);
-		if (!prov) {
-			char tried[128];
-
-			conn_unlink(c);
-			free(c);
-			idmp_last_error_set("\"auto\": no provider can reach "
-					    "%s (%s)", host,
-					    auto_names(ctx, tried, sizeof(tried)));
-			r = -ENOENT;
-			goto out;
-		}
-		c->prov = prov;
-		c->ops = prov->ops;
-	}
-	r = start_connect(c);
-	while (r < 0 && is_auto && (prov = next_candidate(c))) {
-		if (c->ops->conn_free)
-			c->ops->conn_free(c);
-		c->prov = prov;
-		c->ops = prov->ops;
-		r = start_connect(c);
-	}
-	if (r < 0) {
-		if (c->ops->conn_free)
-			c->ops->conn_free(c);
-		conn_unlink(c);
-		free(c);
-		goto out;
-	}
-	*out = c;
+	r = connect_start(c, is_auto, host);
+	if (r == 0)
+		*out = c;
 out:
 	idmp_ctx_unlock(ctx);
 	freeaddrinfo(res);

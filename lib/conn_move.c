@@ -9,7 +9,12 @@
  * by neither.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn.h"
+#include "conn_move.h"
+#include "last_error.h"
+#include "lock.h"
+#include "progress.h"
+#include "provider_loader.h"
 
 #include <errno.h>
 

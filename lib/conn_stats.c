@@ -7,7 +7,8 @@
  * date on every Put_Data and Get_Data.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "conn_move.h"
+#include "lock.h"
 
 #include <errno.h>
 #include <stddef.h>

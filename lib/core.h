@@ -194,7 +194,7 @@ struct idm_ctx {
 	/* the last item the pass under way runs (items queued after it wait
 	 * for the next pass); idm_prov_defer_cancel() keeps it valid */
 	struct idm_prov_defer *defer_mark;
-	/* Who may need the eventfd written (lib/ctx.c, "Wakeups"): */
+	/* Who may need the eventfd written (lib/progress.c, "Wakeups"): */
 	_Atomic bool defer_pending; /* defer_head != NULL, read without lock */
 	_Atomic int sleepers;       /* threads in (or entering) epoll_wait */
 	_Atomic bool fd_shared;     /* idm_ctx_get_fd() called: a caller may
@@ -231,14 +231,5 @@ struct idmp_xfer {
 	struct idm_sq_link link; /* task->xfers */
 	struct idm_prov_xfer x;
 };
-
-/* lock helpers for the public entry points */
-void idmp_ctx_lock(struct idm_ctx *ctx);
-void idmp_ctx_unlock(struct idm_ctx *ctx);
-/* Lock the context a connection is on, which another thread may be
- * moving it away from (lib/conn_move.c); returns the context locked. */
-struct idm_ctx *idmp_conn_lock(const struct idm_conn *c);
-/* The context whose progress pass this thread is in (callbacks), or NULL. */
-struct idm_ctx *idmp_pass_ctx(void);
 
 #endif

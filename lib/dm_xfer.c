@@ -7,7 +7,8 @@
  * a per-connection pool, so the I/O path allocates nothing once warm.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "buf.h"
+#include "dm_xfer.h"
 
 #include <string.h>
 

@@ -26,7 +26,9 @@
  * release, which runs from any thread.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "domain.h"
+#include "lock.h"
+#include "module_keep.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "core.h"
 
-#include "ctx_priv.h"
+#include "last_error.h"
 
 #include <errno.h>
 #include <limits.h>

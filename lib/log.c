@@ -5,7 +5,7 @@
  * nothing at all unless the caller or the environment asks.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,8 @@
  * RDMA CM id owns its port alone) cannot serve such a portal.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "last_error.h"
+#include "portal_shared.h"
 
 #include <errno.h>
 #include <netinet/in.h>

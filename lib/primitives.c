@@ -4,7 +4,9 @@
  * provider, then dispatch through the provider's ops.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "buf.h"
+#include "dm_xfer.h"
+#include "lock.h"
 
 #include <libidm/iscsi.h>
 

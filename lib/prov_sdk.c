@@ -7,7 +7,7 @@
  * op or a progress callback), so none takes the lock.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "buf.h"
 
 #include <errno.h>
 #include <stdarg.h>

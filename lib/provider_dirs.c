@@ -33,7 +33,7 @@
  * costs nothing but makes the binary depend on where it was built.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "provider_dirs.h"
 
 #include <dlfcn.h>
 #include <limits.h>

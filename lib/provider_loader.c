@@ -9,7 +9,12 @@
  * takes the others down.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "domain.h"
+#include "last_error.h"
+#include "lock.h"
+#include "module_keep.h"
+#include "provider_dirs.h"
+#include "provider_loader.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -20,6 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* URL schemes kept per provider file for idm_get_provider_status() */
+#define IDMP_STATUS_SCHEMES 4
+#define IDMP_STATUS_SCHEME_LEN 32
 
 #define PREFIX "libidm-"
 #define SUFFIX ".so"
@@ -237,12 +246,6 @@ static int validate(struct idm_ctx *ctx, struct idmp_prov_status *st,
 		return status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
 				   "mandatory op %s missing", missing);
 	return 0;
-}
-
-bool idmp_keep_mapped(void)
-{
-	const char *s = secure_getenv("IDM_DLCLOSE");
-	return s && !strcmp(s, "0");
 }
 
 /* The module checked: its instance in the next slot of ctx, initialised

@@ -7,7 +7,11 @@
  * alone.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "last_error.h"
+#include "lock.h"
+#include "provider_dirs.h"
+#include "provider_loader.h"
+#include "provider_order.h"
 
 #include <errno.h>
 #include <string.h>
@@ -54,6 +58,29 @@ struct idm_prov *idmp_provider_by_scheme(struct idm_ctx *ctx, const char *scheme
 				return &ctx->providers[i];
 	}
 	return NULL;
+}
+
+/* The provider a portal or an adopted socket uses when none is named: the
+ * one "auto" tries last, the fallback that reaches any address (TCP in
+ * the tree). 0, or -ENOENT with idm_last_error() set when no loaded
+ * provider takes part in "auto". Providers loaded, locked. */
+int idmp_provider_fallback(struct idm_ctx *ctx, struct idm_prov **out)
+{
+	struct idm_prov *p;
+	struct idmp_provider_search search;
+	char where[1024];
+
+	*out = NULL;
+	for (size_t i = 0; (p = idmp_provider_auto_nth(ctx, i)); i++)
+		*out = p;
+	if (*out)
+		return 0;
+	idmp_provider_search(&search);
+	idmp_provider_search_describe(&search, where, sizeof(where));
+	idmp_last_error_set("no provider loaded takes part in \"auto\" (set "
+			    "IDM_PROVIDER_PATH to the directory of the providers); "
+			    "searched %s", where);
+	return -ENOENT;
 }
 
 IDM_API int idm_provider_for_scheme(idm_ctx *ctx, const char *scheme,

@@ -6,7 +6,8 @@
  * idm_last_error().
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "last_error.h"
+#include "resolve.h"
 
 #include <errno.h>
 #include <netdb.h>

@@ -6,7 +6,10 @@
  * area of ops->task_priv_size bytes.
  */
 #include "core.h"
-#include "ctx_priv.h"
+#include "buf.h"
+#include "dm_xfer.h"
+#include "lock.h"
+#include "task.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Key table and result functions of iSCSI text negotiation. */
 #include "ex_keys.h"
+#include "ex_params.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,48 +10,65 @@
 #include <strings.h>
 
 #define U24 ((1u << 24) - 1)
+/* the key's field in struct ex_params */
+#define P(f) (offsetof(struct ex_params, f) + 1)
+#define LD (EX_KF_LEADING | EX_KF_NO_DISC)
+#define SV (EX_KF_SESSION | EX_KF_VALUE)
+#define NT EX_KF_NOTICE
 
 static const struct ex_key keys[] = {
-	{ "AuthMethod", EX_KT_LIST, EX_KF_SECURITY, 0, 0 },
-	{ "HeaderDigest", EX_KT_LIST, 0, 0, 0 },
-	{ "DataDigest", EX_KT_LIST, 0, 0, 0 },
-	{ "MaxConnections", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 1, 65535 },
-	{ "SendTargets", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "TargetName", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "InitiatorName", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "TargetAlias", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "InitiatorAlias", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "TargetAddress", EX_KT_STR_DECL, 0, 0, 0 },
-	{ "TargetPortalGroupTag", EX_KT_NUM_DECL, 0, 0, 65535 },
-	{ "InitialR2T", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
-	{ "ImmediateData", EX_KT_BOOL_AND, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
-	{ "MaxRecvDataSegmentLength", EX_KT_NUM_DECL, 0, 512, U24 },
-	{ "MaxBurstLength", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 512, U24 },
-	{ "FirstBurstLength", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 512, U24 },
-	{ "DefaultTime2Wait", EX_KT_NUM_MAX, EX_KF_LEADING, 0, 3600 },
-	{ "DefaultTime2Retain", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 3600 },
-	{ "MaxOutstandingR2T", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_NO_DISC, 1, 65535 },
-	{ "DataPDUInOrder", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
-	{ "DataSequenceInOrder", EX_KT_BOOL_OR, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
-	{ "ErrorRecoveryLevel", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 2 },
-	{ "SessionType", EX_KT_STR_DECL, EX_KF_LEADING, 0, 0 },
-	{ "TaskReporting", EX_KT_LIST, EX_KF_LEADING | EX_KF_NO_DISC, 0, 0 },
-	{ "iSCSIProtocolLevel", EX_KT_NUM_MIN, EX_KF_LEADING, 0, 31 },
+	{ "AuthMethod", EX_KT_LIST, EX_KF_SECURITY, 0, 0, 0 },
+	{ "HeaderDigest", EX_KT_LIST, NT, 0, 0, P(header_digest) },
+	{ "DataDigest", EX_KT_LIST, NT, 0, 0, P(data_digest) },
+	{ "MaxConnections", EX_KT_NUM_MIN, LD | SV, 1, 65535, P(max_conns) },
+	{ "SendTargets", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "TargetName", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "InitiatorName", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "TargetAlias", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "InitiatorAlias", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "TargetAddress", EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ "TargetPortalGroupTag", EX_KT_NUM_DECL, 0, 0, 65535, 0 },
+	{ "InitialR2T", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(initial_r2t) },
+	{ "ImmediateData", EX_KT_BOOL_AND, LD | SV | NT, 0, 1, P(immediate_data) },
+	{ "MaxRecvDataSegmentLength", EX_KT_NUM_DECL, EX_KF_DIRECTIONAL, 512, U24, 0 },
+	{ "MaxBurstLength", EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(max_burst) },
+	{ "FirstBurstLength", EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(first_burst) },
+	{ "DefaultTime2Wait", EX_KT_NUM_MAX, EX_KF_LEADING | SV, 0, 3600, P(t2w) },
+	{ "DefaultTime2Retain", EX_KT_NUM_MIN, EX_KF_LEADING | SV, 0, 3600, P(t2r) },
+	{ "MaxOutstandingR2T", EX_KT_NUM_MIN, LD | SV | NT, 1, 65535, P(max_outstanding_r2t) },
+	{ "DataPDUInOrder", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_pdu_in_order) },
+	{ "DataSequenceInOrder", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_seq_in_order) },
+	{ "ErrorRecoveryLevel", EX_KT_NUM_MIN, EX_KF_LEADING | SV | NT, 0, 2, P(erl) },
+	{ "SessionType", EX_KT_STR_DECL, EX_KF_LEADING, 0, 0, 0 },
+	{ "TaskReporting", EX_KT_LIST, EX_KF_LEADING | EX_KF_NO_DISC, 0, 0, 0 },
+	{ "iSCSIProtocolLevel", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_VALUE, 0, 31, P(protocol_level) },
 	/* RFC 3720 markers: RFC 7143 section 13 keeps them only so that
 	 * old peers get a clean answer. */
-	{ "OFMarker", EX_KT_BOOL_AND, 0, 0, 1 },
-	{ "IFMarker", EX_KT_BOOL_AND, 0, 0, 1 },
-	{ "OFMarkInt", EX_KT_OBSOLETE, 0, 0, 0 },
-	{ "IFMarkInt", EX_KT_OBSOLETE, 0, 0, 0 },
+	{ "OFMarker", EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
+	{ "IFMarker", EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
+	{ "OFMarkInt", EX_KT_OBSOLETE, 0, 0, 0, 0 },
+	{ "IFMarkInt", EX_KT_OBSOLETE, 0, 0, 0, 0 },
 	/* RFC 7145 section 6 */
-	{ "RDMAExtensions", EX_KT_BOOL_AND, EX_KF_LEADING | EX_KF_NO_DISC, 0, 1 },
-	{ "TargetRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER, 512, U24 },
-	{ "InitiatorRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER, 512, U24 },
-	{ "MaxOutstandingUnexpectedPDUs", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu },
-	{ "MaxAHSLength", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu },
-	{ "TaggedBufferForSolicitedDataOnly", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 1 },
-	{ "iSERHelloRequired", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 1 },
+	{ "RDMAExtensions", EX_KT_BOOL_AND, LD | EX_KF_NOTICE_RDMA, 0, 1, P(rdma) },
+	{ "TargetRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(tgt_dsl) },
+	{ "InitiatorRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(ini_dsl) },
+	{ "MaxOutstandingUnexpectedPDUs", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
+	{ "MaxAHSLength", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
+	{ "TaggedBufferForSolicitedDataOnly", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(tagged_solicited) },
+	{ "iSERHelloRequired", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(iser_hello) },
 };
+
+#undef P
+#undef LD
+#undef SV
+#undef NT
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+const struct ex_key *ex_key_at(size_t i)
+{
+	return i < NKEYS ? &keys[i] : NULL;
+}
 
 const struct ex_key *ex_key_find(const char *name)
 {

@@ -29,13 +29,28 @@ enum ex_key_type {
 #define EX_KF_SECURITY 0x2  /* security stage key */
 #define EX_KF_ISER 0x4      /* RFC 7145 key; irrelevant unless iSER */
 #define EX_KF_NO_DISC 0x8   /* irrelevant in a discovery session */
+#define EX_KF_SESSION 0x10  /* session-wide: an initiator offers it in a
+                               normal session (ex_params_session_key) */
+#define EX_KF_VALUE 0x20    /* stated from struct ex_params alike by both
+                               roles (ex_params_value) */
+#define EX_KF_NOTICE 0x40   /* in Notice_Key_Values (ex_params_notice) */
+#define EX_KF_NOTICE_RDMA 0x80 /* there only with RDMAExtensions=Yes */
+#define EX_KF_DIRECTIONAL 0x100 /* declares its sender's own receive limit
+                                   (MaxRecvDataSegmentLength): whose
+                                   limit it is depends on who sent it */
 
 struct ex_key {
 	const char *name;
 	enum ex_key_type type;
 	uint32_t flags;
 	uint64_t min, max; /* numeric range (inclusive) */
+	/* where its result lives in struct ex_params (ex_params.h), plus
+	 * one; 0: nowhere */
+	size_t param;
 };
+
+/** The i-th entry of the table (in RFC 7143 order), NULL past the last. */
+const struct ex_key *ex_key_at(size_t i);
 
 /** The table entry of `name`, or NULL for a key we do not understand. */
 const struct ex_key *ex_key_find(const char *name);

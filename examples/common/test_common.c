@@ -8,6 +8,7 @@
 
 #include "ex_chap.h"
 #include "ex_keys.h"
+#include "ex_params.h"
 #include "ex_text.h"
 #include "ex_url.h"
 
@@ -141,6 +142,45 @@ START_TEST(keys_accept)
 	ck_assert_int_eq(ex_key_accept(hd, "None", "NotUnderstood", out, sizeof(out)), -ENOENT);
 	ck_assert_int_eq(ex_key_accept(id, "No", "Yes", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "No");
+}
+END_TEST
+
+START_TEST(params_values)
+{
+	struct ex_params p;
+	struct ex_textbuf tb;
+	char kv[1024], buf[16];
+	const char *bursts[] = { "FirstBurstLength=65536", "MaxBurstLength=8192" };
+	char why[160];
+
+	ex_params_default(&p);
+	ck_assert_uint_eq(p.max_burst, 262144);
+	ck_assert(p.initial_r2t && p.immediate_data);
+	ck_assert(ex_params_apply(&p, "MaxBurstLength", "65536"));
+	ck_assert(ex_params_apply(&p, "InitialR2T", "No"));
+	ck_assert(ex_params_apply(&p, "HeaderDigest", "CRC32C"));
+	ck_assert(!ex_params_apply(&p, "MaxBurstLength", "lots"));
+	/* declarative and directional: the caller's to place */
+	ck_assert(!ex_params_apply(&p, "MaxRecvDataSegmentLength", "4096"));
+	ck_assert_uint_eq(p.max_burst, 65536);
+	ck_assert(!p.initial_r2t && p.header_digest);
+	ck_assert_str_eq(ex_params_value(&p, "MaxBurstLength", buf, sizeof(buf)), "65536");
+	ck_assert_str_eq(ex_params_value(&p, "OFMarker", buf, sizeof(buf)), "No");
+	ck_assert_ptr_null(ex_params_value(&p, "HeaderDigest", buf, sizeof(buf)));
+	ck_assert_str_eq(ex_params_session_key(0), "MaxConnections");
+	ck_assert_str_eq(ex_params_session_key(10), "ErrorRecoveryLevel");
+	ck_assert_ptr_null(ex_params_session_key(11));
+
+	ex_textbuf_init(&tb, kv, sizeof(kv));
+	ck_assert_int_eq(ex_params_notice(&p, 4096, &tb), 0);
+	ck_assert(memmem(kv, tb.len, "MaxBurstLength=65536", 21));
+	ck_assert(memmem(kv, tb.len, "HeaderDigest=CRC32C", 20));
+	ck_assert(memmem(kv, tb.len, "MaxRecvDataSegmentLength=4096", 30));
+	ck_assert(!memmem(kv, tb.len, "RDMAExtensions", 14));
+
+	ck_assert_int_eq(ex_params_check_bursts(bursts, 2, why, sizeof(why)), -EINVAL);
+	ck_assert(strstr(why, "13.14"));
+	ck_assert_int_eq(ex_params_check_bursts(bursts, 1, why, sizeof(why)), 0);
 }
 END_TEST
 
@@ -338,6 +378,7 @@ int main(void)
 	tcase_add_test(tc, chap_responses);
 	tcase_add_test(tc, chap_algorithms);
 	tcase_add_test(tc, chap_encodings);
+	tcase_add_test(tc, params_values);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -13,6 +13,7 @@
 #include <libidm/idm.h>
 #include <libidm/iscsi.h>
 
+#include "ex_params.h"
 #include "ex_url.h"
 
 #include <stdbool.h>
@@ -115,17 +116,6 @@ void ini_usage(FILE *f, const char *prog);
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Negotiated operational parameters of one connection. */
-struct ini_params {
-	bool header_digest, data_digest;
-	bool immediate_data, initial_r2t;
-	bool data_pdu_in_order, data_seq_in_order;
-	bool rdma; /* RDMAExtensions=Yes (iSER) */
-	bool tagged_solicited, iser_hello; /* our iSER declarations */
-	uint32_t max_burst, first_burst, max_outstanding_r2t, erl;
-	uint32_t local_dsl;  /* what we declared we receive */
-	uint32_t remote_dsl; /* what the target declared */
-};
 
 /* A key we offered during login, and whether the target answered it. */
 struct ini_offer {
@@ -225,7 +215,7 @@ struct ini_session {
 	int noffers;
 	char answers[1024]; /* answers to target offers, to send next */
 	size_t answers_len;
-	struct ini_params params;
+	struct ex_params params;
 
 	/* text accumulated over C=1 PDUs (login and text responses) */
 	char *text;

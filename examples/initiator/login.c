@@ -22,19 +22,25 @@
 #define LOGIN_MAX_ROUNDS 16 /* Login Requests per stage before giving up */
 #define LOGIN_MAX_KEYS	 128
 
-static void params_default(struct ini_params *p, uint32_t local_dsl)
+static void params_default(struct ex_params *p, uint32_t local_dsl)
 {
 	/* RFC 7143 section 13 defaults, used for anything not negotiated */
-	memset(p, 0, sizeof(*p));
-	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
-	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
-	p->data_pdu_in_order = IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER;
-	p->data_seq_in_order = IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER;
-	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
-	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
-	p->max_outstanding_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
-	p->local_dsl = local_dsl;
-	p->remote_dsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
+	ex_params_default(p);
+	p->ini_dsl = local_dsl;
+}
+
+/* The values this initiator wants for the keys both roles state alike
+ * (ex_params_value): its options, RFC 7143's defaults for the rest
+ * except DefaultTime2Retain (no task outlives its connection). */
+static void wanted_params(const struct ini_opts *o, struct ex_params *w)
+{
+	ex_params_default(w);
+	w->initial_r2t = o->initial_r2t == INI_YES;
+	w->immediate_data = o->immediate_data != INI_NO;
+	w->max_burst = o->max_burst;
+	w->first_burst = o->first_burst;
+	w->max_outstanding_r2t = o->max_outstanding_r2t;
+	w->t2r = 0;
 }
 
 static int offer(struct ini_session *s, struct ex_textbuf *tb, const char *key,
@@ -150,21 +156,14 @@ static int offer_tcp(struct ini_session *s, struct ex_textbuf *tb)
  * transport. */
 static int offer_session(struct ini_session *s, struct ex_textbuf *tb)
 {
-	const struct ini_opts *o = s->o;
+	struct ex_params want;
+	const char *key;
+	char buf[16];
 	int rc = 0;
 
-	rc |= offer(s, tb, "MaxConnections", "1");
-	rc |= offer(s, tb, "InitialR2T", tri_offer(o->initial_r2t, "No"));
-	rc |= offer(s, tb, "ImmediateData",
-		    tri_offer(o->immediate_data, "Yes"));
-	rc |= offer_num(s, tb, "MaxBurstLength", o->max_burst);
-	rc |= offer_num(s, tb, "FirstBurstLength", o->first_burst);
-	rc |= offer(s, tb, "DefaultTime2Wait", "2");
-	rc |= offer(s, tb, "DefaultTime2Retain", "0");
-	rc |= offer_num(s, tb, "MaxOutstandingR2T", o->max_outstanding_r2t);
-	rc |= offer(s, tb, "DataPDUInOrder", "Yes");
-	rc |= offer(s, tb, "DataSequenceInOrder", "Yes");
-	rc |= offer(s, tb, "ErrorRecoveryLevel", "0");
+	wanted_params(s->o, &want);
+	for (size_t i = 0; (key = ex_params_session_key(i)); i++)
+		rc |= offer(s, tb, key, ex_params_value(&want, key, buf, sizeof(buf)));
 	return rc;
 }
 
@@ -486,27 +485,12 @@ static const char *my_value(struct ini_session *s, const char *key, char *buf,
 			    size_t len)
 {
 	const struct ini_opts *o = s->o;
+	struct ex_params want;
 
 	if (!strcmp(key, "HeaderDigest"))
 		return digest_offer(s, key, o->header_digest);
 	if (!strcmp(key, "DataDigest"))
 		return digest_offer(s, key, o->data_digest);
-	if (!strcmp(key, "InitialR2T"))
-		return tri_offer(o->initial_r2t, "No");
-	if (!strcmp(key, "ImmediateData"))
-		return tri_offer(o->immediate_data, "Yes");
-	if (!strcmp(key, "MaxBurstLength")) {
-		snprintf(buf, len, "%u", o->max_burst);
-		return buf;
-	}
-	if (!strcmp(key, "FirstBurstLength")) {
-		snprintf(buf, len, "%u", o->first_burst);
-		return buf;
-	}
-	if (!strcmp(key, "MaxOutstandingR2T")) {
-		snprintf(buf, len, "%u", o->max_outstanding_r2t);
-		return buf;
-	}
 	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
 		snprintf(buf, len, "%u", ini_opts_local_dsl(o, true));
 		return buf;
@@ -519,58 +503,15 @@ static const char *my_value(struct ini_session *s, const char *key, char *buf,
 		return is_iser(s) ? "Yes" : "No";
 	if (!strcmp(key, "AuthMethod"))
 		return "None";
-	if (!strcmp(key, "MaxConnections"))
-		return "1";
-	if (!strcmp(key, "ErrorRecoveryLevel") ||
-	    !strcmp(key, "DefaultTime2Retain"))
-		return "0";
-	if (!strcmp(key, "DefaultTime2Wait"))
-		return "2";
-	if (!strcmp(key, "DataPDUInOrder") ||
-	    !strcmp(key, "DataSequenceInOrder"))
-		return "Yes";
-	if (!strcmp(key, "OFMarker") || !strcmp(key, "IFMarker"))
-		return "No";
-	if (!strcmp(key, "iSCSIProtocolLevel"))
-		return "0";
-	return NULL;
+	wanted_params(o, &want);
+	return ex_params_value(&want, key, buf, len);
 }
 
-/* Record a negotiated result in s->params. */
+/* Record a negotiated result in s->params (MaxRecvDataSegmentLength:
+ * take_target_dsl()). */
 static int apply(struct ini_session *s, const char *key, const char *val)
 {
-	struct ini_params *p = &s->params;
-	uint64_t n = 0;
-	bool b = false;
-
-	if (!strcmp(key, "HeaderDigest"))
-		p->header_digest = !strcmp(val, "CRC32C");
-	else if (!strcmp(key, "DataDigest"))
-		p->data_digest = !strcmp(val, "CRC32C");
-	else if (!strcmp(key, "ImmediateData") && !ex_parse_bool(val, &b))
-		p->immediate_data = b;
-	else if (!strcmp(key, "InitialR2T") && !ex_parse_bool(val, &b))
-		p->initial_r2t = b;
-	else if (!strcmp(key, "DataPDUInOrder") && !ex_parse_bool(val, &b))
-		p->data_pdu_in_order = b;
-	else if (!strcmp(key, "DataSequenceInOrder") && !ex_parse_bool(val, &b))
-		p->data_seq_in_order = b;
-	else if (!strcmp(key, "RDMAExtensions") && !ex_parse_bool(val, &b))
-		p->rdma = b;
-	else if (!strcmp(key, "MaxBurstLength") && !ex_parse_num(val, &n))
-		p->max_burst = (uint32_t)n;
-	else if (!strcmp(key, "FirstBurstLength") && !ex_parse_num(val, &n))
-		p->first_burst = (uint32_t)n;
-	else if (!strcmp(key, "MaxOutstandingR2T") && !ex_parse_num(val, &n))
-		p->max_outstanding_r2t = (uint32_t)n;
-	else if (!strcmp(key, "ErrorRecoveryLevel") && !ex_parse_num(val, &n))
-		p->erl = (uint32_t)n;
-	else if (!strcmp(key, "InitiatorRecvDataSegmentLength") &&
-		 !ex_parse_num(val, &n))
-		p->local_dsl = (uint32_t)n;
-	else if (!strcmp(key, "TargetRecvDataSegmentLength") &&
-		 !ex_parse_num(val, &n))
-		p->remote_dsl = (uint32_t)n;
+	ex_params_apply(&s->params, key, val);
 	return 0;
 }
 
@@ -589,7 +530,7 @@ static int take_target_dsl(struct ini_session *s, const char *key,
 		return -EPROTO;
 	}
 	if (!is_iser(s))
-		s->params.remote_dsl = (uint32_t)n;
+		s->params.tgt_dsl = (uint32_t)n;
 	if ((of = find_offer(s, key)))
 		of->answered = true;
 	return 0;
@@ -796,43 +737,13 @@ static void apply_unanswered(struct ini_session *s)
 	}
 }
 
-/* The negotiated keys as Notice_Key_Values hands them to the provider. */
+/* The negotiated keys as Notice_Key_Values hands them to the provider;
+ * the target's MaxRecvDataSegmentLength not on iSER, which ignores it. */
 static int build_notice(const struct ini_session *s, struct ex_textbuf *tb)
 {
-	const struct ini_params *p = &s->params;
-	int rc = 0;
+	const struct ex_params *p = &s->params;
 
-	rc |= ex_text_add(tb, "HeaderDigest", "%s",
-			  digest_name(p->header_digest));
-	rc |= ex_text_add(tb, "DataDigest", "%s", digest_name(p->data_digest));
-	rc |= ex_text_add(tb, "MaxBurstLength", "%u", p->max_burst);
-	rc |= ex_text_add(tb, "FirstBurstLength", "%u", p->first_burst);
-	rc |= ex_text_add(tb, "ImmediateData", "%s", yes_no(p->immediate_data));
-	rc |= ex_text_add(tb, "InitialR2T", "%s", yes_no(p->initial_r2t));
-	rc |= ex_text_add(tb, "MaxOutstandingR2T", "%u",
-			  p->max_outstanding_r2t);
-	rc |= ex_text_add(tb, "ErrorRecoveryLevel", "%u", p->erl);
-	rc |= ex_text_add(tb, "DataPDUInOrder", "%s",
-			  yes_no(p->data_pdu_in_order));
-	rc |= ex_text_add(tb, "DataSequenceInOrder", "%s",
-			  yes_no(p->data_seq_in_order));
-	if (!is_iser(s))
-		rc |= ex_text_add(tb, "MaxRecvDataSegmentLength", "%u",
-				  p->remote_dsl);
-	rc |= ex_text_add(tb, "InitiatorRecvDataSegmentLength", "%u",
-			  p->local_dsl);
-	rc |= ex_text_add(tb, "TargetRecvDataSegmentLength", "%u",
-			  p->remote_dsl);
-	if (p->rdma) {
-		rc |= ex_text_add(tb, "RDMAExtensions", "Yes");
-		/* our declarations: the provider sends the Hello on
-		 * Enable_Datamover when iSERHelloRequired=Yes */
-		rc |= ex_text_add(tb, "TaggedBufferForSolicitedDataOnly", "%s",
-				  yes_no(p->tagged_solicited));
-		rc |= ex_text_add(tb, "iSERHelloRequired", "%s",
-				  yes_no(p->iser_hello));
-	}
-	return rc;
+	return ex_params_notice(p, is_iser(s) ? 0 : p->tgt_dsl, tb);
 }
 
 /* A failed datamover call fails the session with libidm's words. */
@@ -847,7 +758,7 @@ static int datamover_result(struct ini_session *s, int rc, const char *what)
 
 static void log_full_feature(const struct ini_session *s)
 {
-	const struct ini_params *p = &s->params;
+	const struct ex_params *p = &s->params;
 
 	ex_info("session %d: full feature phase: TSIH 0x%04x, digests %s/%s, "
 		"ImmediateData=%s InitialR2T=%s FirstBurst=%u MaxBurst=%u "
@@ -855,7 +766,7 @@ static void log_full_feature(const struct ini_session *s)
 		s->index, s->tsih, digest_name(p->header_digest),
 		digest_name(p->data_digest), yes_no(p->immediate_data),
 		yes_no(p->initial_r2t), p->first_burst, p->max_burst,
-		p->local_dsl, p->remote_dsl);
+		p->ini_dsl, p->tgt_dsl);
 }
 
 /* The final Login Response: hand the keys to the provider and let it
@@ -863,7 +774,7 @@ static void log_full_feature(const struct ini_session *s)
  * Enable_Datamover). */
 static int notice_and_enable(struct ini_session *s)
 {
-	struct ini_params *p = &s->params;
+	struct ex_params *p = &s->params;
 	char buf[1024];
 	struct ex_textbuf tb;
 	int rc;

@@ -22,7 +22,7 @@ static void on_signal(int sig)
 
 static void print_session(const struct ini_session *s)
 {
-	const struct ini_params *p = &s->params;
+	const struct ex_params *p = &s->params;
 
 	printf("Session: target %s at %s:%s via %s, TSIH 0x%04x\n", s->target,
 	       s->o->portal.host, s->o->portal.port, idm_conn_provider(s->conn),
@@ -34,12 +34,12 @@ static void print_session(const struct ini_session *s)
 	       p->data_digest ? "CRC32C" : "None",
 	       p->immediate_data ? "Yes" : "No", p->initial_r2t ? "Yes" : "No",
 	       p->first_burst, p->max_burst, p->max_outstanding_r2t,
-	       p->local_dsl, p->remote_dsl);
+	       p->ini_dsl, p->tgt_dsl);
 	if (p->rdma)
 		printf(" RDMAExtensions=Yes InitiatorRecvDataSegmentLength=%u "
 		       "TargetRecvDataSegmentLength=%u "
 		       "TaggedBufferForSolicitedDataOnly=%s iSERHelloRequired=%s",
-		       p->local_dsl, p->remote_dsl,
+		       p->ini_dsl, p->tgt_dsl,
 		       p->tagged_solicited ? "Yes" : "No",
 		       p->iser_hello ? "Yes" : "No");
 	printf("\n");

@@ -68,8 +68,8 @@ void ini_on_nop_in(struct ini_session *s, const uint8_t *bhs,
 		idm_iscsi_put32(out + IDM_ISCSI_BHS_TTT, ttt);
 		idm_iscsi_put32(out + IDM_ISCSI_BHS_CMDSN, s->cmdsn);
 		idm_iscsi_put32(out + IDM_ISCSI_BHS_EXP_STATSN, s->exp_statsn);
-		if (len > s->params.remote_dsl)
-			len = s->params.remote_dsl;
+		if (len > s->params.tgt_dsl)
+			len = s->params.tgt_dsl;
 		ex_dbg("session %d: answering NOP-In TTT 0x%08x", s->index,
 		       ttt);
 		ini_send_pdu(s, out, len ? data : NULL, len, NULL);

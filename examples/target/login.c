@@ -51,7 +51,7 @@ struct login_state {
 	char tname[224];
 	bool mrdsl_declared;
 	bool tpgt_declared;
-	struct params p;
+	struct ex_params p;
 	/* CHAP (RFC 7143 12.1.3): 0 none, 1 agreed, 2 challenged, 3 passed */
 	int chap_state;
 	int chap_alg;             /* CHAP_A chosen */
@@ -70,23 +70,6 @@ struct login_state {
 	char *in;
 	uint32_t in_len;
 };
-
-static void params_default(struct params *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->immediate_data = IDM_ISCSI_DEFAULT_IMMEDIATE_DATA;
-	p->initial_r2t = IDM_ISCSI_DEFAULT_INITIAL_R2T;
-	p->data_pdu_in_order = IDM_ISCSI_DEFAULT_DATA_PDU_IN_ORDER;
-	p->data_seq_in_order = IDM_ISCSI_DEFAULT_DATA_SEQUENCE_IN_ORDER;
-	p->max_burst = IDM_ISCSI_DEFAULT_MAX_BURST_LENGTH;
-	p->first_burst = IDM_ISCSI_DEFAULT_FIRST_BURST_LENGTH;
-	p->max_outstanding_r2t = IDM_ISCSI_DEFAULT_MAX_OUTSTANDING_R2T;
-	p->ini_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
-	p->tgt_mrdsl = IDM_ISCSI_DEFAULT_MAX_RECV_DATA_SEGMENT_LENGTH;
-	p->max_conns = IDM_ISCSI_DEFAULT_MAX_CONNECTIONS;
-	p->t2w = IDM_ISCSI_DEFAULT_TIME2WAIT;
-	p->t2r = IDM_ISCSI_DEFAULT_TIME2RETAIN;
-}
 
 void login_free(struct tconn *c)
 {
@@ -139,31 +122,22 @@ static const char *key_override(const char *key)
 	return NULL;
 }
 
-/* What we offer for the keys whose value never changes */
-static const char *fixed_offer(const char *key)
+/* The values this target wants for the keys both roles state alike
+ * (ex_params_value): fixed, RFC 7143's defaults where it wants those. */
+static const char *wanted_value(const char *key, char *tmp, size_t n)
 {
-	static const struct { const char *key, *value; } offers[] = {
-		{ "MaxConnections", "1" },
-		{ "InitialR2T", "No" },
-		{ "ImmediateData", "Yes" },
-		{ "MaxBurstLength", "1048576" },
-		{ "FirstBurstLength", "262144" },
-		{ "DefaultTime2Wait", "2" },
-		{ "DefaultTime2Retain", "0" },
-		{ "MaxOutstandingR2T", "16" },
-		{ "DataPDUInOrder", "Yes" },
-		{ "DataSequenceInOrder", "Yes" },
-		{ "ErrorRecoveryLevel", "0" },
-		{ "TaskReporting", "RFC3720" },
-		{ "iSCSIProtocolLevel", "1" },
-		{ "OFMarker", "No" },
-		{ "IFMarker", "No" },
-	};
+	struct ex_params want;
 
-	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
-		if (!strcmp(key, offers[i].key))
-			return offers[i].value;
-	return NULL;
+	ex_params_default(&want);
+	want.initial_r2t = false;
+	want.max_burst = 1048576;
+	want.first_burst = 262144;
+	want.t2r = 0;
+	want.max_outstanding_r2t = 16;
+	want.protocol_level = 1;
+	if (!strcmp(key, "TaskReporting"))
+		return "RFC3720";
+	return ex_params_value(&want, key, tmp, n);
 }
 
 /* The receive segment length this target declares on c: what
@@ -183,7 +157,7 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 	 * says: an initiator offering only CRC32C is answered Reject */
 	if (forced)
 		return forced;
-	if ((v = key_override(key)) || (v = fixed_offer(key)))
+	if ((v = key_override(key)))
 		return v;
 	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
 		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
@@ -199,55 +173,21 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 		snprintf(tmp, n, "%u", TGT_MRDSL);
 		return tmp;
 	}
-	return NULL;
+	return wanted_value(key, tmp, n);
 }
 
-static uint32_t num(const char *v)
+/* Record a negotiated value. MaxRecvDataSegmentLength, declarative, is
+ * the initiator's limit: the only one to reach us. */
+static void apply(struct ex_params *p, const char *key, const char *v)
 {
-	uint64_t x = 0;
+	uint64_t n;
 
-	ex_parse_num(v, &x);
-	return (uint32_t)x;
-}
-
-/* Record a negotiated value. */
-static void apply(struct params *p, const char *key, const char *v)
-{
-	bool yes = !strcmp(v, "Yes");
-
-	if (!strcmp(key, "HeaderDigest"))
-		p->header_digest = !strcmp(v, "CRC32C");
-	else if (!strcmp(key, "DataDigest"))
-		p->data_digest = !strcmp(v, "CRC32C");
-	else if (!strcmp(key, "ImmediateData"))
-		p->immediate_data = yes;
-	else if (!strcmp(key, "InitialR2T"))
-		p->initial_r2t = yes;
-	else if (!strcmp(key, "DataPDUInOrder"))
-		p->data_pdu_in_order = yes;
-	else if (!strcmp(key, "DataSequenceInOrder"))
-		p->data_seq_in_order = yes;
-	else if (!strcmp(key, "MaxBurstLength"))
-		p->max_burst = num(v);
-	else if (!strcmp(key, "FirstBurstLength"))
-		p->first_burst = num(v);
-	else if (!strcmp(key, "MaxOutstandingR2T"))
-		p->max_outstanding_r2t = num(v);
-	else if (!strcmp(key, "ErrorRecoveryLevel"))
-		p->erl = num(v);
-	else if (!strcmp(key, "MaxRecvDataSegmentLength") ||
-		 !strcmp(key, "InitiatorRecvDataSegmentLength"))
-		p->ini_mrdsl = num(v);
-	else if (!strcmp(key, "TargetRecvDataSegmentLength"))
-		p->tgt_mrdsl = num(v);
-	else if (!strcmp(key, "MaxConnections"))
-		p->max_conns = num(v);
-	else if (!strcmp(key, "DefaultTime2Wait"))
-		p->t2w = num(v);
-	else if (!strcmp(key, "DefaultTime2Retain"))
-		p->t2r = num(v);
-	else if (!strcmp(key, "RDMAExtensions"))
-		p->rdma = yes;
+	if (!strcmp(key, "MaxRecvDataSegmentLength")) {
+		if (!ex_parse_num(v, &n))
+			p->ini_dsl = (uint32_t)n;
+		return;
+	}
+	ex_params_apply(p, key, v);
 }
 
 /* The algorithms we accept, in our order. */
@@ -480,7 +420,7 @@ static int note_ini_mrdsl(struct tconn *c, struct login_state *ls, const char *v
 	if (ex_parse_num(val, &v) < 0 || v < 512 || v > 0xffffff)
 		return LS_INITIATOR_ERROR;
 	if (!c->iser) /* ignored on iSER (RFC 7145 6.2) */
-		ls->p.ini_mrdsl = (uint32_t)v;
+		ls->p.ini_dsl = (uint32_t)v;
 	return 0;
 }
 
@@ -594,36 +534,6 @@ static void login_fail(struct tconn *c, const uint8_t *req, int status, const ch
 		authlimit_failed(c->addr);
 	send_login_rsp(c, req, 0, status, NULL, 0);
 	conn_close_graceful(c, "login failed");
-}
-
-/* Build the Notice_Key_Values text from the negotiated parameters. */
-static int build_kv(struct params *p)
-{
-	struct ex_textbuf tb;
-	int r = 0;
-
-	ex_textbuf_init(&tb, p->kv, sizeof(p->kv));
-	r |= ex_text_add(&tb, "HeaderDigest", "%s", p->header_digest ? "CRC32C" : "None");
-	r |= ex_text_add(&tb, "DataDigest", "%s", p->data_digest ? "CRC32C" : "None");
-	r |= ex_text_add(&tb, "MaxBurstLength", "%u", p->max_burst);
-	r |= ex_text_add(&tb, "FirstBurstLength", "%u", p->first_burst);
-	r |= ex_text_add(&tb, "ImmediateData", "%s", p->immediate_data ? "Yes" : "No");
-	r |= ex_text_add(&tb, "InitialR2T", "%s", p->initial_r2t ? "Yes" : "No");
-	r |= ex_text_add(&tb, "MaxOutstandingR2T", "%u", p->max_outstanding_r2t);
-	r |= ex_text_add(&tb, "ErrorRecoveryLevel", "%u", p->erl);
-	r |= ex_text_add(&tb, "DataPDUInOrder", "%s", p->data_pdu_in_order ? "Yes" : "No");
-	r |= ex_text_add(&tb, "DataSequenceInOrder", "%s", p->data_seq_in_order ? "Yes" : "No");
-	r |= ex_text_add(&tb, "InitiatorRecvDataSegmentLength", "%u", p->ini_mrdsl);
-	r |= ex_text_add(&tb, "TargetRecvDataSegmentLength", "%u", p->tgt_mrdsl);
-	r |= ex_text_add(&tb, "MaxRecvDataSegmentLength", "%u", p->ini_mrdsl);
-	if (p->rdma) {
-		r |= ex_text_add(&tb, "RDMAExtensions", "Yes");
-		r |= ex_text_add(&tb, "TaggedBufferForSolicitedDataOnly", "%s",
-				 p->tagged_solicited ? "Yes" : "No");
-		r |= ex_text_add(&tb, "iSERHelloRequired", "%s", p->iser_hello ? "Yes" : "No");
-	}
-	p->kv_len = tb.len;
-	return r;
 }
 
 /* Keys of the first request: who is logging in, to what, and the
@@ -819,11 +729,14 @@ static struct session *start_session(struct tconn *c, const uint8_t *req, uint8_
  * False: the login failed. */
 static bool settle_values(struct tconn *c, struct session *s, const uint8_t *req)
 {
+	char kv[2048]; /* Notice_Key_Values */
+	struct ex_textbuf tb;
 	int rc;
 
 	session_lock();
 	s->p = c->login->p;
-	rc = build_kv(&s->p);
+	ex_textbuf_init(&tb, kv, sizeof(kv));
+	rc = ex_params_notice(&s->p, s->p.ini_dsl, &tb);
 	session_unlock();
 	if (rc != 0) {
 		ex_err("key buffer too small");
@@ -839,7 +752,7 @@ static bool settle_values(struct tconn *c, struct session *s, const uint8_t *req
 	if (rc < 0)
 		ex_warn("%s: cannot pass the command window: %s",
 			idm_conn_peer_name(c->ic), idm_strerror(rc));
-	rc = idm_notice_key_values(c->ic, s->p.kv, s->p.kv_len);
+	rc = idm_notice_key_values(c->ic, kv, tb.len);
 	if (rc < 0) {
 		ex_warn("%s: Notice_Key_Values: %s", idm_conn_peer_name(c->ic), idm_strerror(rc));
 		login_fail(c, req, LS_TARGET_ERROR, "bad negotiated values");
@@ -866,7 +779,7 @@ static void log_ffp(const struct tconn *c, const struct session *s)
 		"MaxBurst=%u FirstBurst=%u MRDSL=%u/%u digests=%s/%s%s%s%s)",
 		idm_conn_peer_name(c->ic), s->discovery ? "discovery" : "normal", s->tsih,
 		s->iname, s->p.immediate_data ? "Yes" : "No", s->p.initial_r2t ? "Yes" : "No",
-		s->p.max_burst, s->p.first_burst, s->p.ini_mrdsl, s->p.tgt_mrdsl,
+		s->p.max_burst, s->p.first_burst, s->p.ini_dsl, s->p.tgt_dsl,
 		s->p.header_digest ? "CRC32C" : "None", s->p.data_digest ? "CRC32C" : "None",
 		s->p.rdma ? " iSER" : "", s->p.tagged_solicited ? " TaggedBufferForSolicitedDataOnly" : "",
 		s->p.iser_hello ? " iSERHelloRequired" : "");
@@ -973,7 +886,7 @@ static void declare_owed(const struct tconn *c, struct login_state *ls, int csg,
 	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
 	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
 		ex_text_add(out, "MaxRecvDataSegmentLength", "%u", our_recv_dsl(c));
-		ls->p.tgt_mrdsl = our_recv_dsl(c);
+		ls->p.tgt_dsl = our_recv_dsl(c);
 		ls->mrdsl_declared = true;
 	}
 }
@@ -1057,7 +970,7 @@ static struct login_state *login_state_get(struct tconn *c)
 		conn_close(c, "no memory");
 		return NULL;
 	}
-	params_default(&ls->p);
+	ex_params_default(&ls->p);
 	ls->csg = -1;
 	ls->chap_ini_id = -1;
 	return ls;

@@ -898,23 +898,15 @@ static int read_command_line(int argc, char **argv)
 	return -1;
 }
 
-/* RFC 7143 13.14: FirstBurstLength <= MaxBurstLength, checked only when
- * both are given (the defaults adapt). 0, or -1 after a message. */
+/* RFC 7143 13.14 between the -k settings (ex_params_check_bursts()).
+ * 0, or -1 after a message. */
 static int check_burst_keys(void)
 {
-	unsigned long long fbl = 0, mbl = 0;
+	char why[160];
 
-	for (int i = 0; i < g_tgt.nkey_overrides; i++) {
-		const char *k = g_tgt.key_overrides[i];
-
-		if (!strncmp(k, "FirstBurstLength=", 17))
-			fbl = strtoull(k + 17, NULL, 0);
-		else if (!strncmp(k, "MaxBurstLength=", 15))
-			mbl = strtoull(k + 15, NULL, 0);
-	}
-	if (fbl && mbl && fbl > mbl) {
-		ex_err("FirstBurstLength (%llu) must not exceed MaxBurstLength "
-		       "(%llu) (RFC 7143 section 13.14)", fbl, mbl);
+	if (ex_params_check_bursts((const char *const *)g_tgt.key_overrides,
+				   g_tgt.nkey_overrides, why, sizeof(why)) < 0) {
+		ex_err("%s", why);
 		return -1;
 	}
 	return 0;

@@ -132,7 +132,7 @@ static void get_data(struct ttask *t, idm_buf *ib, size_t off, uint32_t len)
  * command did not end the unsolicited sequence (F=1). */
 static uint32_t unsolicited_len(const struct ttask *t)
 {
-	const struct params *p = &t->c->sess->p;
+	const struct ex_params *p = &t->c->sess->p;
 	uint32_t n = idm_iscsi_bhs_data_len(t->bhs);
 
 	if (!(t->bhs[1] & IDM_ISCSI_FLAG_FINAL) && !p->initial_r2t)

@@ -159,7 +159,7 @@ static void nop_out(struct ttask *t)
 	 * initiator's MaxRecvDataSegmentLength; the initiator may send more
 	 * (up to ours), and libidm refuses to send it (-EMSGSIZE), which
 	 * used to close the connection */
-	uint32_t len = t->data_len < c->sess->p.ini_mrdsl ? t->data_len : c->sess->p.ini_mrdsl;
+	uint32_t len = t->data_len < c->sess->p.ini_dsl ? t->data_len : c->sess->p.ini_dsl;
 
 	r[0] = IDM_ISCSI_OP_NOP_IN;
 	r[1] = IDM_ISCSI_FLAG_FINAL;

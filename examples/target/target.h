@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "ex_params.h"
 #include "lun.h"
 #include "scsi.h"
 
@@ -105,21 +106,6 @@ struct loop {
 
 extern _Thread_local struct loop *g_loop;
 
-/* Negotiated operational parameters (RFC 7143 section 13). */
-struct params {
-	bool header_digest, data_digest;
-	bool immediate_data, initial_r2t;
-	bool data_pdu_in_order, data_seq_in_order;
-	uint32_t max_burst, first_burst, max_outstanding_r2t, erl;
-	uint32_t ini_mrdsl;   /* the initiator's receive limit: we send <= */
-	uint32_t tgt_mrdsl;   /* ours */
-	uint32_t max_conns, t2w, t2r;
-	bool rdma;            /* RDMAExtensions=Yes (iSER) */
-	bool tagged_solicited; /* the initiator's iSER declarations (RFC */
-	bool iser_hello;       /* 7145 6.8, 6.9), for the provider */
-	char kv[2048];        /* Notice_Key_Values text */
-	size_t kv_len;
-};
 
 enum task_kind { TK_SCSI, TK_NOP, TK_TEXT, TK_LOGOUT, TK_TMF };
 
@@ -170,7 +156,7 @@ struct session {
 	struct tconn *conn;        /* MaxConnections=1 */
 	uint32_t exp_cmdsn;
 	struct ttask *queue;       /* out-of-order commands, sorted by CmdSN */
-	struct params p;
+	struct ex_params p;
 	struct pending_tmf tmf;
 	bool zombie;               /* reinstated: waiting for its conn to go */
 	struct loop *loop;         /* owner: every use of the session is there */

@@ -68,7 +68,7 @@ static void drop_text_out(struct tconn *c)
 static void send_chunk(struct tconn *c, const struct ttask *t)
 {
 	uint8_t r[IDM_ISCSI_BHS_LEN] = { 0 };
-	uint32_t max = c->sess->p.ini_mrdsl;
+	uint32_t max = c->sess->p.ini_dsl;
 	uint32_t left = c->text_out_len - c->text_out_off;
 	uint32_t n = left < max ? left : max;
 	bool last = n == left;

@@ -172,7 +172,7 @@ START_TEST(defer_from_other_threads)
 END_TEST
 
 /* A deferral from another thread while the loop sleeps in epoll_wait
- * with no timeout must wake it (lib/ctx.c "Wakeups"). Half the rounds
+ * with no timeout must wake it (lib/progress.c "Wakeups"). Half the rounds
  * wait until the loop announced its sleep, half race its announcement. */
 #define WAKE_ROUNDS 400
 
