@@ -128,7 +128,7 @@ struct tcp_txpdu {
 	struct tcp_txd *txd;
 	/* an iovec with iov_base NULL stands for iov_len bytes at sg_off of
 	 * the scatter-gather buffer sg, expanded into its segments when the
-	 * PDU is written (tcp_tx_flush) */
+	 * PDU is written (the engine's flush_tx) */
 	struct iovec iov[4];
 	int iovcnt;
 	const struct idm_buf *sg;
@@ -345,10 +345,12 @@ struct tcp_conn {
 	bool live_off; /* never watched (knobs 0, not TCP, the fallback) */
 	uint64_t live_acked; /* tcpi_bytes_acked at the last progress */
 	int64_t live_since;  /* CLOCK_MONOTONIC ms of the last progress */
-	/* io_uring engine (tcp_engine_uring.c); eng NULL: epoll. The
-	 * connection is on at most one of the engine's lists (u_list): the
+	/* The context's engine (tcp_engine.h) and its state: the io_uring
+	 * engine's (tcp_engine_uring.c); eng NULL: epoll. The connection is
+	 * on at most one of the io_uring engine's lists (u_list): the
 	 * queued (wants a read or a write this pass) or the batch being
 	 * submitted and then completed. */
+	const struct tcp_engine_ops *eops;
 	struct tcp_uring *eng;
 	struct tcp_conn *u_prev, *u_next;
 	uint8_t u_list;
@@ -420,8 +422,10 @@ struct tcp_knobs {
 	struct idm_prov_watch lw;
 	bool ticking;
 	struct tcp_conn *live;
-	/* the context's io_uring engine; NULL: epoll (tcp_engine.h) */
-	struct tcp_uring *uring;
+	/* the context's engine (tcp_engine.h) and its state (the io_uring
+	 * engine's; NULL under epoll) */
+	const struct tcp_engine_ops *eops;
+	struct tcp_uring *eng;
 	/* IDM_TCP_ZEROCOPY: Data-In of Put_Data this large or larger goes
 	 * with MSG_ZEROCOPY (0: never); zc_warned: a failure was logged */
 	int zerocopy_min;
@@ -453,7 +457,7 @@ static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
 
 	tc->user_ms = k ? k->user_timeout_ms : 0;
 	tc->zwnd_ms = k ? k->zero_window_ms : 0;
-	tc->eng = k ? k->uring : NULL;
+	tcp_engine_bind(tc, k);
 	tc->conn = conn;
 	tc->params = idm_prov_conn_params(conn);
 	tc->st = idm_prov_conn_stats(conn);
@@ -549,7 +553,6 @@ int tcp_tx_ctrl_sg(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		   size_t ahs_len, struct idm_task *task, const struct idm_buf *sg,
 		   size_t sg_off, uint32_t len);
 void tcp_tx_kick(struct tcp_conn *tc);
-void tcp_tx_flush(struct tcp_conn *tc);
 /* One write in two halves (the epoll engine's flush calls both in turn,
  * the io_uring engine with its submission between): the iovecs of what
  * is ready (count; 0: nothing to write; <0: the connection failed), then

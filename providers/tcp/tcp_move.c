@@ -62,7 +62,7 @@ int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
 	}
 	tc->ctx = dst;
 	tcp_live_move(tc);
-	tcp_uring_move(tc);
+	tcp_engine_move(tc);
 	idm_prov_defer_move(src, dst, &tc->rx_defer);
 	idm_prov_defer_move(src, dst, &tc->tx_defer);
 	return idm_prov_conn_foreach_task(conn, task_move, &m);

@@ -76,7 +76,7 @@ static void rx_fail(struct tcp_conn *tc, int err)
 static int rx_from_engine(struct tcp_conn *tc, const struct iovec *dst,
 			  int ndst, uint32_t need)
 {
-	ssize_t n = tcp_engine_readv(tc, dst, ndst);
+	ssize_t n = tc->eops->readv(tc, dst, ndst);
 
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -459,7 +459,7 @@ static int rx_data_read(struct tcp_conn *tc, uint32_t want)
  * given): after a short read the loop ends here, and the answers go at
  * the end of the pass with the other connections', as before.
  * The io_uring engine does the same its own way: its next read goes to
- * the ring with the answers' write (tcp_engine_readv).
+ * the ring with the answers' write (tcp_engine_uring.c, uring_readv).
  */
 static bool rx_answers_wait(const struct tcp_conn *tc)
 {
@@ -485,7 +485,7 @@ void tcp_rx_run(struct tcp_conn *tc)
 			 * send may close the connection or free the task
 			 * being read, and the loop looks at both again */
 			answered = true;
-			tcp_tx_flush(tc);
+			tc->eops->flush_tx(tc);
 			continue;
 		}
 		switch (tc->rs) {
