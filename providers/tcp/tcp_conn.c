@@ -5,6 +5,14 @@
  * and tearing a connection down after a failure or Connection_Terminate.
  */
 #include "tcp.h"
+#include "tcp_conn.h"
+#include "tcp_target.h"
+#include "tcp_initiator.h"
+#include "tcp_live.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
+#include "tcp_engine.h"
 #include "prov_env.h"
 #include "tcp_ubuf.h"
 
@@ -175,6 +183,25 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
 	own_rcvlowat(tc);
 	return tc;
+}
+
+/* tc is the transport of conn from now on. */
+void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
+{
+	struct tcp_knobs *k = (struct tcp_knobs *)idm_prov_priv(
+		idm_prov_conn_provider(conn));
+
+	tc->user_ms = k ? k->user_timeout_ms : 0;
+	tc->zwnd_ms = k ? k->zero_window_ms : 0;
+	tcp_engine_bind(tc, k);
+	tc->conn = conn;
+	tc->params = idm_prov_conn_params(conn);
+	tc->st = idm_prov_conn_stats(conn);
+	tc->limits = idm_prov_conn_send_limits(conn);
+	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
+	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
+	tcp_conn_note_limits(tc);
+	tcp_zc_bind(tc, k);
 }
 
 /* Begin receiving (and sending) on a connected socket. */

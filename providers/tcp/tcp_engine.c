@@ -4,6 +4,7 @@
  * once, when the context starts, by IDM_TCP_ENGINE.
  */
 #include "tcp.h"
+#include "tcp_engine.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,6 +20,11 @@
  * caller's buffers they point at) is in use only inside step 2.
  */
 #include "tcp.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
 #include "tcp_ubuf.h"
 
 #include <errno.h>

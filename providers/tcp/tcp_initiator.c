@@ -7,6 +7,10 @@
  * buffer after its tag, DataSN, offset and length were checked.
  */
 #include "tcp.h"
+#include "tcp_initiator.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
 #include "tcp_segment.h"
 
 #include <errno.h>

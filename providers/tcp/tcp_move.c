@@ -6,6 +6,9 @@
  * is per context (no memory registration: any buffer works anywhere).
  */
 #include "tcp.h"
+#include "tcp_move.h"
+#include "tcp_live.h"
+#include "tcp_engine.h"
 
 #include <errno.h>
 

@@ -14,6 +14,11 @@
  * it.
  */
 #include "tcp.h"
+#include "tcp_rx.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_sg.h"
 #include "crc32c.h"
 
 #include <errno.h>

@@ -9,6 +9,12 @@
  * tcp_datain.c.
  */
 #include "tcp.h"
+#include "tcp_target.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_r2t.h"
+#include "tcp_datain.h"
 #include "tcp_segment.h"
 
 #include <errno.h>

@@ -26,6 +26,14 @@
  *    the limit above the high mark is the room for them.
  */
 #include "tcp.h"
+#include "tcp_tx.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_live.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
+#include "tcp_sg.h"
+#include "tcp_datain.h"
 #include "crc32c.h"
 #include "tcp_segment.h"
 
