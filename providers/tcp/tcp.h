@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * State of the TCP provider shared by its files: the per-connection
- * receive machine and send queue, the per-task transfer state that lives
- * in the task's provider area, and the functions the files offer each
- * other.
+ * The types the TCP provider's files share: the per-connection receive
+ * machine and send queue, the per-task transfer state that lives in the
+ * task's provider area, the context's knobs. What each file offers the
+ * others is in its own header (tcp_conn.h, tcp_rx.h, tcp_tx.h, ...).
  */
 #ifndef LIBIDM_TCP_H
 #define LIBIDM_TCP_H
@@ -17,8 +17,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "tcp_engine.h"
 #include "tcp_pdu.h"
+
+struct tcp_engine_ops;
+struct tcp_uring;
 
 /* Send ring: PDUs prepared for one sendmsg. It starts at TCP_RING_MIN
  * entries (login sends one PDU at a time) and doubles, up to TCP_RING,
@@ -128,7 +130,7 @@ struct tcp_txpdu {
 	struct tcp_txd *txd;
 	/* an iovec with iov_base NULL stands for iov_len bytes at sg_off of
 	 * the scatter-gather buffer sg, expanded into its segments when the
-	 * PDU is written (tcp_tx_flush) */
+	 * PDU is written (the engine's flush_tx) */
 	struct iovec iov[4];
 	int iovcnt;
 	const struct idm_buf *sg;
@@ -246,8 +248,7 @@ struct tcp_role {
 	void (*task_release)(struct tcp_conn *tc, struct idm_task *t);
 };
 
-extern const struct tcp_role tcp_target_role;    /* tcp_target.c */
-extern const struct tcp_role tcp_initiator_role; /* tcp_initiator.c */
+/* tcp_target_role (tcp_target.h), tcp_initiator_role (tcp_initiator.h) */
 
 /* ---- connection ----------------------------------------------------- */
 
@@ -345,10 +346,12 @@ struct tcp_conn {
 	bool live_off; /* never watched (knobs 0, not TCP, the fallback) */
 	uint64_t live_acked; /* tcpi_bytes_acked at the last progress */
 	int64_t live_since;  /* CLOCK_MONOTONIC ms of the last progress */
-	/* io_uring engine (tcp_engine_uring.c); eng NULL: epoll. The
-	 * connection is on at most one of the engine's lists (u_list): the
+	/* The context's engine (tcp_engine.h) and its state: the io_uring
+	 * engine's (tcp_engine_uring.c); eng NULL: epoll. The connection is
+	 * on at most one of the io_uring engine's lists (u_list): the
 	 * queued (wants a read or a write this pass) or the batch being
 	 * submitted and then completed. */
+	const struct tcp_engine_ops *eops;
 	struct tcp_uring *eng;
 	struct tcp_conn *u_prev, *u_next;
 	uint8_t u_list;
@@ -420,90 +423,19 @@ struct tcp_knobs {
 	struct idm_prov_watch lw;
 	bool ticking;
 	struct tcp_conn *live;
-	/* the context's io_uring engine; NULL: epoll (tcp_engine.h) */
-	struct tcp_uring *uring;
+	/* the context's engine (tcp_engine.h) and its state (the io_uring
+	 * engine's; NULL under epoll) */
+	const struct tcp_engine_ops *eops;
+	struct tcp_uring *eng;
 	/* IDM_TCP_ZEROCOPY: Data-In of Put_Data this large or larger goes
 	 * with MSG_ZEROCOPY (0: never); zc_warned: a failure was logged */
 	int zerocopy_min;
 	bool zc_warned;
 };
 
-/* tcp_zc.c: SO_ZEROCOPY on a target's socket when IDM_TCP_ZEROCOPY asks
- * (tc->zc_min set only if the kernel took it) */
-void tcp_zc_bind(struct tcp_conn *tc, struct tcp_knobs *k);
-
-/* The data segment limits of the keys in force, read once here rather
- * than per PDU. Called at bind (the defaults, 8192 both ways) and again
- * whenever keys are noticed (tcp_notice_key_values, which an adopted
- * connection gets too): the only times libidm changes them. The keys
- * never go below 512 (RFC 7143 13.12), so the limits are never 0. */
-static inline void tcp_conn_note_limits(struct tcp_conn *tc)
-{
-	const struct idm_conn_params *p = tc->params;
-
-	tc->send_dsl = tc->target ? p->initiator_recv_dsl : p->target_recv_dsl;
-	tc->recv_dsl = tc->target ? p->target_recv_dsl : p->initiator_recv_dsl;
-}
-
-/* tc is the transport of conn from now on. */
-static inline void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
-{
-	struct tcp_knobs *k = (struct tcp_knobs *)idm_prov_priv(
-		idm_prov_conn_provider(conn));
-
-	tc->user_ms = k ? k->user_timeout_ms : 0;
-	tc->zwnd_ms = k ? k->zero_window_ms : 0;
-	tc->eng = k ? k->uring : NULL;
-	tc->conn = conn;
-	tc->params = idm_prov_conn_params(conn);
-	tc->st = idm_prov_conn_stats(conn);
-	tc->limits = idm_prov_conn_send_limits(conn);
-	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
-	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
-	tcp_conn_note_limits(tc);
-	tcp_zc_bind(tc, k);
-}
-
-/* tcp_conn.c */
-int tcp_init(struct idm_prov *prov);
-void tcp_fini(struct idm_prov *prov);
-struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd);
-int tcp_conn_start(struct tcp_conn *tc);
-void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
-	IDM_PROV_PRINTF(3, 4);
-void tcp_conn_close(struct tcp_conn *tc);
-void tcp_conn_destroy(struct tcp_conn *tc);
-/* TCP_NODELAY and the dead-peer options on a connection's socket. */
-void tcp_tune_socket(int fd, const struct tcp_knobs *k);
-int tcp_listen(struct idm_prov_listener *l, const struct sockaddr *sa,
-	       socklen_t salen, int backlog);
-int tcp_listener_start(struct idm_prov_listener *l, int fd);
-void tcp_unlisten(struct idm_prov_listener *l);
-int tcp_listener_port(struct idm_prov_listener *l);
-int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
-		socklen_t salen, int timeout_ms);
-void tcp_set_events(struct tcp_conn *tc, uint32_t events);
-/* Poll for what the state asks: input unless rx_stopped, output while
- * tx_blocked. */
-void tcp_watch_update(struct tcp_conn *tc);
-uint32_t tcp_new_ttt(struct tcp_conn *tc);
-void tcp_enter_ffp(struct tcp_conn *tc);
-/* After a NOP (outside the rx buffer's use): give back idle buffers. */
-void tcp_conn_trim(struct tcp_conn *tc);
-/* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
-void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
-bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
-
 static inline struct tcp_txd *tcp_txd_of(struct idm_sq_link *l)
 {
 	return l ? IDM_PROV_CONTAINER_OF(l, struct tcp_txd, link) : NULL;
-}
-
-/* PDUs wait to be written: queued, or in the send ring and not all sent
- * (a write is due; answers go before the next read, tcp_rx.c) */
-static inline bool tcp_tx_pending(const struct tcp_conn *tc)
-{
-	return tc->r_count || !idm_sq_empty(&tc->gen);
 }
 
 /* What an ETIMEDOUT from the socket means: the kernel gave up on an idle
@@ -511,178 +443,5 @@ static inline bool tcp_tx_pending(const struct tcp_conn *tc)
  * IDM_TCP_USER_TIMEOUT_MS=0, on its retransmissions. */
 #define TCP_TIMEDOUT_HINT \
 	" (dead peer: keepalive probes or retransmissions unanswered)"
-
-/* tcp_live.c: the dead-peer / stopped-reader watch of a busy connection */
-/* Data went into the socket: watch it until the peer acknowledged all. */
-void tcp_live_start(struct tcp_conn *tc);
-static inline void tcp_live_sent(struct tcp_conn *tc)
-{
-	if (!tc->live_k && !tc->live_off)
-		tcp_live_start(tc);
-}
-void tcp_live_stop(struct tcp_conn *tc);
-/* ops->conn_move: from the old context's timer to the new one's (after
- * tc->ctx = dst) */
-void tcp_live_move(struct tcp_conn *tc);
-void tcp_live_init(struct tcp_knobs *k, struct idm_ctx *ctx);
-void tcp_live_fini(struct tcp_knobs *k);
-
-/* tcp_adopt.c: sockets the caller set up (idm_conn_adopt_fd(),
- * idm_portal_create_fd()) */
-int tcp_adopt(struct idm_conn *conn, int fd);
-int tcp_listen_fd(struct idm_prov_listener *l, int fd);
-
-/* tcp_move.c: ops->conn_move */
-int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src);
-
-/* tcp_tx.c */
-struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);
-void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d);
-void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d);
-int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
-		size_t ahs_len, const void *data, size_t data_len,
-		struct idm_task *task, const uint8_t *ext_data,
-		uint32_t ext_len);
-/* The same with the external data at sg_off of a scatter-gather buffer
- * (a SCSI Command's immediate data spanning segments). */
-int tcp_tx_ctrl_sg(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
-		   size_t ahs_len, struct idm_task *task, const struct idm_buf *sg,
-		   size_t sg_off, uint32_t len);
-void tcp_tx_kick(struct tcp_conn *tc);
-void tcp_tx_flush(struct tcp_conn *tc);
-/* One write in two halves (the epoll engine's flush calls both in turn,
- * the io_uring engine with its submission between): the iovecs of what
- * is ready (count; 0: nothing to write; <0: the connection failed), then
- * what the write did (n bytes, or -1 with err). Returns true when more
- * may be written now. short_write: fewer bytes went than were given. */
-int tcp_tx_prepare(struct tcp_conn *tc, struct iovec *iov);
-bool tcp_tx_sent(struct tcp_conn *tc, ssize_t n, int err, bool short_write);
-/* tcp_tx_sent of n >= 0 bytes in its two steps: the bytes counted into
- * the ring (no callback runs: the io_uring engine does it as the write
- * completes, so that a task cancelled before step two sees what went
- * out), then the PDUs that left retired, completions and all. */
-void tcp_tx_account(struct tcp_conn *tc, size_t n);
-bool tcp_tx_retire(struct tcp_conn *tc, bool short_write);
-void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
-void tcp_tx_drop_all(struct tcp_conn *tc);
-/* ops->conn_stats: the send queue's depth, counted when asked */
-void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st);
-void tcp_tx_free_pool(struct tcp_conn *tc);
-/* Send_Control from the caller: -EAGAIN when the send queue is full. */
-int tcp_tx_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
-		 size_t data_len);
-
-/* tcp_rx.c */
-void tcp_rx_run(struct tcp_conn *tc);
-/* The task is going away: stop placing the PDU being received for it. */
-void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
-void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
-void tcp_rx_defer_fn(struct idm_prov_defer *d);
-
-/* The size of the stage (or the io_uring engine's read buffer) after a
- * read into one of `cap` bytes (0: none yet) that `filled` it. */
-static inline uint32_t tcp_stage_cap(uint32_t cap, bool filled)
-{
-	if (cap < TCP_STAGE)
-		return TCP_STAGE;
-	return filled && cap < TCP_STAGE_MAX ? cap * 2 : cap;
-}
-
-/* Payloads up to this are copied out of a read buffer of `cap` bytes,
- * longer ones read in place (see TCP_STAGE). */
-static inline uint32_t tcp_rx_copy_max(uint32_t cap)
-{
-	return cap / 4 > TCP_COPY_MIN ? cap / 4 : TCP_COPY_MIN;
-}
-
-/* [a0,a1) and [b0,b1) overlap in [*lo, *hi)? */
-static inline bool tcp_overlap(uint32_t a0, uint32_t a1, uint32_t b0,
-			       uint32_t b1, uint32_t *lo, uint32_t *hi)
-{
-	*lo = a0 > b0 ? a0 : b0;
-	*hi = a1 < b1 ? a1 : b1;
-	return *lo < *hi;
-}
-
-/* The data segment being received goes straight into byte boff of buf;
- * addr: their address when it lies in one segment, else NULL. */
-static inline void tcp_rx_place(struct tcp_conn *tc, const struct idm_buf *buf,
-				size_t boff, uint8_t *addr)
-{
-	tc->rdst = DST_PLACE;
-	tc->rptr = addr;
-	tc->rbuf = addr ? NULL : buf;
-	tc->rboff = boff;
-}
-
-/* ... into Get_Data range x, from byte `off` of the write data on. */
-static inline void tcp_rx_place_get(struct tcp_conn *tc, const struct idm_prov_xfer *x,
-				    uint32_t off)
-{
-	size_t d = off - x->offset;
-
-	tcp_rx_place(tc, x->buf, x->buf_off + d, x->addr ? x->addr + d : NULL);
-}
-
-/* tcp_tx.c: d's Data-In left (and, zero-copy, the kernel let go of its
- * pages): report it to the core. false: the connection closed under the
- * callback. */
-bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d);
-
-/* tcp_zc.c: zero-copy Data-In */
-/* e, a Data-In PDU just prepared: move its header and trailer to a slot
- * and mark it zero-copy; false (sent by copy) when no slot is free. */
-bool tcp_zc_pin(struct tcp_conn *tc, struct tcp_txpdu *e);
-/* e (with a slot) left the ring: its slot waits for the last call. */
-void tcp_zc_retire(struct tcp_conn *tc, struct tcp_txpdu *e);
-/* d's last PDU left: true if its completion must wait for the kernel
- * (d is then on tc->zc_wait, holding its task). */
-bool tcp_zc_hold(struct tcp_conn *tc, struct tcp_txd *d);
-/* One sendmsg of the prepared write, MSG_ZEROCOPY if tc->tx_zc. */
-ssize_t tcp_zc_sendmsg(struct tcp_conn *tc, const struct msghdr *mh);
-/* io_uring engine: the extra flags of the sendmsg being submitted
- * (MSG_ZEROCOPY or 0), then its result: true if it must be redone by
- * copy (ENOBUFS), the engine retrying it as after EINTR. */
-int tcp_zc_uring_flags(struct tcp_conn *tc);
-bool tcp_zc_uring_result(struct tcp_conn *tc, int res);
-/* Read the error queue (EPOLLERR): >0 if notifications were there,
- * 0 if the queue was empty (EPOLLERR means a socket error), <0 error. */
-int tcp_zc_reap(struct tcp_conn *tc);
-/* Held completions of a task being freed / of a closing connection. */
-void tcp_zc_cancel_task(struct tcp_conn *tc, struct idm_task *t);
-void tcp_zc_drop(struct tcp_conn *tc);
-/* Before the socket closes: reset it if zero-copy calls are not done. */
-void tcp_zc_before_close(struct tcp_conn *tc);
-
-/* tcp_sg.c: payload of a scatter-gather buffer range, segment by segment */
-uint32_t tcp_sg_crc32c(uint32_t crc, const struct idm_buf *b, size_t off, size_t len);
-/* Data-In source: bytes [buf_off, +length) of buf, by address when they
- * lie in one segment */
-void tcp_txd_set_src(struct tcp_txd *d, const struct idm_buf *buf, size_t buf_off,
-		     uint32_t length);
-
-/* tcp_r2t.c */
-void tcp_get_cancel_all(struct tcp_conn *tc, struct idm_task *t);
-bool tcp_get_complete_ready(struct tcp_conn *tc, struct idm_task *t);
-int tcp_issue_r2ts(struct tcp_conn *tc, struct idm_task *t);
-int tcp_get_data(struct idm_task *task, const uint8_t *tmpl,
-		 struct idm_buf *buf, size_t buf_off, uint32_t offset,
-		 uint32_t length, uint32_t flags);
-
-/* tcp_datain.c */
-int tcp_put_data(struct idm_task *task, const uint8_t *tmpl,
-		 struct idm_buf *buf, size_t buf_off, uint32_t offset,
-		 uint32_t length, uint32_t flags);
-void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
-		     struct idm_task *t);
-/* a SNACK Request at the target: a DataACK is acted on here, any other
- * goes to the caller */
-enum tcp_rx_verdict tcp_tgt_snack(struct tcp_conn *tc);
-
-/* tcp_target.c: tcp_target_role */
-
-/* tcp_initiator.c: tcp_initiator_role, and */
-int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
-		     size_t ahs_len, struct idm_task *task);
 
 #endif

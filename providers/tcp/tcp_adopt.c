@@ -10,6 +10,8 @@
  * to the caller with its flags as they were.
  */
 #include "tcp.h"
+#include "tcp_adopt.h"
+#include "tcp_conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

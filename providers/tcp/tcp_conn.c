@@ -5,7 +5,16 @@
  * and tearing a connection down after a failure or Connection_Terminate.
  */
 #include "tcp.h"
+#include "tcp_conn.h"
+#include "tcp_target.h"
+#include "tcp_initiator.h"
+#include "tcp_live.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
+#include "tcp_engine.h"
 #include "prov_env.h"
+#include "tcp_ubuf.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -59,7 +68,7 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 		tcp_rx_run(tc);
 	}
 	if (!tc->closed && (revents & EPOLLOUT))
-		tcp_tx_flush(tc);
+		tc->eops->flush_tx(tc);
 	/* Input is stopped (send queue over its mark, tcp_tx.c) and the
 	 * socket broke: the receive side, which would notice, does not read
 	 * now, and an error or hang-up is reported on every poll. */
@@ -168,11 +177,31 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->fd = fd;
 	tc->tfd = -1;
 	tc->next_ttt = 0x1000;
+	tcp_engine_bind(tc, NULL); /* epoll until bound to its context */
 	idm_sq_init(&tc->gen);
 	idm_sq_init(&tc->zc_wait);
 	idm_pool_init(&tc->txd_pool, sizeof(struct tcp_txd), TCP_TXD_CHUNK);
 	own_rcvlowat(tc);
 	return tc;
+}
+
+/* tc is the transport of conn from now on. */
+void tcp_conn_bind(struct tcp_conn *tc, struct idm_conn *conn)
+{
+	struct tcp_knobs *k = (struct tcp_knobs *)idm_prov_priv(
+		idm_prov_conn_provider(conn));
+
+	tc->user_ms = k ? k->user_timeout_ms : 0;
+	tc->zwnd_ms = k ? k->zero_window_ms : 0;
+	tcp_engine_bind(tc, k);
+	tc->conn = conn;
+	tc->params = idm_prov_conn_params(conn);
+	tc->st = idm_prov_conn_stats(conn);
+	tc->limits = idm_prov_conn_send_limits(conn);
+	tc->target = idm_conn_role(conn) == IDM_ROLE_TARGET;
+	tc->role = tc->target ? &tcp_target_role : &tcp_initiator_role;
+	tcp_conn_note_limits(tc);
+	tcp_zc_bind(tc, k);
 }
 
 /* Begin receiving (and sending) on a connected socket. */
@@ -271,7 +300,7 @@ void tcp_conn_trim(struct tcp_conn *tc)
 		tc->ffp_rx = false;
 		tc->s_beg = tc->s_end = 0;
 	}
-	freed += tcp_uring_trim(tc);
+	freed += tcp_ubuf_trim(tc);
 	if (tc->rxcap > TCP_RXBUF_MIN) {
 		freed += tc->rxcap;
 		free(tc->rxbuf);
@@ -295,7 +324,7 @@ void tcp_conn_close(struct tcp_conn *tc)
 		close(tc->tfd);
 	tc->tfd = -1;
 	tcp_live_stop(tc);
-	tcp_uring_forget(tc); /* nothing of it is submitted after this */
+	tc->eops->forget(tc); /* nothing of it is submitted after this */
 	if (tc->w.added)
 		idm_prov_watch_del(tc->ctx, &tc->w);
 	if (tc->fd >= 0) {
@@ -334,7 +363,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 		return;
 	tcp_conn_close(tc);
 	tcp_tx_free_pool(tc);
-	tcp_uring_free(tc);
+	tcp_ubuf_free(tc);
 	free(tc->bounce);
 	free(tc->ring);
 	free(tc->stage);

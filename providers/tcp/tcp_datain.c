@@ -6,6 +6,10 @@
  * left, and with ERL >= 1 match the DataACK SNACK to raise Data_ACK_Notify.
  */
 #include "tcp.h"
+#include "tcp_datain.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_sg.h"
 #include "tcp_segment.h"
 
 #include <errno.h>

@@ -24,6 +24,15 @@
  * A context whose ring cannot be made (no io_uring in the kernel, a
  * seccomp profile refusing it, the memlock limit) uses epoll and says why
  * once (tcp_engine_init).
+ *
+ * Each engine is an ops table in a file of its own (tcp_engine_epoll.c,
+ * tcp_engine_uring.c), chosen once per context (tcp_engine.c) and copied
+ * into each connection (tc->eops): the receive machine, the send queue
+ * and the connection call an engine only through it, and an engine calls
+ * down into them (tcp_rx_run, tcp_tx_prepare, ...), never the other way.
+ * The bytes the io_uring engine read ahead (tc->ubuf) are read out the
+ * same way by either engine (tcp_ubuf.h): a connection that moved from
+ * an io_uring context to an epoll one may still hold some.
  */
 #ifndef LIBIDM_TCP_ENGINE_H
 #define LIBIDM_TCP_ENGINE_H
@@ -44,32 +53,46 @@
 
 struct tcp_conn;
 struct tcp_knobs;
-struct tcp_uring;
 
-/* The context's engine by IDM_TCP_ENGINE (k->uring: NULL for epoll). */
+struct tcp_engine_ops {
+	const char *name;
+	/* The context's engine state into k->eng: 0, or -errno with why
+	 * it cannot be had (tcp_engine_init falls back to epoll). */
+	int (*open)(struct tcp_knobs *k, struct idm_ctx *ctx, const char **why);
+	void (*close)(struct tcp_knobs *k);
+	/* The send queue has something to write (tcp_tx_kick, not closed):
+	 * written from progress context, never inside the caller's call. */
+	void (*kick_tx)(struct tcp_conn *tc);
+	/* Write what the send queue holds (the socket is writable, or the
+	 * receive machine wants its answers out before the next read). */
+	void (*flush_tx)(struct tcp_conn *tc);
+	/* The receive machine's read: like readv() on the socket (bytes, 0
+	 * at end of stream, -1 with errno, EAGAIN when nothing is there
+	 * yet). With io_uring, EAGAIN queues a read for the end of the
+	 * pass; its completion runs the receive machine again. */
+	ssize_t (*readv)(struct tcp_conn *tc, const struct iovec *iov, int cnt);
+	/* The send ring changed under an unsubmitted write (a task's PDUs
+	 * cancelled, the queue dropped): prepare the write again. */
+	void (*tx_changed)(struct tcp_conn *tc);
+	/* The connection closes: nothing of it is submitted after this. */
+	void (*forget)(struct tcp_conn *tc);
+	/* A move to another context (tcp_engine_move): detach by the old
+	 * context's engine (off its lists; wants and results not acted on
+	 * yet stay in the connection), attach by the new one's, after
+	 * tc->ctx, tc->eops and tc->eng are the new context's. */
+	void (*detach)(struct tcp_conn *tc);
+	void (*attach)(struct tcp_conn *tc);
+};
+
+extern const struct tcp_engine_ops tcp_engine_epoll;
+extern const struct tcp_engine_ops tcp_engine_uring;
+
+/* The context's engine by IDM_TCP_ENGINE (k->eops, k->eng). */
 void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx);
 void tcp_engine_fini(struct tcp_knobs *k);
-
-/* The receive machine's read: like readv() on the socket (bytes, 0 at
- * end of stream, -1 with errno, EAGAIN when nothing is there yet). With
- * io_uring, EAGAIN queues a read for the end of the pass; its completion
- * runs the receive machine again. */
-ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt);
-/* The send queue has something to write (io_uring only). */
-void tcp_uring_want_tx(struct tcp_conn *tc);
-/* The send ring changed under an unsubmitted write (a task's PDUs
- * cancelled, the queue dropped): prepare the write again. */
-void tcp_uring_tx_changed(struct tcp_conn *tc);
-/* The connection closed or goes to another context: off the lists. */
-void tcp_uring_forget(struct tcp_conn *tc);
-/* A write result left pending by a move to an epoll context: act on it
- * (tcp_tx_flush, first). Returns whether the flush may go on. */
-bool tcp_uring_settle_tx(struct tcp_conn *tc);
+/* tc joins the engine of its context k (NULL: epoll), at bind. */
+void tcp_engine_bind(struct tcp_conn *tc, const struct tcp_knobs *k);
 /* ops->conn_move: after tc->ctx is the new context. */
-void tcp_uring_move(struct tcp_conn *tc);
-/* Idle connection: give back the read buffer if empty. */
-size_t tcp_uring_trim(struct tcp_conn *tc);
-/* tcp_conn_destroy: the connection's engine memory. */
-void tcp_uring_free(struct tcp_conn *tc);
+void tcp_engine_move(struct tcp_conn *tc);
 
 #endif

@@ -4,8 +4,8 @@
  * writes every connection of a context wants in a progress pass, put to
  * the kernel in one io_uring_enter at the end of the pass.
  *
- * A pass: connections ask (tcp_uring_want_tx from the send queue,
- * tcp_engine_readv finding the read buffer empty) and land on the queued
+ * A pass: connections ask (uring_want_tx from the send queue,
+ * uring_readv finding the read buffer empty) and land on the queued
  * list; the engine's deferred item then runs a round or two of
  *   1. prepare: each queued connection's write iovecs (tcp_tx_prepare,
  *      which may call the caller back: nothing is submitted yet);
@@ -20,6 +20,12 @@
  * caller's buffers they point at) is in use only inside step 2.
  */
 #include "tcp.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
+#include "tcp_ubuf.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -37,24 +43,6 @@ enum { U_NONE, U_QUEUED, U_BATCH };
  * (the answers to the commands just read) without waiting a pass. */
 #define URING_ROUNDS 2
 #define URING_DEPTH  256 /* submission queue entries; 2 per connection */
-
-/* ---- bytes read, the same under either engine ------------------------ */
-
-static size_t ubuf_copy_out(struct tcp_conn *tc, const struct iovec *iov, int cnt)
-{
-	size_t got = 0;
-
-	for (int i = 0; i < cnt && tc->u_beg < tc->u_end; i++) {
-		size_t n = tc->u_end - tc->u_beg;
-
-		if (n > iov[i].iov_len)
-			n = iov[i].iov_len;
-		memcpy(iov[i].iov_base, tc->ubuf + tc->u_beg, n);
-		tc->u_beg += (uint32_t)n;
-		got += n;
-	}
-	return got;
-}
 
 #ifdef TCP_HAVE_URING
 
@@ -116,7 +104,7 @@ static void want(struct tcp_conn *tc)
 	idm_prov_defer(u->ctx, &u->pass, uring_pass);
 }
 
-void tcp_uring_want_tx(struct tcp_conn *tc)
+static void uring_want_tx(struct tcp_conn *tc)
 {
 	if (tc->closed || !tc->eng)
 		return;
@@ -132,36 +120,20 @@ static void want_rx(struct tcp_conn *tc)
 	want(tc);
 }
 
-void tcp_uring_tx_changed(struct tcp_conn *tc)
+static void uring_tx_changed(struct tcp_conn *tc)
 {
 	if (!tc->u_tx_ready)
 		return;
 	tc->u_tx_ready = false;
-	tcp_uring_want_tx(tc);
+	uring_want_tx(tc);
 }
 
-void tcp_uring_forget(struct tcp_conn *tc)
+static void uring_forget(struct tcp_conn *tc)
 {
 	if (tc->eng)
 		list_unlink(tc);
 	tc->u_want_rx = tc->u_want_tx = false;
 	tc->u_tx_ready = tc->u_rx_sub = tc->u_tx_sub = false;
-}
-
-/* A write's result, acted on outside a round: the connection moved to
- * an epoll context with it pending (tcp_uring_move). Returns whether
- * the flush may go on. */
-bool tcp_uring_settle_tx(struct tcp_conn *tc)
-{
-	int res = tc->u_tx_res;
-
-	tc->u_tx_sub = false;
-	if (res == -EINTR)
-		return true;
-	if (res < 0)
-		return tcp_tx_sent(tc, -1, -res, false);
-	/* its bytes were counted as it completed (round_submit) */
-	return tcp_tx_retire(tc, (size_t)res < tc->u_txlen);
 }
 
 /* ---- a round ---------------------------------------------------------- */
@@ -212,7 +184,7 @@ static void read_along(struct tcp_conn *tc)
 
 /* Step 1: queued connections to the batch, as many as the submission
  * queue holds, their writes prepared. A callback may close any of them
- * (tcp_uring_forget takes it off) or queue more. */
+ * (uring_forget takes it off) or queue more. */
 static void round_prepare(struct tcp_uring *u)
 {
 	unsigned taken = 0;
@@ -229,25 +201,6 @@ static void round_prepare(struct tcp_uring *u)
 		if (tc->u_tx_ready)
 			read_along(tc);
 	}
-}
-
-/* The read buffer, taken with the first read (and again after an idle
- * connection gave it back, tcp_uring_trim). */
-static bool ubuf_fit(struct tcp_conn *tc)
-{
-	uint32_t cap = tcp_stage_cap(tc->ucap, tc->u_full);
-	uint8_t *b;
-
-	if (tc->ubuf && cap == tc->ucap)
-		return true;
-	/* empty (a read is only asked for then): no bytes to carry */
-	b = malloc(cap);
-	if (!b)
-		return tc->ubuf != NULL; /* a bigger one would have been nice */
-	free(tc->ubuf);
-	tc->ubuf = b;
-	tc->ucap = cap;
-	return true;
 }
 
 /* A read's result, into the connection's buffer at once (no callback
@@ -336,7 +289,7 @@ static unsigned round_prep(struct tcp_uring *u)
 		if (tc->u_want_rx) {
 			tc->u_want_rx = false;
 			tc->u_rx_sub = true;
-			if (!ubuf_fit(tc)) {
+			if (!tcp_ubuf_fit(tc)) {
 				rx_apply(tc, -ENOMEM);
 			} else {
 				prep_rx(&u->ring, tc);
@@ -409,7 +362,7 @@ static void complete_tx(struct tcp_conn *tc)
 	bool more;
 
 	if (res == -EINTR) {
-		tcp_uring_want_tx(tc);
+		uring_want_tx(tc);
 		return;
 	}
 	if (res < 0)
@@ -417,7 +370,7 @@ static void complete_tx(struct tcp_conn *tc)
 	else /* counted as it completed (tx_apply) */
 		more = tcp_tx_retire(tc, (size_t)res < tc->u_txlen);
 	if (more && tcp_tx_pending(tc))
-		tcp_uring_want_tx(tc); /* more is ready: next round */
+		uring_want_tx(tc); /* more is ready: next round */
 }
 
 static void complete_rx(struct tcp_conn *tc)
@@ -468,7 +421,7 @@ static void round_broken(struct tcp_uring *u, int err)
 	u->broken = true;
 	while ((tc = u->batch)) {
 		list_unlink(tc);
-		tcp_uring_forget(tc);
+		uring_forget(tc);
 		tcp_conn_fail(tc, err, "io_uring submission failed: %s",
 			      strerror(-err));
 	}
@@ -499,7 +452,7 @@ static void uring_pass(struct idm_prov_defer *d)
 	if (u->broken) {
 		while ((tc = u->queued)) {
 			list_unlink(tc);
-			tcp_uring_forget(tc);
+			uring_forget(tc);
 			tcp_conn_fail(tc, -EIO, "io_uring unusable");
 		}
 		return;
@@ -551,178 +504,74 @@ static const char *uring_refusal(int err)
 	}
 }
 
-void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx)
+static int uring_open(struct tcp_knobs *k, struct idm_ctx *ctx,
+		      const char **why)
 {
-	const char *v = getenv("IDM_TCP_ENGINE");
 	int err = 0;
 
-	k->uring = NULL;
-	if (v && !strcmp(v, "epoll"))
-		return;
-	if (v && *v && strcmp(v, "uring") && strcmp(v, "auto"))
-		idm_prov_warn(ctx, "tcp: IDM_TCP_ENGINE=%s is not auto, epoll "
-			      "or uring: auto", v);
-	bool asked = v && !strcmp(v, "uring");
-
-	if (!asked && !TCP_ENGINE_AUTO_URING)
-		return;
-	k->uring = uring_make(ctx, &err);
-	/* a warning when io_uring was asked for by name; under auto, where
-	 * a container's seccomp profile commonly refuses it, information */
-	if (!k->uring)
-		idm_prov_log(ctx, asked ? IDM_LOG_WARN : IDM_LOG_INFO,
-			     "tcp: io_uring engine unavailable, using epoll: "
-			     "%s (%s)", uring_refusal(err), strerror(-err));
+	k->eng = uring_make(ctx, &err);
+	if (!k->eng)
+		*why = uring_refusal(err);
+	return err;
 }
 
-void tcp_engine_fini(struct tcp_knobs *k)
+static void uring_close(struct tcp_knobs *k)
 {
+	struct tcp_uring *u = k->eng;
 	struct tcp_conn *tc;
 
-	if (!k->uring)
+	if (!u)
 		return;
 	/* a connection still listed must not reach the freed engine */
-	while ((tc = k->uring->queued) || (tc = k->uring->batch)) {
-		tcp_uring_forget(tc);
+	while ((tc = u->queued) || (tc = u->batch)) {
+		uring_forget(tc);
 		tc->eng = NULL;
+		tc->eops = &tcp_engine_epoll;
 	}
 	/* every operation completed inside the call that submitted it:
 	 * nothing is in flight */
-	idm_prov_defer_cancel(k->uring->ctx, &k->uring->pass);
-	io_uring_queue_exit(&k->uring->ring);
-	free(k->uring);
-	k->uring = NULL;
+	idm_prov_defer_cancel(u->ctx, &u->pass);
+	io_uring_queue_exit(&u->ring);
+	free(u);
+	k->eng = NULL;
 }
 
-void tcp_uring_move(struct tcp_conn *tc)
+static void uring_detach(struct tcp_conn *tc)
 {
-	const struct tcp_knobs *k = (const struct tcp_knobs *)idm_prov_priv(
-		idm_prov_conn_provider(tc->conn));
-	bool rx = tc->u_want_rx, tx = tc->u_want_tx || tc->u_tx_ready;
-	bool rx_sub = tc->u_rx_sub, tx_sub = tc->u_tx_sub;
-
 	/* off the old lists; a result not acted on yet stays with it */
-	tcp_uring_forget(tc);
-	tc->u_rx_sub = rx_sub;
-	tc->u_tx_sub = tx_sub;
-	tc->eng = k ? k->uring : NULL;
-	if (tc->eng) {
-		tc->u_want_rx = rx;
-		tc->u_want_tx = tx;
-		if (rx || tx || rx_sub || tx_sub)
-			want(tc);
-		return;
-	}
-	/* the new context uses epoll: its socket watch reports input, the
-	 * flush acts on a pending write result first (tcp_tx_flush); what
-	 * the engine read already is read out by the next pass */
-	tc->u_rx_sub = false;
-	if (tx || tx_sub)
-		tcp_tx_kick(tc);
-	if (tc->u_beg < tc->u_end || tc->u_err || rx_sub)
-		idm_prov_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
+	if (tc->eng)
+		list_unlink(tc);
 }
 
-#else /* !TCP_HAVE_URING */
-
-void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx)
+/* tc->eng is the new context's engine: what the connection wanted, or a
+ * result not acted on yet, makes it queued there. */
+static void uring_attach(struct tcp_conn *tc)
 {
-	const char *v = getenv("IDM_TCP_ENGINE");
+	bool rx = tc->u_want_rx, tx = tc->u_want_tx || tc->u_tx_ready;
 
-	k->uring = NULL;
-	if (v && !strcmp(v, "uring"))
-		idm_prov_warn(ctx, "tcp: io_uring engine unavailable, using "
-			      "epoll: built without liburing");
+	tc->u_tx_ready = false;
+	tc->u_want_rx = rx;
+	tc->u_want_tx = tx;
+	if (rx || tx || tc->u_rx_sub || tc->u_tx_sub)
+		want(tc);
 }
 
-void tcp_engine_fini(struct tcp_knobs *k)
-{
-	(void)k;
-}
-
-void tcp_uring_want_tx(struct tcp_conn *tc)
-{
-	(void)tc;
-}
-
-static void want_rx(struct tcp_conn *tc)
-{
-	(void)tc;
-}
-
-void tcp_uring_tx_changed(struct tcp_conn *tc)
-{
-	(void)tc;
-}
-
-void tcp_uring_forget(struct tcp_conn *tc)
-{
-	(void)tc;
-}
-
-void tcp_uring_move(struct tcp_conn *tc)
-{
-	(void)tc;
-}
-
-bool tcp_uring_settle_tx(struct tcp_conn *tc)
-{
-	tc->u_tx_sub = false;
-	return true;
-}
-
-#endif /* TCP_HAVE_URING */
-
-/* The buffer is used up and the read that filled it was full: more is
- * waiting in the socket, so read it now, as the epoll engine would,
- * rather than a round later - a connection streaming data must not wait
- * for the others. (The ring batches the first read after the socket's
- * watch fired, which is where connections meet.) Not while answers to
- * what it held wait to be written: the peer's next commands wait on
- * them, so the read goes to the ring with their write (tcp_rx.c,
- * "Answers before the next read"). */
-static void ubuf_refill(struct tcp_conn *tc)
-{
-	ssize_t n;
-
-	(void)ubuf_fit(tc); /* it filled: doubles if it may (else as it is) */
-	do
-		n = recv(tc->fd, tc->ubuf, tc->ucap, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	tc->u_full = false;
-	if (n > 0) {
-		tc->u_beg = 0;
-		tc->u_end = (uint32_t)n;
-		tc->u_full = (size_t)n == tc->ucap;
-	} else if (n == 0) {
-		tc->u_err = -1;
-	} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-		tc->u_err = errno;
-	}
-}
-
-ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt)
+/* The receive machine's read (tcp_engine_ops.readv). */
+static ssize_t uring_readv(struct tcp_conn *tc, const struct iovec *iov,
+			   int cnt)
 {
 	bool refilled = false;
-	size_t got;
+	ssize_t n;
 
-	if (tc->u_beg == tc->u_end && tc->u_full && tc->ubuf && !tc->u_err &&
-	    !(tc->eng && tcp_tx_pending(tc))) {
-		ubuf_refill(tc);
+	/* not while answers to what the buffer held wait: the read goes
+	 * to the ring with their write (tcp_ubuf_refill) */
+	if (tcp_ubuf_may_refill(tc) && !(tc->eng && tcp_tx_pending(tc))) {
+		tcp_ubuf_refill(tc);
 		refilled = true;
 	}
-	if (tc->u_beg < tc->u_end) {
-		got = ubuf_copy_out(tc, iov, cnt);
-		if (tc->u_beg == tc->u_end)
-			tc->u_beg = tc->u_end = 0;
-		return (ssize_t)got;
-	}
-	if (tc->u_err) {
-		if (tc->u_err < 0)
-			return 0; /* end of stream */
-		errno = tc->u_err;
-		return -1;
-	}
+	n = tcp_ubuf_take(tc, iov, cnt);
+	if (n != TCP_UBUF_NONE)
+		return n;
 	if (!tc->eng)
 		return readv(tc->fd, iov, cnt);
 	if (!refilled) /* (else the socket just said it is empty) */
@@ -731,24 +580,34 @@ ssize_t tcp_engine_readv(struct tcp_conn *tc, const struct iovec *iov, int cnt)
 	return -1;
 }
 
-size_t tcp_uring_trim(struct tcp_conn *tc)
-{
-	size_t freed = tc->ucap;
+const struct tcp_engine_ops tcp_engine_uring = {
+	.name = "uring",
+	.open = uring_open,
+	.close = uring_close,
+	.kick_tx = uring_want_tx,
+	.flush_tx = uring_want_tx,
+	.readv = uring_readv,
+	.tx_changed = uring_tx_changed,
+	.forget = uring_forget,
+	.detach = uring_detach,
+	.attach = uring_attach,
+};
 
-	if (tc->u_beg != tc->u_end || tc->u_want_rx || !tc->ubuf)
-		return 0;
-	free(tc->ubuf);
-	tc->ubuf = NULL;
-	tc->ucap = 0;
-	tc->u_beg = tc->u_end = 0;
-	return freed;
+#else /* !TCP_HAVE_URING */
+
+static int uring_open(struct tcp_knobs *k, struct idm_ctx *ctx,
+		      const char **why)
+{
+	(void)ctx;
+	k->eng = NULL;
+	*why = "built without liburing";
+	return -EOPNOTSUPP;
 }
 
-void tcp_uring_free(struct tcp_conn *tc)
-{
-	tcp_uring_forget(tc);
-	free(tc->ubuf);
-	free(tc->u_iov);
-	tc->ubuf = NULL;
-	tc->u_iov = NULL;
-}
+/* never a context's engine: only open is called */
+const struct tcp_engine_ops tcp_engine_uring = {
+	.name = "uring",
+	.open = uring_open,
+};
+
+#endif /* TCP_HAVE_URING */

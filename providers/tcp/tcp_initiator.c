@@ -7,10 +7,38 @@
  * buffer after its tag, DataSN, offset and length were checked.
  */
 #include "tcp.h"
+#include "tcp_initiator.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
 #include "tcp_segment.h"
 
 #include <errno.h>
 #include <string.h>
+
+/* The unsolicited Data-Out after a command, from out (or the buffer's
+ * segments, out NULL), as plan says. */
+static int ini_queue_unsol(struct tcp_conn *tc, struct idm_task *t,
+			   const struct idm_prov_unsol_plan *plan,
+			   const uint8_t *out, const struct idm_prov_range *w)
+{
+	struct tcp_txd *d = tcp_txd_get(tc);
+
+	if (!d)
+		return -ENOMEM;
+	d->kind = TXD_DATAOUT;
+	d->task = t;
+	memcpy(d->tmpl, tcp_task(t)->lun, 8);
+	d->itt = idm_task_itt(t);
+	d->ttt = IDM_ISCSI_RESERVED_TAG;
+	d->base = out;
+	d->sg = out ? NULL : w->buf;
+	d->sg_off = w->buf_off;
+	d->start = d->pos = plan->imm;
+	d->end = plan->unsol_end;
+	tcp_tx_queue(tc, d);
+	return 0;
+}
 
 int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		     size_t ahs_len, struct idm_task *t)
@@ -54,25 +82,12 @@ int tcp_ini_send_cmd(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		tt->task = NULL;
 		return r;
 	}
-	if (plan.unsol_end > plan.imm) {
-		struct tcp_txd *d = tcp_txd_get(tc);
-		if (!d) {
-			/* the command is queued: keep the stream consistent */
-			tcp_tx_cancel_task(tc, t);
-			tt->task = NULL;
-			return -ENOMEM;
-		}
-		d->kind = TXD_DATAOUT;
-		d->task = t;
-		memcpy(d->tmpl, tt->lun, 8);
-		d->itt = idm_task_itt(t);
-		d->ttt = IDM_ISCSI_RESERVED_TAG;
-		d->base = out;
-		d->sg = out ? NULL : w.buf;
-		d->sg_off = w.buf_off;
-		d->start = d->pos = plan.imm;
-		d->end = plan.unsol_end;
-		tcp_tx_queue(tc, d);
+	if (plan.unsol_end > plan.imm &&
+	    ini_queue_unsol(tc, t, &plan, out, &w) < 0) {
+		/* the command is queued: keep the stream consistent */
+		tcp_tx_cancel_task(tc, t);
+		tt->task = NULL;
+		return -ENOMEM;
 	}
 	tt->cmd_sent = true;
 	return 0;

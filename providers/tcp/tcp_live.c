@@ -44,6 +44,8 @@
  * and tick.
  */
 #include "tcp.h"
+#include "tcp_live.h"
+#include "tcp_conn.h"
 
 #include <errno.h>
 #include <linux/tcp.h>

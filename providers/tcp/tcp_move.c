@@ -6,6 +6,9 @@
  * is per context (no memory registration: any buffer works anywhere).
  */
 #include "tcp.h"
+#include "tcp_move.h"
+#include "tcp_live.h"
+#include "tcp_engine.h"
 
 #include <errno.h>
 
@@ -62,7 +65,7 @@ int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
 	}
 	tc->ctx = dst;
 	tcp_live_move(tc);
-	tcp_uring_move(tc);
+	tcp_engine_move(tc);
 	idm_prov_defer_move(src, dst, &tc->rx_defer);
 	idm_prov_defer_move(src, dst, &tc->tx_defer);
 	return idm_prov_conn_foreach_task(conn, task_move, &m);

@@ -6,6 +6,14 @@
  * that owns the job.
  */
 #include "tcp.h"
+#include "tcp_conn.h"
+#include "tcp_adopt.h"
+#include "tcp_move.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_r2t.h"
+#include "tcp_datain.h"
+#include "tcp_initiator.h"
 
 #include <errno.h>
 

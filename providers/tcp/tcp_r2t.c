@@ -10,6 +10,9 @@
  * only the wire state: R2Ts outstanding, R2TSN, bytes received.
  */
 #include "tcp.h"
+#include "tcp_r2t.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
 #include "tcp_segment.h"
 
 #include <errno.h>

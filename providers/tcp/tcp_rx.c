@@ -14,9 +14,15 @@
  * it.
  */
 #include "tcp.h"
+#include "tcp_rx.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_sg.h"
 #include "crc32c.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -76,7 +82,7 @@ static void rx_fail(struct tcp_conn *tc, int err)
 static int rx_from_engine(struct tcp_conn *tc, const struct iovec *dst,
 			  int ndst, uint32_t need)
 {
-	ssize_t n = tcp_engine_readv(tc, dst, ndst);
+	ssize_t n = tc->eops->readv(tc, dst, ndst);
 
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -143,6 +149,80 @@ static int rx_wait_for(struct tcp_conn *tc, uint32_t need, bool direct)
 	return 0;
 }
 
+/* rx_fill's read from the socket: in place (direct: the pieces of dst,
+ * and the stage's tail if there is a stage) or into the stage. The size
+ * asked for into *asked. */
+static ssize_t rx_recv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
+		       uint32_t need, bool direct, uint8_t *stage,
+		       size_t *asked)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (direct) {
+			struct iovec v[RX_IOV + 1];
+
+			memcpy(v, dst, (size_t)ndst * sizeof(*v));
+			v[ndst].iov_base = stage;
+			v[ndst].iov_len = TCP_STAGE_TAIL;
+			*asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
+			n = readv(tc->fd, v, stage ? ndst + 1 : ndst);
+		} else {
+			*asked = tc->scap;
+			n = recv(tc->fd, stage, tc->scap, 0);
+		}
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+/* The stage is empty: read. >0 bytes got in place, 0 would block, <0
+ * failed; RX_STAGED: the stage holds bytes now, which rx_readv copies. */
+#define RX_STAGED INT_MAX
+static int rx_fill(struct tcp_conn *tc, const struct iovec *dst, int ndst,
+		   uint32_t need, bool direct)
+{
+	uint8_t *stage;
+	size_t asked;
+	ssize_t n;
+	bool engine;
+
+	tc->s_beg = tc->s_end = 0;
+	engine = rx_engine_reads(tc, need, direct);
+	stage = engine ? NULL : rx_stage(tc);
+	direct = !engine &&
+		 (!stage || (direct && need > tcp_rx_copy_max(tc->scap)));
+	if (tc->rx_dry) /* saves the EAGAIN recv of each wakeup */
+		return rx_wait_for(tc, need, direct);
+	if (engine) {
+		if (tc->lowat > 1 && rx_wait_for(tc, need, false) < 0)
+			return -1;
+		return rx_from_engine(tc, dst, ndst, need);
+	}
+	n = rx_recv(tc, dst, ndst, need, direct, stage, &asked);
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return rx_wait_for(tc, need, direct);
+		rx_fail(tc, n == 0 ? 0 : errno);
+		return -1;
+	}
+	/* a short read took all the socket had (TCP hands over what is
+	 * queued, up to the size asked); a full one, even in place, says
+	 * the connection streams: the stage grows */
+	tc->rx_dry = (size_t)n < asked;
+	tc->s_grow = stage && !tc->rx_dry && tc->scap < TCP_STAGE_MAX;
+	if (!stage && tc->ffp)
+		tc->ffp_rx = true; /* the next read takes the stage */
+	if (direct) {
+		if ((size_t)n <= need)
+			return (int)n;
+		tc->s_end = (uint32_t)(n - need);
+		return (int)need;
+	}
+	tc->s_end = (uint32_t)n;
+	return RX_STAGED;
+}
+
 /* Up to `need` bytes into the ndst pieces of dst (their lengths add up
  * to need): >0 bytes got, 0 would block, <0 failed. Bytes come from the
  * stage while it holds some (into the first piece only), else from the
@@ -150,65 +230,13 @@ static int rx_wait_for(struct tcp_conn *tc, uint32_t need, bool direct)
 static int rx_readv(struct tcp_conn *tc, const struct iovec *dst, int ndst,
 		    uint32_t need, bool direct)
 {
-	size_t asked;
 	ssize_t n;
 
 	if (tc->s_beg == tc->s_end) {
-		uint8_t *stage;
-		bool engine;
+		int r = rx_fill(tc, dst, ndst, need, direct);
 
-		tc->s_beg = tc->s_end = 0;
-		engine = rx_engine_reads(tc, need, direct);
-		stage = engine ? NULL : rx_stage(tc);
-		direct = !engine && (!stage || (direct &&
-					       need > tcp_rx_copy_max(tc->scap)));
-		if (tc->rx_dry) /* saves the EAGAIN recv of each wakeup */
-			return rx_wait_for(tc, need, direct);
-		if (engine) {
-			if (tc->lowat > 1 && rx_wait_for(tc, need, false) < 0)
-				return -1;
-			return rx_from_engine(tc, dst, ndst, need);
-		}
-		for (;;) {
-			if (direct) {
-				struct iovec v[RX_IOV + 1];
-
-				memcpy(v, dst, (size_t)ndst * sizeof(*v));
-				v[ndst].iov_base = stage;
-				v[ndst].iov_len = TCP_STAGE_TAIL;
-				asked = (size_t)need + (stage ? TCP_STAGE_TAIL : 0);
-				n = readv(tc->fd, v, stage ? ndst + 1 : ndst);
-			} else {
-				asked = tc->scap;
-				n = recv(tc->fd, stage, tc->scap, 0);
-			}
-			if (n >= 0 || errno != EINTR)
-				break;
-		}
-		if (n == 0) {
-			rx_fail(tc, 0);
-			return -1;
-		}
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return rx_wait_for(tc, need, direct);
-			rx_fail(tc, errno);
-			return -1;
-		}
-		/* a short read took all the socket had (TCP hands over what
-		 * is queued, up to the size asked); a full one, even in place,
-		 * says the connection streams: the stage grows */
-		tc->rx_dry = (size_t)n < asked;
-		tc->s_grow = stage && !tc->rx_dry && tc->scap < TCP_STAGE_MAX;
-		if (!stage && tc->ffp)
-			tc->ffp_rx = true; /* the next read takes the stage */
-		if (direct) {
-			if ((size_t)n <= need)
-				return (int)n;
-			tc->s_end = (uint32_t)(n - need);
-			return (int)need;
-		}
-		tc->s_end = (uint32_t)n;
+		if (r != RX_STAGED)
+			return r;
 	}
 	n = tc->s_end - tc->s_beg;
 	if ((size_t)n > dst[0].iov_len)
@@ -459,7 +487,7 @@ static int rx_data_read(struct tcp_conn *tc, uint32_t want)
  * given): after a short read the loop ends here, and the answers go at
  * the end of the pass with the other connections', as before.
  * The io_uring engine does the same its own way: its next read goes to
- * the ring with the answers' write (tcp_engine_readv).
+ * the ring with the answers' write (tcp_engine_uring.c, uring_readv).
  */
 static bool rx_answers_wait(const struct tcp_conn *tc)
 {
@@ -467,13 +495,131 @@ static bool rx_answers_wait(const struct tcp_conn *tc)
 	       tcp_tx_pending(tc);
 }
 
+/* A step of the receive machine (tcp_rx_run): RXS_NEXT, the state's
+ * bytes are in and acted on, on to the next state (tc->rs); RXS_LOOP,
+ * back to the top of the loop (more bytes wanted, or a PDU done);
+ * RXS_STOP, out of the loop (no bytes now, or the connection failed). */
+enum rx_step { RXS_NEXT, RXS_LOOP, RXS_STOP };
+
+/* Bytes up to `want` of the header or trailer at buf, read on from
+ * tc->rgot: RXS_NEXT when all are in. */
+static enum rx_step rx_fixed(struct tcp_conn *tc, uint8_t *buf, uint32_t want)
+{
+	int n;
+
+	if (tc->rgot >= want)
+		return RXS_NEXT;
+	n = rx_read(tc, buf + tc->rgot, want - tc->rgot, false);
+	if (n <= 0)
+		return RXS_STOP;
+	tc->rgot += (uint32_t)n;
+	return tc->rgot < want ? RXS_LOOP : RXS_NEXT;
+}
+
+static enum rx_step rx_step_bhs(struct tcp_conn *tc)
+{
+	int n = rx_read(tc, tc->rhdr + tc->rgot,
+			IDM_ISCSI_BHS_LEN - tc->rgot, false);
+
+	if (n <= 0)
+		return RXS_STOP;
+	tc->rgot += (uint32_t)n;
+	if (tc->rgot < IDM_ISCSI_BHS_LEN)
+		return RXS_LOOP;
+	if (on_bhs(tc) < 0)
+		return RXS_STOP;
+	tc->rs = RX_AHS;
+	return RXS_NEXT;
+}
+
+static enum rx_step rx_step_ahs(struct tcp_conn *tc)
+{
+	enum rx_step r = rx_fixed(tc, tc->rhdr, tc->rl.hdr);
+
+	if (r != RXS_NEXT)
+		return r;
+	if (on_header(tc) < 0 || tc->closed)
+		return RXS_STOP;
+	tc->rgot = 0;
+	tc->rs = RX_DATA;
+	if (tc->rdst == DST_EARLY) {
+		/* control_notify now: a Get_Data from it says where the
+		 * data segment goes */
+		tc->role->early(tc);
+		return tc->closed ? RXS_STOP : RXS_LOOP; /* destination set */
+	}
+	return RXS_NEXT;
+}
+
+static enum rx_step rx_step_data(struct tcp_conn *tc)
+{
+	if (tc->rgot < tc->rl.dsl) {
+		int n = rx_data_read(tc, tc->rl.dsl - tc->rgot);
+
+		if (n <= 0)
+			return RXS_STOP;
+		tc->rgot += (uint32_t)n;
+		if (tc->rgot < tc->rl.dsl)
+			return RXS_LOOP;
+	}
+	tc->rgot = 0;
+	tc->rs = RX_TRAILER;
+	return RXS_NEXT;
+}
+
+/* The data digest in the trailer (after the pad), if there is one:
+ * false, and the connection failed, on a mismatch. */
+static bool rx_digest_ok(struct tcp_conn *tc)
+{
+	uint8_t crcb[4];
+
+	if (!tc->dd || !tc->rl.dsl)
+		return true;
+	tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl, tc->rl.pad);
+	memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
+	if (tcp_crc32c_get(crcb) == tcp_crc32c_final(tc->rcrc))
+		return true;
+	tc->st->data_digest_errors++;
+	tcp_conn_fail(tc, -EBADMSG, "data digest mismatch (opcode 0x%02x)",
+		      idm_iscsi_bhs_opcode(tc->rhdr));
+	return false;
+}
+
+/* The trailer, then the whole PDU acted on; budget and bytes count what
+ * this wakeup handled: past either, the loop ends and comes back by
+ * defer to let other connections run. */
+static enum rx_step rx_step_trailer(struct tcp_conn *tc, unsigned *budget,
+				    uint64_t *bytes)
+{
+	enum rx_step r = rx_fixed(tc, tc->rtrl, tc->rl.trailer);
+
+	if (r != RXS_NEXT)
+		return r;
+	if (!rx_digest_ok(tc))
+		return RXS_STOP;
+	tc->rs = RX_BHS;
+	tc->rgot = 0;
+	idm_prov_stats_pdu(tc->st, 0, tc->rhdr, tc->rl.total);
+	if (on_pdu(tc) < 0 || tc->closed)
+		return RXS_STOP;
+	tc->rtask = NULL;
+	tc->rr2t = NULL;
+	tc->rget = NULL;
+	*bytes += tc->rl.total;
+	if (--*budget == 0 || *bytes >= TCP_IO_BYTES) {
+		/* staged bytes are invisible to epoll: come back by defer */
+		idm_prov_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
+		return RXS_STOP;
+	}
+	return RXS_LOOP;
+}
+
 void tcp_rx_run(struct tcp_conn *tc)
 {
 	unsigned budget = TCP_RX_BUDGET;
 	uint64_t bytes = 0;
-	uint8_t crcb[4];
 	bool answered = false; /* for this refill of the stage */
-	int n;
+	enum rx_step r = RXS_LOOP;
 
 	/* rx_stopped: the send queue is over its mark (tcp_tx.c); what is
 	 * left in the socket and the stage waits until it drained */
@@ -485,99 +631,27 @@ void tcp_rx_run(struct tcp_conn *tc)
 			 * send may close the connection or free the task
 			 * being read, and the loop looks at both again */
 			answered = true;
-			tcp_tx_flush(tc);
+			tc->eops->flush_tx(tc);
 			continue;
 		}
 		switch (tc->rs) {
 		case RX_BHS:
-			n = rx_read(tc, tc->rhdr + tc->rgot,
-				    IDM_ISCSI_BHS_LEN - tc->rgot, false);
-			if (n <= 0)
-				return;
-			tc->rgot += (uint32_t)n;
-			if (tc->rgot < IDM_ISCSI_BHS_LEN)
+			if ((r = rx_step_bhs(tc)) != RXS_NEXT)
 				break;
-			if (on_bhs(tc) < 0)
-				return;
-			tc->rs = RX_AHS;
 			/* fall through */
 		case RX_AHS:
-			if (tc->rgot < tc->rl.hdr) {
-				n = rx_read(tc, tc->rhdr + tc->rgot,
-					    tc->rl.hdr - tc->rgot, false);
-				if (n <= 0)
-					return;
-				tc->rgot += (uint32_t)n;
-				if (tc->rgot < tc->rl.hdr)
-					break;
-			}
-			if (on_header(tc) < 0 || tc->closed)
-				return;
-			tc->rgot = 0;
-			tc->rs = RX_DATA;
-			if (tc->rdst == DST_EARLY) {
-				/* control_notify now: a Get_Data from it
-				 * says where the data segment goes */
-				tc->role->early(tc);
-				if (tc->closed)
-					return;
-				break; /* RX_DATA, its destination set */
-			}
+			if ((r = rx_step_ahs(tc)) != RXS_NEXT)
+				break;
 			/* fall through */
 		case RX_DATA:
-			if (tc->rgot < tc->rl.dsl) {
-				n = rx_data_read(tc, tc->rl.dsl - tc->rgot);
-				if (n <= 0)
-					return;
-				tc->rgot += (uint32_t)n;
-				if (tc->rgot < tc->rl.dsl)
-					break;
-			}
-			tc->rgot = 0;
-			tc->rs = RX_TRAILER;
+			if ((r = rx_step_data(tc)) != RXS_NEXT)
+				break;
 			/* fall through */
 		case RX_TRAILER:
-			if (tc->rgot < tc->rl.trailer) {
-				n = rx_read(tc, tc->rtrl + tc->rgot,
-					    tc->rl.trailer - tc->rgot, false);
-				if (n <= 0)
-					return;
-				tc->rgot += (uint32_t)n;
-				if (tc->rgot < tc->rl.trailer)
-					break;
-			}
-			if (tc->dd && tc->rl.dsl) {
-				tc->rcrc = tcp_crc32c(tc->rcrc, tc->rtrl,
-						      tc->rl.pad);
-				memcpy(crcb, tc->rtrl + tc->rl.pad, 4);
-				if (tcp_crc32c_get(crcb) !=
-				    tcp_crc32c_final(tc->rcrc)) {
-					tc->st->data_digest_errors++;
-					tcp_conn_fail(
-						tc, -EBADMSG,
-						"data digest mismatch (opcode "
-						"0x%02x)",
-						idm_iscsi_bhs_opcode(tc->rhdr));
-					return;
-				}
-			}
-			tc->rs = RX_BHS;
-			tc->rgot = 0;
-			idm_prov_stats_pdu(tc->st, 0, tc->rhdr, tc->rl.total);
-			if (on_pdu(tc) < 0 || tc->closed)
-				return;
-			tc->rtask = NULL;
-			tc->rr2t = NULL;
-			tc->rget = NULL;
-			bytes += tc->rl.total;
-			if (--budget == 0 || bytes >= TCP_IO_BYTES) {
-				/* let other connections run; staged bytes are
-				 * invisible to epoll, so come back by defer */
-				idm_prov_defer(tc->ctx, &tc->rx_defer,
-					   tcp_rx_defer_fn);
-				return;
-			}
+			r = rx_step_trailer(tc, &budget, &bytes);
 			break;
 		}
+		if (r == RXS_STOP)
+			return;
 	}
 }

@@ -7,6 +7,7 @@
  * provider's own copies use the SDK's idm_prov_buf_copy_in/out.
  */
 #include "tcp.h"
+#include "tcp_sg.h"
 #include "crc32c.h"
 
 /* iovecs asked from the core per step: the walk resumes after them */

@@ -9,6 +9,12 @@
  * tcp_datain.c.
  */
 #include "tcp.h"
+#include "tcp_target.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
+#include "tcp_rx.h"
+#include "tcp_r2t.h"
+#include "tcp_datain.h"
 #include "tcp_segment.h"
 
 #include <errno.h>
@@ -170,61 +176,46 @@ static void dataout_report(struct tcp_conn *tc, const char *what,
 	tc->rdst = DST_REPORT;
 }
 
-static int tgt_dataout_header(struct tcp_conn *tc)
+/* Unsolicited Data-Out (TTT reserved) of task t: into the caller's
+ * buffer if one covers it and staging has not started, else staged. */
+static int tgt_dataout_unsol(struct tcp_conn *tc, struct idm_task *t,
+			     struct tcp_task *tt, uint32_t itt)
 {
 	const uint8_t *bhs = tc->rhdr;
-	uint32_t itt = idm_iscsi_bhs_itt(bhs),
-		 ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
+	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), len = tc->rl.dsl;
+	char why[160];
+
+	if (idm_prov_unsol_dataout(&tt->unsol, off, len, sn, why,
+				   sizeof(why)) < 0) {
+		tcp_conn_fail(tc, -EPROTO, "%s (ITT 0x%08x)", why, itt);
+		return -1;
+	}
+	/* once staging started, everything goes there, in order */
+	if (!tt->unsol.stage &&
+	    (tc->rget = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, off, len))) {
+		tcp_rx_place_get(tc, tc->rget, off);
+		return 0;
+	}
+	tc->rdst = DST_STAGE;
+	tc->rptr = idm_prov_unsol_stage(&tt->unsol, off);
+	if (!tc->rptr) {
+		tcp_conn_fail(tc, -ENOMEM, "no memory to stage unsolicited data");
+		return -1;
+	}
+	return 0;
+}
+
+/* Solicited Data-Out: the R2T of tt it answers (by TTT), checked
+ * against it. 1 if no R2T has that TTT. */
+static int tgt_dataout_r2t(struct tcp_conn *tc, struct tcp_task *tt,
+			   uint32_t itt, uint32_t ttt)
+{
+	const uint8_t *bhs = tc->rhdr;
 	uint32_t off = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_BUF_OFFSET);
 	uint32_t sn = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_DATASN), len = tc->rl.dsl;
 	uint64_t end = (uint64_t)off + len;
-	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
-	struct tcp_task *tt = tcp_task_live(t);
 
-	if (!tt && tcp_dead_itt(tc, itt)) {
-		tc->rdst =
-			DST_DISCARD; /* late data of a task the caller ended */
-		return 0;
-	}
-	if (!tt) {
-		dataout_report(tc, "unknown ITT", itt, ttt);
-		return 0;
-	}
-	if (!tt->write) {
-		tcp_conn_fail(tc, -EPROTO,
-			      "Data-Out for ITT 0x%08x, not a write", itt);
-		return -1;
-	}
-	if (!len) {
-		tcp_conn_fail(tc, -EPROTO, "Data-Out without data (ITT 0x%08x)",
-			      itt);
-		return -1;
-	}
-	tc->rtask = t;
-	if (ttt == IDM_ISCSI_RESERVED_TAG) {
-		char why[160];
-
-		if (idm_prov_unsol_dataout(&tt->unsol, off, len, sn, why,
-					   sizeof(why)) < 0) {
-			tcp_conn_fail(tc, -EPROTO, "%s (ITT 0x%08x)", why, itt);
-			return -1;
-		}
-		/* once staging started, everything goes there, in order */
-		if (!tt->unsol.stage &&
-		    (tc->rget = idm_prov_task_xfer_cover(t, IDM_DATA_OUT, off,
-							 len))) {
-			tcp_rx_place_get(tc, tc->rget, off);
-		} else {
-			tc->rdst = DST_STAGE;
-			tc->rptr = idm_prov_unsol_stage(&tt->unsol, off);
-			if (!tc->rptr) {
-				tcp_conn_fail(tc, -ENOMEM,
-					      "no memory to stage unsolicited data");
-				return -1;
-			}
-		}
-		return 0;
-	}
 	for (unsigned i = 0; i < tt->nr2t; i++) {
 		struct tcp_r2t *r = &tt->r2t[i];
 
@@ -251,6 +242,43 @@ static int tgt_dataout_header(struct tcp_conn *tc)
 		tcp_rx_place_get(tc, tc->rget, off);
 		return 0;
 	}
+	return 1;
+}
+
+static int tgt_dataout_header(struct tcp_conn *tc)
+{
+	const uint8_t *bhs = tc->rhdr;
+	uint32_t itt = idm_iscsi_bhs_itt(bhs),
+		 ttt = idm_iscsi_get32(bhs + IDM_ISCSI_BHS_TTT);
+	struct idm_task *t = idm_prov_task_find(tc->conn, itt);
+	struct tcp_task *tt = tcp_task_live(t);
+	int r;
+
+	if (!tt && tcp_dead_itt(tc, itt)) {
+		tc->rdst =
+			DST_DISCARD; /* late data of a task the caller ended */
+		return 0;
+	}
+	if (!tt) {
+		dataout_report(tc, "unknown ITT", itt, ttt);
+		return 0;
+	}
+	if (!tt->write) {
+		tcp_conn_fail(tc, -EPROTO,
+			      "Data-Out for ITT 0x%08x, not a write", itt);
+		return -1;
+	}
+	if (!tc->rl.dsl) {
+		tcp_conn_fail(tc, -EPROTO, "Data-Out without data (ITT 0x%08x)",
+			      itt);
+		return -1;
+	}
+	tc->rtask = t;
+	if (ttt == IDM_ISCSI_RESERVED_TAG)
+		return tgt_dataout_unsol(tc, t, tt, itt);
+	r = tgt_dataout_r2t(tc, tt, itt, ttt);
+	if (r <= 0)
+		return r;
 	tc->rtask = NULL;
 	dataout_report(tc, "unknown TTT", itt, ttt);
 	return 0;

@@ -26,6 +26,14 @@
  *    the limit above the high mark is the room for them.
  */
 #include "tcp.h"
+#include "tcp_tx.h"
+#include "tcp_engine.h"
+#include "tcp_conn.h"
+#include "tcp_live.h"
+#include "tcp_rx.h"
+#include "tcp_zc.h"
+#include "tcp_sg.h"
+#include "tcp_datain.h"
 #include "crc32c.h"
 #include "tcp_segment.h"
 
@@ -121,21 +129,13 @@ void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
 		rx_resume(tc);
 }
 
-static void tx_defer_fn(struct idm_prov_defer *df)
-{
-	tcp_tx_flush(IDM_PROV_CONTAINER_OF(df, struct tcp_conn, tx_defer));
-}
-
 /* Writing happens from progress context only, so that completions never
  * run inside the caller's call. */
 void tcp_tx_kick(struct tcp_conn *tc)
 {
 	if (tc->closed)
 		return;
-	if (tc->eng)
-		tcp_uring_want_tx(tc); /* written at the end of the pass */
-	else
-		idm_prov_defer(tc->ctx, &tc->tx_defer, tx_defer_fn);
+	tc->eops->kick_tx(tc); /* io_uring: at the end of the pass */
 }
 
 void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
@@ -270,7 +270,7 @@ static void add_payload(const struct tcp_txd *d, struct tcp_txpdu *e,
 		if (d->dd)
 			crc = tcp_crc32c(crc, base + p, len);
 	} else {
-		/* one placeholder iovec: tcp_tx_flush() expands it */
+		/* one placeholder iovec: the engine's write expands it */
 		e->sg = d->sg;
 		e->sg_off = d->sg_off + p;
 		e->iov[e->iovcnt].iov_base = NULL;
@@ -595,45 +595,6 @@ bool tcp_tx_retire(struct tcp_conn *tc, bool short_write)
 	return !tc->closed;
 }
 
-void tcp_tx_flush(struct tcp_conn *tc)
-{
-	/* scratch for one sendmsg: on the stack, not in every connection */
-	struct iovec iov[TX_IOV];
-	uint64_t sent = 0;
-
-	if (tc->eng) {
-		tcp_uring_want_tx(tc);
-		return;
-	}
-	if (tc->u_tx_sub && !tcp_uring_settle_tx(tc))
-		return;
-	while (!tc->closed) {
-		ssize_t n;
-		int cnt;
-
-		if (sent >= TCP_IO_BYTES) {
-			/* a fast peer must not keep the loop here for a
-			 * whole 16 MiB transfer: continue next pass */
-			tcp_tx_kick(tc);
-			return;
-		}
-		cnt = tcp_tx_prepare(tc, iov);
-		if (cnt <= 0)
-			return;
-		{
-			/* sendmsg for MSG_NOSIGNAL (and MSG_ZEROCOPY) */
-			struct msghdr mh = { .msg_iov = iov,
-					     .msg_iovlen = (size_t)cnt };
-			n = tcp_zc_sendmsg(tc, &mh);
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (!tcp_tx_sent(tc, n, n < 0 ? errno : 0, false))
-			return;
-		sent += (uint64_t)n;
-	}
-}
-
 /* A half-written PDU (there is at most one, at the ring head) belongs to
  * a task being freed: copy what is left of it so the stream stays valid. */
 static int bounce_head(struct tcp_conn *tc, struct tcp_txpdu *e)
@@ -679,7 +640,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 
 	if (!tcp_task(t)->ntxd)
 		return;
-	tcp_uring_tx_changed(tc);
+	tc->eops->tx_changed(tc);
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
 
@@ -721,7 +682,7 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 {
 	struct tcp_txd *d;
 
-	tcp_uring_tx_changed(tc);
+	tc->eops->tx_changed(tc);
 	while (tc->r_count) {
 		struct tcp_txpdu *e = &tc->ring[tc->r_head];
 

@@ -32,6 +32,9 @@
  * counted, and said once per connection at debug level.
  */
 #include "tcp.h"
+#include "tcp_zc.h"
+#include "tcp_conn.h"
+#include "tcp_tx.h"
 
 #include <errno.h>
 #include <linux/errqueue.h>
