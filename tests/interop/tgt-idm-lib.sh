@@ -16,7 +16,7 @@ find_tgt_idm() {
 	local work=${1:-${TGT_IDM_WORK:-}}
 	if [ -z "${TGTD_IDM:-}" ]; then
 		if [ -z "$work" ] || [ ! -f "$work/env.sh" ]; then
-			skip "tgtd on libidm not built: run contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
+			skip "tgtd on libidm not built: run contrib/build-ports.sh BUILDDIR (as quickstart.sh does), or contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
 		fi
 		# shellcheck disable=SC1091
 		. "$work/env.sh"
