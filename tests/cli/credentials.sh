@@ -25,6 +25,7 @@ T=("$IDM_TARGET" --portal 127.0.0.1:0 --log-target stderr --lun ram:1M)
 # set), then gets SIGINT: the status is CMD's (0 after a clean stop). No
 # fixed time: a loaded machine may take seconds to start it; run_expect's
 # time bound is the hang guard.
+# shellcheck disable=SC2016 # expanded by that bash
 BRIEF=(bash -c 'pf=$1; shift; rm -f "$pf"
 	"$@" --port-file "$pf" & t=$!
 	until [ -s "$pf" ] || ! kill -0 "$t" 2>/dev/null; do sleep 0.1; done

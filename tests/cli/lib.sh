@@ -30,10 +30,11 @@ start_target() {
 	TARGET_PID=$TGT_PID
 }
 
+target_gone() { ! kill -0 "$TARGET_PID" 2>/dev/null; }
 # stop_target: SIGTERM, and idm-target's exit status.
 stop_target() {
 	kill "$TARGET_PID" 2>/dev/null
-	wait_until 30 eval '! kill -0 "$TARGET_PID" 2>/dev/null'
+	wait_until 30 target_gone
 	wait "$TARGET_PID"
 }
 

@@ -10,6 +10,9 @@
 
 IQN=iqn.2026-11.org.libidm:tgt-idm
 
+# tgtd_answers PID TGTADM...: tgtd PID answers tgtadm, or has exited
+tgtd_answers() { timeout 5 "${@:2}" --op show --mode system || ! kill -0 "$1"; }
+
 # find_tgt_idm WORKDIR: sets TGTD_IDM, TGTADM (unchanged tgtadm), TGTD_STOCK
 # from the work dir of build-tgt-idm.sh (its env.sh), or skips.
 find_tgt_idm() {
@@ -53,10 +56,7 @@ start_tgtd() {
 			"$bin" -f -C "$cport" --iscsi portal="$addr:$port" "${more[@]}" \
 			>"$TMP/tgtd-$name.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 50); do
-			timeout 5 "${adm[@]}" --op show --mode system >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_until 30 tgtd_answers "$pid" "${adm[@]}" >/dev/null 2>&1
 		if wait_port "$port" 5 "$addr"; then
 			PIDS="$PIDS $pid"
 			break

@@ -44,10 +44,12 @@ scaled() {
 
 # wait_until SECS CMD...: run CMD every 0.1 s until it succeeds (0) or
 # SECS (scaled) passed (1). For events: a log line, a count, a file.
+# (Its locals have names of their own: CMD may be a function that reads
+# the caller's variables.)
 wait_until() {
-	local n=$(($(scaled "$1") * 10)) i
+	local _wu_n=$(($(scaled "$1") * 10)) _wu_i
 	shift
-	for ((i = 0; i < n; i++)); do
+	for ((_wu_i = 0; _wu_i < _wu_n; _wu_i++)); do
 		"$@" && return 0
 		sleep 0.1
 	done
