@@ -67,7 +67,8 @@ SRC=$WORK/tgt-$TGT_UPSTREAM
 # 1. the source
 # has_src: apt knows the pinned source version. Any deb-src line is not
 # enough: one for another release (trixie, say) lists only its own tgt.
-has_src() { apt-cache showsrc tgt 2>/dev/null | grep -qx "Version: $TGT_VERSION"; }
+# (grep reads it all: with -q, apt-cache's SIGPIPE fails the pipe.)
+has_src() { apt-cache showsrc tgt 2>/dev/null | grep -x "Version: $TGT_VERSION" >/dev/null; }
 if [ ! -d "$SRC" ]; then
 	command -v dpkg-source >/dev/null || die "dpkg-dev is needed (apt-get install dpkg-dev)"
 	if ! has_src; then
