@@ -20,8 +20,9 @@
 #   --control-port N    tgtd -C/--control-port for --start (default 1)
 #   --lun FILE          backing file for --start (default DIR/lun1.img, 256M)
 #   --iqn IQN           target name for --start
-# Needs root for the apt steps (deb-src stanza, apt-get update), unless the
-# source is already unpacked in the work dir.
+# Needs root (or sudo) for the apt steps (a deb-src stanza, apt-get update)
+# when apt does not list the pinned tgt source yet, unless the source is
+# already unpacked in the work dir.
 set -euo pipefail
 
 TGT_VERSION='1:1.0.85-1+deb12u1'
@@ -64,40 +65,43 @@ WORK=$(cd "$WORK" && pwd)
 SRC=$WORK/tgt-$TGT_UPSTREAM
 
 # 1. the source
+# has_src: apt knows the pinned source version. Any deb-src line is not
+# enough: one for another release (trixie, say) lists only its own tgt.
+# (grep reads it all: with -q, apt-cache's SIGPIPE fails the pipe.)
+has_src() { apt-cache showsrc tgt 2>/dev/null | grep -x "Version: $TGT_VERSION" >/dev/null; }
 if [ ! -d "$SRC" ]; then
 	command -v dpkg-source >/dev/null || die "dpkg-dev is needed (apt-get install dpkg-dev)"
-	# The pinned version must be served by a deb-src entry of this machine's
-	# own suites. Another deb-src entry (a newer suite's, added for another
-	# project's source) is not enough: apt-get source would then find only
-	# that suite's tgt. So the test is the version itself, not "any deb-src".
-	pinned_served() { apt-cache showsrc tgt 2>/dev/null | grep -qxF "Version: $TGT_VERSION"; }
-	if ! pinned_served; then
-		[ "$(id -u)" = 0 ] || die "no deb-src entry serves tgt $TGT_VERSION and not root"
-		if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-			if [ ! -f /etc/apt/sources.list.d/debian-src.sources ]; then
-				say "adding /etc/apt/sources.list.d/debian-src.sources (deb-src of debian.sources)"
-				sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-					>/etc/apt/sources.list.d/debian-src.sources
-			fi
+	if ! has_src; then
+		sudo=()
+		if [ "$(id -u)" != 0 ]; then
+			command -v sudo >/dev/null ||
+				die "apt does not list tgt $TGT_VERSION's source and we are neither root nor have sudo"
+			sudo=(sudo)
+		fi
+		# the deb-src twin of the release's own sources, unless there
+		if [ -e /etc/apt/sources.list.d/debian-src.sources ] ||
+		   [ -e /etc/apt/sources.list.d/debian-src.list ]; then
+			:
+		elif [ -f /etc/apt/sources.list.d/debian.sources ]; then
+			say "adding /etc/apt/sources.list.d/debian-src.sources (deb-src)"
+			sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+				"${sudo[@]}" tee /etc/apt/sources.list.d/debian-src.sources >/dev/null
 		elif grep -qsE '^deb ' /etc/apt/sources.list; then
-			if [ ! -f /etc/apt/sources.list.d/debian-src.list ]; then
-				say "adding /etc/apt/sources.list.d/debian-src.list (deb-src of sources.list)"
-				sed -n 's/^deb /deb-src /p' /etc/apt/sources.list \
-					>/etc/apt/sources.list.d/debian-src.list
-			fi
+			say "adding /etc/apt/sources.list.d/debian-src.list (deb-src)"
+			sed -n 's/^deb /deb-src /p' /etc/apt/sources.list |
+				"${sudo[@]}" tee /etc/apt/sources.list.d/debian-src.list >/dev/null
 		else
 			die "cannot find an apt source to copy as deb-src"
 		fi
-		"${APT[@]}" update
+		"${sudo[@]}" "${APT[@]}" update
 	fi
-	avail=$(apt-cache showsrc tgt 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
-	[ -n "$avail" ] || { "${APT[@]}" update; avail=$(apt-cache showsrc tgt | sed -n 's/^Version: //p' | sort -V | tail -1); }
-	if [ "$avail" != "$TGT_VERSION" ]; then
-		say "NOTE: the archive's newest tgt source is $avail; this series is for $TGT_VERSION (pinned)."
+	if ! has_src; then
+		avail=$(apt-cache showsrc tgt 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
+		say "NOTE: apt lists no tgt source $TGT_VERSION (the series' pin; newest listed: ${avail:-none})."
 		say "      If $TGT_VERSION is gone from the archive, fetch it from snapshot.debian.org."
 	fi
 	(cd "$WORK" && "${APT[@]}" source "tgt=$TGT_VERSION") ||
-		die "apt-get source tgt=$TGT_VERSION failed (has the archive moved on? newest: ${avail:-none})"
+		die "apt-get source tgt=$TGT_VERSION failed (has the archive moved on?)"
 fi
 [ -f "$SRC/debian/changelog" ] || die "$SRC is not an unpacked tgt source"
 got=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)

@@ -1214,7 +1214,9 @@ static int serve(void)
 	r = open_portals();
 	if (r)
 		return r < 0 ? 1 : r;
-	if (write_port_file() < 0 || start_loops() < 0)
+	/* the port file says "started": after the signal handlers, so that
+	 * whoever read it may stop us with SIGINT or SIGTERM at once */
+	if (start_loops() < 0 || write_port_file() < 0)
 		return 1;
 	notify_send("READY=1");
 	r = run_loop(srv.single);

@@ -19,8 +19,17 @@ IDM_INITIATOR=$(realpath "$2")
 IQN=iqn.2026-11.org.libidm:cred
 SECRET=Zq7-cred-secret-4711
 T=("$IDM_TARGET" --portal 127.0.0.1:0 --log-target stderr --lun ram:1M)
-# start-up only: idm-target runs for 1 s, then SIGINT (exit status 0)
-BRIEF=(timeout --preserve-status -s INT 1)
+# BRIEF CMD...: idm-target's start-up only. CMD (idm-target's command
+# line, or env ... before it) runs with a port file until it has written
+# it (once listening, every start-up message printed, its signal handlers
+# set), then gets SIGINT: the status is CMD's (0 after a clean stop). No
+# fixed time: a loaded machine may take seconds to start it; run_expect's
+# time bound is the hang guard.
+# shellcheck disable=SC2016 # expanded by that bash
+BRIEF=(bash -c 'pf=$1; shift; rm -f "$pf"
+	"$@" --port-file "$pf" & t=$!
+	until [ -s "$pf" ] || ! kill -0 "$t" 2>/dev/null; do sleep 0.1; done
+	kill -INT "$t" 2>/dev/null; wait "$t"' brief "$TMP/brief.port")
 
 # expect_out NAME PATTERN CMD...: like expect_run, whatever CMD's exit
 # status (libiscsi's tools have their own)
@@ -139,13 +148,13 @@ mkdir -m 700 "$TMP/creds"
 cred_file "$TMP/creds/idm-target.credentials" 400 "chap = alice:$SECRET"
 expect_run "systemd credential read" 0 \
 	"info: credentials: read $TMP/creds/idm-target.credentials \(systemd credential idm-target.credentials\)" \
-	env CREDENTIALS_DIRECTORY="$TMP/creds" "${BRIEF[@]}" "${T[@]}"
+	"${BRIEF[@]}" env CREDENTIALS_DIRECTORY="$TMP/creds" "${T[@]}"
 grep -q "access: CHAP required" "$TMP/out" || fail "systemd credential: CHAP not required"
 expect_run "--credentials wins over the systemd credential" 0 "access: CHAP required" \
-	env CREDENTIALS_DIRECTORY="$TMP/creds" "${BRIEF[@]}" "${T[@]}" --credentials "$TMP/c600"
+	"${BRIEF[@]}" env CREDENTIALS_DIRECTORY="$TMP/creds" "${T[@]}" --credentials "$TMP/c600"
 grep -q "credentials: read" "$TMP/out" && fail "systemd credential read although --credentials was given"
 expect_run "no systemd credential: loopback only" 0 "info: access: loopback initiators only" \
-	env CREDENTIALS_DIRECTORY="$TMP/none" "${BRIEF[@]}" "${T[@]}"
+	"${BRIEF[@]}" env CREDENTIALS_DIRECTORY="$TMP/none" "${T[@]}"
 chmod 644 "$TMP/creds/idm-target.credentials"
 expect_run "systemd credential 0644 refused" 2 "permissions 0644 are too open" \
 	env CREDENTIALS_DIRECTORY="$TMP/creds" "${T[@]}"

@@ -26,19 +26,21 @@ expect_run() {
 # start_target LOG ARGS...: idm-target on 127.0.0.1 with a free port;
 # sets PORT and TARGET_PID. The caller gives the LUNs (or a config).
 start_target() {
-	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 10 --log-target stderr "${@:2}"
+	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 30 --log-target stderr "${@:2}"
 	TARGET_PID=$TGT_PID
 }
 
+target_gone() { ! kill -0 "$TARGET_PID" 2>/dev/null; }
 # stop_target: SIGTERM, and idm-target's exit status.
 stop_target() {
 	kill "$TARGET_PID" 2>/dev/null
-	for _ in $(seq 50); do
-		kill -0 "$TARGET_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until 30 target_gone
 	wait "$TARGET_PID"
 }
+
+# log_has N PATTERN: the target's log ($TMP/t.log) has at least N lines
+# matching the extended regex PATTERN (for wait_until).
+log_has() { [ "$(grep -Ec -- "$2" "$TMP/t.log")" -ge "$1" ]; }
 
 finish() {
 	if [ "$FAILS" -ne 0 ]; then

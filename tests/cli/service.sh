@@ -86,7 +86,7 @@ if [ "$RO_OK" = 1 ]; then
 		--target-name "$IQN" --lun "file:$TMP/ro.img" 2>"$TMP/ro.log" &
 	RO_PID=$!
 	PIDS="$PIDS $RO_PID"
-	for _ in $(seq 50); do [ -s "$TMP/port2" ] && break; sleep 0.1; done
+	wait_file "$TMP/port2" "$RO_PID" 30
 	grep -q "LUN 1: $TMP/ro.img is read-only for us: served write protected" "$TMP/ro.log" ||
 		{ fail "no notice for the read-only file"; cat "$TMP/ro.log"; }
 	expect_run "read-only file: write refused" 1 "WRITE at LBA 0: CHECK CONDITION, sense key 0x7 ASC 0x27 ASCQ 0x00" \
@@ -100,7 +100,7 @@ fi
 printf 'portal = 127.0.0.1:0\nlun = ram:1M\nchap = user1:secret123456\n' >"$TMP/chap.conf"
 expect_run "config: chap" 1 "login to $IQN failed|login .*failed" sh -c '
 	"$1" -c "$2" --target-name "$3" --port-file "$4" --log-target stderr 2>/dev/null & t=$!
-	for _ in $(seq 50); do [ -s "$4" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ -s "$4" ] && break; sleep 0.1; done
 	"$5" --no-discovery "iscsi://127.0.0.1:$(cat "$4")/$3/1"; rc=$?
 	kill $t; wait $t; exit $rc' sh "$IDM_TARGET" "$TMP/chap.conf" "$IQN" "$TMP/port3" "$IDM_INITIATOR"
 
@@ -108,17 +108,25 @@ expect_run "config: chap" 1 "login to $IQN failed|login .*failed" sh -c '
 sed -i '/^lun = 2=ram:1M,ro$/d' "$TMP/target.conf"
 echo "lun = 3=ram:2M" >>"$TMP/target.conf"
 kill -HUP "$TARGET_PID"
-for _ in $(seq 50); do grep -q "reload: " "$TMP/t.log" && break; sleep 0.1; done
+wait_until 30 log_has 1 "reload: "
 grep -q "reload: 2 LUNs (1 unchanged)" "$TMP/t.log" || { fail "SIGHUP: no reload"; cat "$TMP/t.log"; }
+# benches: a bench logs in twice (a probe, then the session whose I/O
+# starts at once); it runs until SIGINT (--duration is its hang guard),
+# so that the reloads below fall inside it whatever the machine's load
+logins() { grep -c "normal session tsih" "$TMP/t.log"; }
 # I/O on LUN 1 while LUN 3 is removed and added again: it must not notice
-timeout 30 "$IDM_INITIATOR" --no-discovery -q --bench --duration 3 "$URL/1" >"$TMP/bench.out" 2>&1 &
+n=$(logins)
+timeout 120 "$IDM_INITIATOR" --no-discovery -q --bench --duration 60 "$URL/1" >"$TMP/bench.out" 2>&1 &
 BENCH=$!
-sleep 1
+wait_until 30 log_has $((n + 2)) "normal session tsih" || fail "SIGHUP under I/O: the bench did not log in"
+n=$(grep -c "reload: " "$TMP/t.log")
 sed -i '/^lun = 3=ram:2M$/d' "$TMP/target.conf"
 kill -HUP "$TARGET_PID"
-sleep 0.5
+wait_until 30 log_has $((n + 1)) "reload: "
 echo "lun = 3=ram:2M" >>"$TMP/target.conf"
 kill -HUP "$TARGET_PID"
+wait_until 30 log_has $((n + 2)) "reload: "
+kill -INT "$BENCH"
 wait "$BENCH" || { fail "I/O during SIGHUP reloads failed"; cat "$TMP/bench.out"; }
 [ "$(grep -c "LUN 3 removed" "$TMP/t.log")" = 1 ] || fail "SIGHUP under I/O: LUN 3 not removed once"
 expect_run "SIGHUP: LUN list" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/3"
@@ -126,7 +134,7 @@ expect_run "SIGHUP: new LUN 3 takes writes" 0 "verify: .*: OK" "${I[@]}" "${CHAP
 # a bad LUN in the file: the reload is refused, the list stays
 echo "lun = 4=disk:/x" >>"$TMP/target.conf"
 kill -HUP "$TARGET_PID"
-for _ in $(seq 50); do grep -q "reload failed" "$TMP/t.log" && break; sleep 0.1; done
+wait_until 30 log_has 1 "reload failed"
 grep -q "reload failed: LUN list unchanged" "$TMP/t.log" || fail "SIGHUP with a bad LUN: not refused"
 expect_run "SIGHUP refused: LUN list unchanged" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/1"
 # an unknown setting added to the file: refused like a start would be
@@ -134,7 +142,7 @@ sed -i '/^lun = 4=disk:\/x$/d' "$TMP/target.conf"
 echo "lun = 4=ram:1M" >>"$TMP/target.conf"
 echo "bogus-name = 1" >>"$TMP/target.conf"
 kill -HUP "$TARGET_PID"
-for _ in $(seq 50); do grep -q "nothing reloaded" "$TMP/t.log" && break; sleep 0.1; done
+wait_until 30 log_has 1 "nothing reloaded"
 grep -q "unknown setting 'bogus-name'; nothing reloaded" "$TMP/t.log" ||
 	fail "SIGHUP with an unknown setting: not refused"
 expect_run "SIGHUP with an unknown setting: LUN list unchanged" 0 "^LUNs: 1 3$" "${I[@]}" "${CHAP[@]}" "$URL/1"
@@ -143,13 +151,21 @@ sed -i '/^bogus-name = 1$/d; /^lun = 4=ram:1M$/d' "$TMP/target.conf"
 # flight complete, the next ones get an error, the target carries on
 sed -i '/^lun = 4=disk:\/x$/d; /^lun = 1=file:/d; /^lun = 3=ram:2M$/d' "$TMP/target.conf"
 echo "lun = 5=ram:1M" >>"$TMP/target.conf"
+n=$(logins)
 for l in 1 3; do
-	timeout 30 "$IDM_INITIATOR" --no-discovery -q --bench --duration 3 --read-pct 50 \
+	timeout 120 "$IDM_INITIATOR" --no-discovery -q --bench --duration 60 --read-pct 50 \
 		"$URL/$l" >"$TMP/bench$l.out" 2>&1 &
 	eval "B$l=\$!"
 done
-sleep 1
+wait_until 30 log_has $((n + 4)) "normal session tsih" || fail "LUNs removed under I/O: the benches did not log in"
 kill -HUP "$TARGET_PID"
+wait_until 30 log_has 1 "reload: 1 LUNs \(0 unchanged\)"
+# a bench's first failed command prints "bench: session N: ..." (it is
+# not sent again): then each has seen the removal
+for l in 1 3; do
+	wait_until 30 grep -q "bench: session" "$TMP/bench$l.out"
+	kill -INT "$(eval "echo \$B$l")"
+done
 wait "$B1"; rc1=$?
 wait "$B3"; rc3=$?
 for l in 1 3; do

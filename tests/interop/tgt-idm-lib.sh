@@ -10,13 +10,16 @@
 
 IQN=iqn.2026-11.org.libidm:tgt-idm
 
+# tgtd_answers PID TGTADM...: tgtd PID answers tgtadm, or has exited
+tgtd_answers() { timeout 5 "${@:2}" --op show --mode system || ! kill -0 "$1"; }
+
 # find_tgt_idm WORKDIR: sets TGTD_IDM, TGTADM (unchanged tgtadm), TGTD_STOCK
 # from the work dir of build-tgt-idm.sh (its env.sh), or skips.
 find_tgt_idm() {
 	local work=${1:-${TGT_IDM_WORK:-}}
 	if [ -z "${TGTD_IDM:-}" ]; then
 		if [ -z "$work" ] || [ ! -f "$work/env.sh" ]; then
-			skip "tgtd on libidm not built: run contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
+			skip "tgtd on libidm not built: run contrib/build-ports.sh BUILDDIR (as quickstart.sh does), or contrib/tgt/build-tgt-idm.sh --work ${work:-DIR} --stock (or set TGT_IDM_WORK/TGTD_IDM)"
 		fi
 		# shellcheck disable=SC1091
 		. "$work/env.sh"
@@ -53,10 +56,7 @@ start_tgtd() {
 			"$bin" -f -C "$cport" --iscsi portal="$addr:$port" "${more[@]}" \
 			>"$TMP/tgtd-$name.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 50); do
-			timeout 5 "${adm[@]}" --op show --mode system >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_until 30 tgtd_answers "$pid" "${adm[@]}" >/dev/null 2>&1
 		if wait_port "$port" 5 "$addr"; then
 			PIDS="$PIDS $pid"
 			break

@@ -73,7 +73,7 @@ run_bounded() {
 	return $rc
 }
 
-# run_expect WHAT WANT_RC PATTERN CMD...: CMD (within 20 s) must exit
+# run_expect WHAT WANT_RC PATTERN CMD...: CMD (within 20 s, scaled) must exit
 # WANT_RC with its stdout+stderr, left in $TMP/out, matching the extended
 # regex PATTERN. Says "ok" with the first matching line and returns 0,
 # or shows what CMD printed and returns 1: the areas that count failures
@@ -82,7 +82,7 @@ run_bounded() {
 run_expect() {
 	local what=$1 want=$2 pat=$3 rc
 	shift 3
-	timeout 20 "$@" >"$TMP/out" 2>&1
+	timeout "$(scaled 20)" "$@" >"$TMP/out" 2>&1
 	rc=$?
 	if [ "$rc" = "$want" ] && grep -Eq -- "$pat" "$TMP/out"; then
 		echo "ok   $what: $(grep -E -m1 -- "$pat" "$TMP/out")"

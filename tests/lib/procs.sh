@@ -33,6 +33,29 @@ stop_pid() {
 	return 0
 }
 
+# scaled SECS: a hang guard of SECS seconds times IDM_TEST_TIME_SCALE
+# (CI sets 4 for the sanitizer builds). Only guards scale: a wait for an
+# event ends when the event comes.
+scaled() {
+	local s=${IDM_TEST_TIME_SCALE:-1}
+	[[ $s =~ ^[1-9][0-9]{0,2}$ ]] || s=1
+	echo $(($1 * s))
+}
+
+# wait_until SECS CMD...: run CMD every 0.1 s until it succeeds (0) or
+# SECS (scaled) passed (1). For events: a log line, a count, a file.
+# (Its locals have names of their own: CMD may be a function that reads
+# the caller's variables.)
+wait_until() {
+	local _wu_n=$(($(scaled "$1") * 10)) _wu_i
+	shift
+	for ((_wu_i = 0; _wu_i < _wu_n; _wu_i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
 # port_open PORT [HOST]: is something listening on HOST (127.0.0.1):PORT?
 port_open() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
 
@@ -42,10 +65,10 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# wait_port PORT [SECS [HOST]]: wait up to SECS (default 10) for
+# wait_port PORT [SECS [HOST]]: wait up to SECS (default 10, scaled) for
 # HOST (127.0.0.1):PORT to accept.
 wait_port() {
-	local i n=$(( ${2:-10} * 10 ))
+	local i n=$(( $(scaled "${2:-10}") * 10 ))
 	for ((i = 0; i < n; i++)); do
 		port_open "$1" "${3:-}" && return 0
 		sleep 0.1
@@ -54,9 +77,9 @@ wait_port() {
 }
 
 # wait_file FILE PID SECS: wait until FILE is not empty, PID exited or
-# SECS passed; 0 iff FILE is not empty.
+# SECS (scaled) passed; 0 iff FILE is not empty.
 wait_file() {
-	local f=$1 pid=$2 n=$(( $3 * 10 )) i
+	local f=$1 pid=$2 n=$(( $(scaled "$3") * 10 )) i
 	for ((i = 0; i < n; i++)); do
 		[ -s "$f" ] && return 0
 		kill -0 "$pid" 2>/dev/null || break

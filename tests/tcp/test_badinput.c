@@ -20,6 +20,19 @@
 
 #define ITT 0x1234
 
+static bool t_terminated(struct h *h)
+{
+	return h->t.terminate_count > 0;
+}
+
+/* After the raw peer closed: the target's terminate notify, waited for
+ * (30 s is a hang guard), before the fixed window that checks it came
+ * only once. */
+static void wait_t_terminated(struct h *h)
+{
+	(void)h_progress_until(h, t_terminated, 30000);
+}
+
 static void params_write(struct h_params *p)
 {
 	/* everything by R2T, one burst of 8 KiB at a time */
@@ -402,6 +415,7 @@ START_TEST(truncated_bhs_then_close)
 	ck_assert_int_eq(h_raw_write(&h, &r, bhs, 20), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
+	wait_t_terminated(&h);
 	h_progress_for(&h, 500);
 	h_raw_assert_failed_once(&h.t, __func__);
 	ck_assert_int_eq(h_check_guards(&h), 0);
@@ -428,6 +442,7 @@ START_TEST(truncated_data_then_close)
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
+	wait_t_terminated(&h);
 	h_progress_for(&h, 500);
 	h_raw_assert_failed_once(&h.t, __func__);
 	h_log("NOP-Out with 100 of 1000 data bytes then close: one notify, reason: %s",
@@ -454,6 +469,7 @@ START_TEST(vanish_mid_dataout)
 	ck_assert_int_eq(h_raw_write(&h, &r, pkt, sizeof(pkt)), 0);
 	h_progress_for(&h, 50);
 	h_raw_close(&r);
+	wait_t_terminated(&h);
 	h_progress_for(&h, 500);
 	h_raw_assert_failed_once(&h.t, __func__);
 	ck_assert_msg(h.t.completion_count == h.t.completion_errors,
@@ -483,6 +499,7 @@ START_TEST(vanish_mid_datain)
 	for (int i = 0; i < 3; i++)
 		h_raw_recv_op(&h, &r, IDM_ISCSI_OP_DATA_IN, bhs);
 	h_raw_close(&r);
+	wait_t_terminated(&h);
 	h_progress_for(&h, 800);
 	h_raw_assert_failed_once(&h.t, __func__);
 	h_log("initiator gone during a 1 MiB Put_Data: one notify, reason: %s",

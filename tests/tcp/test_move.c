@@ -141,7 +141,8 @@ START_TEST(test_reuseport)
 		ck_assert_int_ge(fds[i], 0);
 		ck_assert_int_eq(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
 	}
-	for (int t = 0; t < 500 && w.accepted[0] + w.accepted[1] < N_RAW; t++)
+	/* the progress threads accept them: 30 s is a hang guard */
+	for (int t = 0; t < 3000 && w.accepted[0] + w.accepted[1] < N_RAW; t++)
 		usleep(10000);
 	for (int i = 0; i < N_RAW; i++)
 		close(fds[i]);

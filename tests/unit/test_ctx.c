@@ -366,8 +366,8 @@ START_TEST(progress_thread)
 
 	/* the connected callback arrives without any progress call */
 	ck_assert_int_eq(idm_conn_connect(ctx, "127.0.0.1", "3260", &attr, &conn), 0);
-	for (int i = 0; i < 200 && !__atomic_load_n(&unit_ev.connected, __ATOMIC_ACQUIRE); i++)
-		usleep(10000);
+	for (int i = 0; i < 3000 && !__atomic_load_n(&unit_ev.connected, __ATOMIC_ACQUIRE); i++)
+		usleep(10000); /* 30 s: a hang guard */
 	ck_assert_int_eq(__atomic_load_n(&unit_ev.connected, __ATOMIC_ACQUIRE), 1);
 
 	ck_assert_int_eq(idm_ctx_stop_progress_thread(ctx), 0);

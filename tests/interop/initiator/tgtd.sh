@@ -29,10 +29,7 @@ for attempt in 1 2 3 4 5; do
 done
 [ -n "$TGT_PID" ] || fail "tgtd does not listen"
 CLEANUP_CMDS+=("stop_pid $TGT_PID" "tgtadm --op delete --mode system")
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	tgtadm --op show --mode target >/dev/null 2>&1 && break
-	sleep 0.2
-done
+wait_until 30 tgtadm --op show --mode target >/dev/null 2>&1
 tgtadm --op new --mode target --tid 1 -T "$IQN" || fail "tgtadm new target"
 tgtadm --op bind --mode target --tid 1 -I ALL || fail "tgtadm bind"
 truncate --size=100M "$TMP/lun1.img"

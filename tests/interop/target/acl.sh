@@ -61,16 +61,18 @@ target() {
 	netns_reach "$T_IP" "$PORT"
 }
 # wait_count PATTERN N SECS: until N lines of the target log match
+# (SECS, scaled, is a hang guard)
 wait_count() {
-	for _ in $(seq $(($3 * 10))); do
+	for _ in $(seq $(($(scaled "$3") * 10))); do
 		[ "$(grep -Ec -- "$1" "$TGT_LOG")" -ge "$2" ] && return 0
 		sleep 0.1
 	done
 	return 1
 }
-# wait_log PATTERN SECS: until the target log (TGT_LOG) matches
+# wait_log PATTERN SECS: until the target log (TGT_LOG) matches (SECS,
+# scaled, is a hang guard)
 wait_log() {
-	for _ in $(seq $(($2 * 10))); do
+	for _ in $(seq $(($(scaled "$2") * 10))); do
 		grep -Eq -- "$1" "$TGT_LOG" && return 0
 		sleep 0.1
 	done
@@ -200,27 +202,27 @@ P_BENCH2=$!
 PIDS="$PIDS $P_BENCH $P_BENCH2"
 # (idm-initiator opens a first session for its checks, then the
 # benchmark's)
-check "host1's benchmark runs" wait_count "normal session .* for $H1" 4 10
-check "host2's benchmark runs" wait_count "normal session .* for $H2" 2 10
+check "host1's benchmark runs" wait_count "normal session .* for $H1" 4 30
+check "host2's benchmark runs" wait_count "normal session .* for $H2" 2 30
 # a file with an error: nothing changes
 printf 'acl = %s 127.0.0.0/8\nacl = %s 10.212.0.0/33\n' "$H2" "$H1" >"$CONF"
 kill -HUP "$TGT_PID"
-check "bad file: refused with file:line" wait_log "error: $CONF:2: '10.212.0.0/33': the prefix length of an IPv4 address is 0 to 32" 5
-check "bad file: nothing reloaded" wait_log "reload failed: LUNs and acl rules unchanged" 5
+check "bad file: refused with file:line" wait_log "error: $CONF:2: '10.212.0.0/33': the prefix length of an IPv4 address is 0 to 32" 30
+check "bad file: nothing reloaded" wait_log "reload failed: LUNs and acl rules unchanged" 30
 check "bad file: no session asked to leave" ! grep -q "lost access" "$LOG"
 expect_rc "bad file: host1 still logs in" 0 "LUN 1: type 0x00" \
 	"${INI[@]}" -n "$H1" --no-discovery "iscsi://127.0.0.1:$PORT/$IQN/1"
 # allow-all with rules: refused, nothing changes
 printf 'allow-all = yes\nacl = %s *\n' "$H2" >"$CONF"
 kill -HUP "$TGT_PID"
-check "allow-all with rules: refused" wait_log "reload: acl rules and allow-all exclude each other" 5
+check "allow-all with rules: refused" wait_log "reload: acl rules and allow-all exclude each other" 30
 # host1 loses access; host2 keeps it with LUN 1 only
 printf 'acl = %s %s luns=1\n' "$H2" "$I_IP" >"$CONF"
 kill -HUP "$TGT_PID"
-check "reload: one rule in force" wait_log "reload: 1 acl rule\(s\) in force" 5
-check "host2's session: new LUNs, not logged out" wait_log "initiator ACLs changed the LUNs $H2 sees" 5
+check "reload: one rule in force" wait_log "reload: 1 acl rule\(s\) in force" 30
+check "host2's session: new LUNs, not logged out" wait_log "initiator ACLs changed the LUNs $H2 sees" 30
 check "the three sessions of host1 asked to log out" \
-	wait_count "lost access, logout requested within 5 s" 3 5
+	wait_count "lost access, logout requested within 5 s" 3 30
 grep -m1 "lost access" "$LOG" | sed 's/^/     /'
 timeout 15 tail --pid="$P_LOGOUT" -f /dev/null
 check "raw peer that logs out: Async request, Logout Response, closed" \
@@ -250,7 +252,7 @@ expect_rc "after the reload host2 sees LUN 1 only" 0 "^LUNs: 1$" \
 # no rules left: the default protection is back (loopback only)
 printf '# no acl\n' >"$CONF"
 kill -HUP "$TGT_PID"
-check "reload without rules: loopback only again" wait_log "reload: 0 acl rule\(s\) in force" 5
+check "reload without rules: loopback only again" wait_log "reload: 0 acl rule\(s\) in force" 30
 expect_rc "  ... host1 on loopback logs in" 0 "LUN 1: type 0x00" \
 	"${INI[@]}" -n "$H1" --no-discovery "iscsi://127.0.0.1:$PORT/$IQN/1"
 expect_rc "  ... host2 from $I_IP is refused" 1 "$REFUSED" \

@@ -74,6 +74,8 @@ expect_rc() {
 	run_expect "$@" || fails=$((fails + 1))
 }
 
+# tgtd_answers PID: tgtd PID answers tgtadm, or has exited
+tgtd_answers() { tgtadm --op show --mode system || ! kill -0 "$1"; }
 # start_tgt: tgtd with a private IPC socket on 127.0.0.1:free port,
 # 100 MiB file LUN 1 (anchors.md section 5). Sets TGT_URL, or returns 1.
 start_tgt() {
@@ -86,10 +88,7 @@ start_tgt() {
 		port=$(free_port) || return 1
 		tgtd -f --iscsi portal=127.0.0.1:"$port" >"$TMP/tgtd.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 50); do
-			tgtadm --op show --mode system >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_until 30 tgtd_answers "$pid" >/dev/null 2>&1
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			PIDS="$PIDS $pid"
 			break

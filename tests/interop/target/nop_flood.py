@@ -5,7 +5,7 @@
 Usage: nop_flood.py PORT TARGET_NAME COUNT SECONDS
 
 Logs in to 127.0.0.1:PORT (one Login Request, operational stage straight
-to full feature phase), then sends COUNT immediate NOP-Outs, each asking
+to full feature phase), prints "flooding", then sends COUNT immediate NOP-Outs, each asking
 for a NOP-In (ITT other than 0xffffffff), and never reads a byte again.
 The socket is non-blocking and written in large batches: once the target
 stops reading, the kernel's buffers fill and the sender waits. It stops
@@ -47,6 +47,7 @@ def main():
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
     statsn, cmdsn = raw_pdu.login(s, TNAME, "iqn.2026-11.test:nopflood", 8192, 7)
     s.setblocking(False)
+    print("flooding", flush=True)
     batch = nop_batch(statsn, cmdsn)
     total = COUNT * 48
     sent = 0

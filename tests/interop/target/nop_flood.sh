@@ -47,8 +47,10 @@ FLOOD_PID=$!
 PIDS="$PIDS $FLOOD_PID"
 exec {FLOOD_FD}>"$TMP/flood.in"
 
-# the other connection, while the flood runs
-sleep 1
+# the other connection, while the flood runs (once it logged in)
+flood_started() { grep -q '^flooding' "$TMP/flood.out" || ! kill -0 "$FLOOD_PID" 2>/dev/null; }
+wait_until 30 flood_started
+grep -q '^flooding' "$TMP/flood.out" || { cat "$TMP/flood.out"; die "the flood did not log in"; }
 verify during || { cat "$TMP/ini.during.out"; fail "verified I/O during the flood failed"; }
 log "verified I/O on a second connection during the flood: ok"
 for _ in $(seq $(((BUDGET + 10) * 10))); do

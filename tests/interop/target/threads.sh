@@ -42,8 +42,15 @@ timeout 60 "${I[@]}" --verify 8M "$URL/3" >"$TMP/verify3.out" 2>&1 &
 v3=$!
 timeout 60 python3 "$REINSTATE" "$PORT" "$IQN" 4 16 >"$TMP/reinstate.out" 2>&1 &
 re=$!
-sleep 3
+# the dump once the bench's 16 sessions are in (each runs its 6 s from
+# then): at least 16 sessions logged in and not ended
+live() { echo $(( $(grep -c "normal session tsih" "$TMP/target.log") - $(grep -c "session tsih .* ended" "$TMP/target.log") )); }
+live_16() { [ "$(live)" -ge 16 ]; }
+dumped() { [ "$(grep -c "stats loop" "$TMP/target.log")" -gt "$1" ]; }
+wait_until 30 live_16 || echo "note: $(live) live sessions at the dump"
+ndump=$(grep -c "stats loop" "$TMP/target.log")
 kill -USR1 "$TARGET_PID"
+wait_until 30 dumped "$ndump"
 for what in bench:$bench verify2:$v2 verify3:$v3 reinstate:$re; do
 	if wait "${what#*:}"; then
 		echo "ok: ${what%%:*}"
@@ -106,10 +113,8 @@ timeout 60 "${I[@]}" -n "$H2" --replacement-timeout 0 --bench --sessions 8 --qd 
 	--duration 8 "$URL/2" >"$TMP/acl2.out" 2>&1 &
 b2=$!
 # each bench: a session for its checks, then its 8
-for _ in $(seq 100); do
-	[ "$(grep -c "normal session" "$TMP/acl.log")" -ge 18 ] && break
-	sleep 0.1
-done
+acl_sessions_18() { [ "$(grep -c "normal session" "$TMP/acl.log")" -ge 18 ]; }
+wait_until 30 acl_sessions_18
 printf 'acl = %s 127.0.0.1\n' "$H2" >"$TMP/acl.conf"
 kill -HUP "$TARGET_PID"
 wait "$b1"

@@ -55,8 +55,9 @@ peer() { # NAME ARGS...: slow_peer.py in namespace peer, waits for "ready"
 	die "peer $name did not get ready"
 }
 peer idle idle $A "$PORT" "$IQN"
+# the busy peer's 200 answers of 4 KiB take about 6 s through the 1 Mbit/s
+# shaper from its "ready" (the first one in): the cut falls inside them
 peer busy vanish $A "$PORT" "$IQN" 200 4096
-sleep 0.5
 # The peer goes silent: whatever it sends to the target is dropped (a
 # blackhole rule in its namespace). The target's side of the link stays
 # up, as when a cable or host goes away further on: with its own carrier
