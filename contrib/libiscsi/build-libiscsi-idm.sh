@@ -152,8 +152,8 @@ else
 	pc=$(find "$WORK/_inst" -name libidm.pc | head -1)
 	PKG_CONFIG_PATH=$(dirname "$pc")
 	export PKG_CONFIG_PATH
-	LIBDIR=$(pkg-config --variable=libdir libidm)
-	PROVDIR=$(pkg-config --variable=providerdir libidm)
+	LIBDIR=$(realpath -m "$(pkg-config --variable=libdir libidm)")
+	PROVDIR=$(realpath -m "$(pkg-config --variable=providerdir libidm)")
 fi
 pkg-config --exists libidm || die "pkg-config does not find the installed libidm"
 say "libidm $(pkg-config --modversion libidm): $(pkg-config --cflags --libs libidm)"
