@@ -77,10 +77,14 @@ elif [ ! -f "$WORK/$LIBISCSI_TARBALL" ]; then
 		if ! grep -rqsE '^Suites:.*\btrixie\b' /etc/apt/sources.list.d/ ||
 		   ! grep -rqsE '^Types:.*deb-src' /etc/apt/sources.list.d/; then
 			[ "$(id -u)" = 0 ] || die "no deb-src entry for trixie in apt's sources and not root (or give --tarball FILE)"
-			say "adding $SRC_STANZA (deb-src, trixie main)"
+			# the archive bookworm's own stanza names
+			uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+			[ -n "$uri" ] || uri=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -1)
+			[ -n "$uri" ] || die "cannot find the Debian archive in apt's sources (or give --tarball FILE)"
+			say "adding $SRC_STANZA (deb-src, trixie main, $uri)"
 			cat >"$SRC_STANZA" <<-EOT
 			Types: deb-src
-			URIs: http://deb.debian.org/debian
+			URIs: $uri
 			Suites: trixie
 			Components: main
 			Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -93,7 +97,7 @@ elif [ ! -f "$WORK/$LIBISCSI_TARBALL" ]; then
 		avail=$(apt-cache showsrc libiscsi 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tr '\n' ' ')
 		die "the archive no longer has libiscsi $LIBISCSI_DEB_VERSION (it has: ${avail:-none}).
   The series is for upstream $LIBISCSI_UPSTREAM; fetch $LIBISCSI_TARBALL elsewhere
-  (snapshot.debian.org, or upstream's tag $LIBISCSI_UPSTREAM with git archive) and pass --tarball FILE."
+  (Debian's snapshot archive, or upstream's tag $LIBISCSI_UPSTREAM with git archive) and pass --tarball FILE."
 	fi
 	say "apt-get source --download-only --tar-only libiscsi=$LIBISCSI_DEB_VERSION"
 	(cd "$WORK" && "${APT[@]}" source --download-only --tar-only \
