@@ -4,6 +4,7 @@
  * provider, then dispatch through the provider's ops.
  */
 #include "core.h"
+#include "last_error.h"
 #include "buf.h"
 #include "dm_xfer.h"
 #include "lock.h"
@@ -272,8 +273,10 @@ IDM_API int idm_enable_datamover(idm_conn *c, const uint8_t rsp[IDM_BHS_LEN],
 IDM_API int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
 {
 	struct idm_conn_params old;
+	char why[160] = "";
 	int r;
 
+	idmp_last_error_clear();
 	if (!c || (len && !kv))
 		return -EINVAL;
 	idmp_ctx_lock(c->ctx);
@@ -287,7 +290,11 @@ IDM_API int idm_notice_key_values(idm_conn *c, const char *kv, size_t len)
 	r = idm_prov_params_parse(&c->params,
 			      (c->ops->caps & IDM_CAP_RDMA) ? (enum idm_role)0
 							    : c->role,
-			      kv, len, NULL, 0);
+			      kv, len, why, sizeof(why));
+	/* the parser names the key and its range: the caller's only way to
+	 * learn which of the values it handed over was refused */
+	if (r < 0 && why[0])
+		idmp_last_error_set("%s", why);
 	if (r == 0 && c->ops->notice_key_values) {
 		r = c->ops->notice_key_values(c);
 		if (r < 0)

@@ -831,8 +831,9 @@ IDM_API void idm_connection_terminate(idm_conn *conn);
  * and the iSER keys RDMAExtensions, MaxOutstandingUnexpectedPDUs,
  * MaxAHSLength, TaggedBufferForSolicitedDataOnly, iSERHelloRequired.
  * Unknown keys are ignored; a bad value of a known key fails with -EINVAL
- * and changes nothing. Digest values take effect with the PDU after the
- * final Login Response.
+ * and changes nothing, and idm_last_error() names the key and the range
+ * it must be in (since 1.3). Digest values take effect with the PDU after
+ * the final Login Response.
  */
 IDM_API int idm_notice_key_values(idm_conn *conn, const char *kv, size_t len);
 

@@ -339,6 +339,11 @@ START_TEST(notice_key_values_on_conn)
 	ck_assert_int_eq(idm_notice_key_values(conn, bad, sizeof(bad)), -EINVAL);
 	ck_assert(!memcmp(&before, &conn->params, sizeof(before)));
 	ck_assert_int_eq(st->notice_key_values, 1); /* provider not told */
+	/* the refused key is named, not only "Invalid argument" */
+	ck_assert_ptr_nonnull(strstr(idm_last_error(), "DataDigest"));
+	ck_assert_int_eq(idm_notice_key_values(conn, good, sizeof(good)), 0);
+	ck_assert_str_eq(idm_last_error(), "");
+	ck_assert(!memcmp(&before, &conn->params, sizeof(before)));
 
 	/* the provider refusing rolls the values back too */
 	st->notice_fail = -ENOTSUP;
