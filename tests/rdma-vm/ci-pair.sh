@@ -95,9 +95,13 @@ guest=$(( $(date +%s) - start ))
 # Sends (doc/iser.md), and the connections idm-initiator lost and
 # recovered (the recoveries[...] lines of the tests, tests/rdma-pair/lib.sh).
 if [ -s "$logs/testlog-rdma-pair.txt" ]; then
-	lost=$(cat "$logs/testlog-rdma-pair.txt" "$logs/testlog-rdma-pair-rerun.txt" 2>/dev/null |
+	# only the logs that exist: under pipefail a cat of a missing rerun log
+	# would fail the assignment, and set -e then ends the script with 1
+	txts=("$logs/testlog-rdma-pair.txt")
+	if [ -s "$logs/testlog-rdma-pair-rerun.txt" ]; then txts+=("$logs/testlog-rdma-pair-rerun.txt"); fi
+	lost=$(cat "${txts[@]}" |
 		sed -n 's/^recoveries\[[^]]*\]: \([0-9]*\) connection(s) lost, \([0-9]*\) recovered$/\1 \2/p' | awk '{l += $1; r += $2} END {printf "%d lost, %d recovered", l, r}')
-	wire=$(sed -n 's/^total: //p' "$logs/rdma-pair-wire.txt" 2>/dev/null)
+	wire=$(sed -n 's/^total: //p' "$logs/rdma-pair-wire.txt" 2>/dev/null || true)
 	echo "ci-pair.sh: counted: idm-initiator connections ${lost}; capture: ${wire:-no summary}"
 fi
 while IFS=$'\t' read -r st what; do echo "ci-pair.sh: GUEST FAULT ($st): $what" >&2; done < "$FAULTS"

@@ -96,7 +96,8 @@ vm_kernel() {
 # Backports' default pin (100) never upgrades a host package by itself.
 vm_backports_source() {
 	local uri
-	apt-cache policy | grep -q ' bookworm-backports/main ' && return 0
+	# grep reads it all: with -q, apt-cache's SIGPIPE would fail the pipe
+	apt-cache policy | grep ' bookworm-backports/main ' >/dev/null && return 0
 	uri=$(apt-cache policy | awk '$3 ~ /^bookworm\/main$/ { print $2; exit }')
 	[ -n "$uri" ] || fail "no bookworm entry in apt's sources to add bookworm-backports beside"
 	say "adding bookworm-backports ($uri) to apt's sources"
@@ -212,7 +213,7 @@ vm_fault_report() {
 	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 		# a task the kernel saw stuck (LIO's teardown once) says why
 		[ -n "$k" ] || k=$(tr -d '\r' < "$dir/console" 2>/dev/null |
-			sed -n 's/^\[[ 0-9.]*\] *\(INFO: task .* blocked for more than [0-9]* seconds\).*/\1/p' | head -1)
+			sed -n 's/^\[[ 0-9.]*\] *\(INFO: task .* blocked for more than [0-9]* seconds\).*/\1/p' | head -1 || true)
 		VM_FAULT="$who: stopped by its $guard s guard${k:+ (its kernel log: $k)}"
 		VM_FAULT_KIND=guard
 	elif [ -n "$k" ]; then
