@@ -118,8 +118,11 @@ verify_all
 wait "$tcp_v" || { cat "$TMP/tcp_verify.out"; fail "idm-initiator over TCP failed"; }
 grep -Eq "verify: .*: OK" "$TMP/tcp_verify.out" || fail "the TCP verify did not say OK"
 log "idm-initiator over TCP on LUN 2 alongside: OK"
+# Each loop prints its own connections when it next runs: wait for the
+# dump to name as many as there are sessions (or the bound), then assert.
+iser_dumped() { [ $(($(iser_on_loop 0) + $(iser_on_loop 1))) -ge "$NSESS" ]; }
 kill -USR1 "$TGT_PID"
-sleep 1
+wait_until 30 iser_dumped || true
 n0=$(iser_on_loop 0)
 n1=$(iser_on_loop 1)
 placed=$(grep -c "new iSER session placed on loop" "$TMP/target.log")
