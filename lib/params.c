@@ -16,6 +16,8 @@
 
 #define DSL_MIN 512u
 #define DSL_MAX 16777215u /* 2^24 - 1 */
+#define KEY_MAX 64   /* longest key we take, with its NUL */
+#define VAL_MAX 256  /* longest value of a key of ours, with its NUL */
 
 void idm_prov_params_default(struct idm_conn_params *p)
 {
@@ -146,6 +148,59 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 	return 1; /* not ours: ignored */
 }
 
+/* split_pair: the next "key=value" of a NUL-separated list at *kv (its n
+ * bytes before the NUL or the end) into key and val. Returns 0 with both
+ * filled, 1 for a pair to skip (a value longer than any key of ours takes,
+ * e.g. a TargetAddress list, under a key that is not ours), or -EINVAL
+ * with err set. */
+static int split_pair(struct idm_conn_params *tmp, const char *kv, size_t n,
+		      char key[KEY_MAX], char val[VAL_MAX], char *err,
+		      size_t errlen)
+{
+	const char *eq = memchr(kv, '=', n);
+	size_t klen = eq ? (size_t)(eq - kv) : 0;
+
+	if (!eq || klen == 0 || klen >= KEY_MAX) {
+		snprintf(err, errlen, "malformed key=value \"%.*s\"",
+			 (int)(n > 64 ? 64 : n), kv);
+		return -EINVAL;
+	}
+	memcpy(key, kv, klen);
+	key[klen] = '\0';
+	if (n - klen - 1 >= VAL_MAX) {
+		/* Ours with such a value are invalid. */
+		if (apply(tmp, key, "", err, errlen) == 1)
+			return 1;
+		snprintf(err, errlen, "%s: value too long", key);
+		return -EINVAL;
+	}
+	memcpy(val, eq + 1, n - klen - 1);
+	val[n - klen - 1] = '\0';
+	return 0;
+}
+
+/* finish: what needs the whole list. MaxRecvDataSegmentLength is
+ * declarative and directional (the value the peer declared, i.e. what this
+ * side may send), and under iSER it is ignored (RFC 7145 6.2), which
+ * RDMAExtensions later in the list may decide. */
+static int finish(struct idm_conn_params *tmp, enum idm_role role,
+		  bool have_mrdsl, uint32_t mrdsl, char *err, size_t errlen)
+{
+	if (have_mrdsl && !tmp->rdma_extensions) {
+		if (role == IDM_ROLE_TARGET)
+			tmp->initiator_recv_dsl = mrdsl;
+		else
+			tmp->target_recv_dsl = mrdsl;
+	}
+	if (tmp->first_burst_length > tmp->max_burst_length) {
+		/* RFC 7143 13.14: FirstBurstLength MUST NOT exceed MaxBurstLength */
+		snprintf(err, errlen, "FirstBurstLength %u > MaxBurstLength %u",
+			 tmp->first_burst_length, tmp->max_burst_length);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 		      const char *kv, size_t len, char *err, size_t errlen)
 {
@@ -154,6 +209,7 @@ int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 	bool have_mrdsl = false;
 	const char *end = kv + len;
 	char errbuf[128];
+	int r;
 
 	if (!err) {
 		err = errbuf;
@@ -162,70 +218,32 @@ int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 	if (len && !kv)
 		return -EINVAL;
 	while (kv < end) {
-		char key[64], val[256];
+		char key[KEY_MAX], val[VAL_MAX];
 		const char *nul = memchr(kv, '\0', (size_t)(end - kv));
 		size_t n = nul ? (size_t)(nul - kv) : (size_t)(end - kv);
-		const char *eq = memchr(kv, '=', n);
-		int r;
 
 		if (n == 0) { /* tolerate padding NULs */
 			kv++;
 			continue;
 		}
-		if (eq && eq != kv && (size_t)(eq - kv) < sizeof(key) &&
-		    n - (size_t)(eq - kv) - 1 >= sizeof(val)) {
-			/* Values longer than any key of ours takes (e.g.
-			 * TargetAddress lists): not ours, skip. Ours with such a
-			 * value are invalid. */
-			memcpy(key, kv, (size_t)(eq - kv));
-			key[eq - kv] = '\0';
-			if (apply(&tmp, key, "", err, errlen) == 1) {
-				kv += n + 1;
-				continue;
-			}
-			snprintf(err, errlen, "%s: value too long", key);
-			return -EINVAL;
-		}
-		if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
-			snprintf(err, errlen, "malformed key=value \"%.*s\"",
-				 (int)(n > 64 ? 64 : n), kv);
-			return -EINVAL;
-		}
-		memcpy(key, kv, (size_t)(eq - kv));
-		key[eq - kv] = '\0';
-		memcpy(val, eq + 1, n - (size_t)(eq - kv) - 1);
-		val[n - (size_t)(eq - kv) - 1] = '\0';
+		r = split_pair(&tmp, kv, n, key, val, err, errlen);
 		kv += n + 1;
-
-		if (!strcmp(key, "MaxRecvDataSegmentLength") && role) {
-			/* Declarative and directional: the value the peer
-			 * declared, i.e. what this side may send. Applied
-			 * after the loop: under iSER it is ignored (RFC 7145
-			 * 6.2) and RDMAExtensions may come later in the list. */
+		if (r == 1)
+			continue;
+		if (r == 0 && !strcmp(key, "MaxRecvDataSegmentLength") && role) {
 			r = parse_u32(val, DSL_MIN, DSL_MAX, &mrdsl);
 			if (r < 0)
 				snprintf(err, errlen, "%s=%s: not in %u..%u", key,
 					 val, DSL_MIN, DSL_MAX);
-			else
-				have_mrdsl = true;
-		} else {
+			have_mrdsl = r == 0;
+		} else if (r == 0) {
 			r = apply(&tmp, key, val, err, errlen);
 		}
 		if (r < 0)
 			return r;
 	}
-	if (have_mrdsl && !tmp.rdma_extensions) {
-		if (role == IDM_ROLE_TARGET)
-			tmp.initiator_recv_dsl = mrdsl;
-		else
-			tmp.target_recv_dsl = mrdsl;
-	}
-	if (tmp.first_burst_length > tmp.max_burst_length) {
-		/* RFC 7143 13.14: FirstBurstLength MUST NOT exceed MaxBurstLength */
-		snprintf(err, errlen, "FirstBurstLength %u > MaxBurstLength %u",
-			 tmp.first_burst_length, tmp.max_burst_length);
-		return -EINVAL;
-	}
-	*p = tmp;
-	return 0;
+	r = finish(&tmp, role, have_mrdsl, mrdsl, err, errlen);
+	if (r == 0)
+		*p = tmp;
+	return r;
 }

@@ -298,68 +298,96 @@ static void prov_start(struct idm_ctx *ctx, struct idmp_prov_status *st, void *d
 	idm_prov_dbg(ctx, "provider %s loaded from %s", ops->name, path);
 }
 
-static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
+/* admit: the provider name in PATH (libidm-NAME.so) and its status entry
+ * in *stp (NULL only when out of memory: the file is still tried), and
+ * whether this context should try it: false when the name is not a
+ * provider's or the status says why it is left out. */
+static bool admit(struct idm_ctx *ctx, const char *path, const char *filter,
+		  char name[64], struct idmp_prov_status **stp)
 {
 	const char *base = strrchr(path, '/');
-	char name[64];
-	size_t n;
-	void *dl;
-	idm_prov_entry_fn entry;
-	const struct idm_prov_ops *ops;
+	size_t n, fix = strlen(PREFIX) + strlen(SUFFIX);
 	struct idm_prov *first;
 	struct idmp_prov_status *st;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
-	if (n <= strlen(PREFIX) + strlen(SUFFIX) ||
-	    n - strlen(PREFIX) - strlen(SUFFIX) >= sizeof(name))
-		return;
-	memcpy(name, base + strlen(PREFIX), n - strlen(PREFIX) - strlen(SUFFIX));
-	name[n - strlen(PREFIX) - strlen(SUFFIX)] = '\0';
-	st = status_new(ctx, name, path);
+	if (n <= fix || n - fix >= 64)
+		return false;
+	memcpy(name, base + strlen(PREFIX), n - fix);
+	name[n - fix] = '\0';
+	*stp = st = status_new(ctx, name, path);
 	if (!name_allowed(filter, name)) {
 		status_skip(ctx, st, IDM_PROVIDER_FILTERED, -ENOENT,
 			    "not in IDM_PROVIDERS=%s", filter);
-		return;
+		return false;
 	}
 	first = idmp_provider_by_name(ctx, name);
 	if (first) { /* an earlier directory wins */
 		status_skip(ctx, st, IDM_PROVIDER_SHADOWED, -EEXIST,
 			    "%s was found first", first->path);
-		return;
+		return false;
 	}
 	if (ctx->n_providers >= IDMP_MAX_PROVIDERS) {
 		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -E2BIG,
 			    "too many providers (%d)", IDMP_MAX_PROVIDERS);
-		return;
+		return false;
 	}
+	return true;
+}
 
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+/* open_entry: dlopen PATH and find its entry point for this IDM_PROV_ABI;
+ * on failure the status says why (a provider built for another ABI is told
+ * to be rebuilt) and NULL is returned with nothing left open. */
+static idm_prov_entry_fn open_entry(struct idm_ctx *ctx,
+				    struct idmp_prov_status *st,
+				    const char *path, void **dlp)
+{
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	idm_prov_entry_fn entry;
+	int abi;
+
 	if (!dl) {
 		const char *err = dlerror();
-		int abi = abi_of_dlerror(err);
 
+		abi = abi_of_dlerror(err);
 		if (abi > 0)
 			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, REBUILD_FMT,
 				    abi, IDM_PROV_ABI);
 		else
 			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, "%s", err);
-		return;
+		return NULL;
 	}
 	entry = (idm_prov_entry_fn)dlsym(dl, IDM_PROV_ENTRY_NAME);
-	if (!entry) {
-		int abi = abi_of_entry(dl);
-
-		if (abi > 0)
-			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, REBUILD_FMT,
-				    abi, IDM_PROV_ABI);
-		else
-			status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
-				    "no %s symbol: not a libidm provider",
-				    IDM_PROV_ENTRY_NAME);
-		dlclose(dl);
-		return;
+	if (entry) {
+		*dlp = dl;
+		return entry;
 	}
+	abi = abi_of_entry(dl);
+	if (abi > 0)
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD, REBUILD_FMT,
+			    abi, IDM_PROV_ABI);
+	else
+		status_skip(ctx, st, IDM_PROVIDER_SKIPPED, -ELIBBAD,
+			    "no %s symbol: not a libidm provider",
+			    IDM_PROV_ENTRY_NAME);
+	dlclose(dl);
+	return NULL;
+}
+
+static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
+{
+	char name[64];
+	void *dl = NULL;
+	idm_prov_entry_fn entry;
+	const struct idm_prov_ops *ops;
+	struct idmp_prov_status *st = NULL;
+
+	if (!admit(ctx, path, filter, name, &st))
+		return;
+	entry = open_entry(ctx, st, path, &dl);
+	if (!entry)
+		return;
 	ops = entry();
 	status_opened(st, ops);
 	if (validate(ctx, st, ops) < 0) {
@@ -372,7 +400,6 @@ static void load_file(struct idm_ctx *ctx, const char *path, const char *filter)
 		dlclose(dl);
 		return;
 	}
-
 	prov_start(ctx, st, dl, ops, path);
 }
 
