@@ -105,21 +105,21 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 				  r)                                            \
 			       : 0;
 
-	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest")) {
+	if (!strcmp(key, IDM_KEY_HEADER_DIGEST) || !strcmp(key, IDM_KEY_DATA_DIGEST)) {
 		bool *f = key[0] == 'H' ? &p->header_digest : &p->data_digest;
 		r = parse_digest(val, f);
 		if (r < 0)
 			snprintf(err, errlen, "%s=%s: not CRC32C/None", key, val);
 		return r;
 	}
-	U32("MaxBurstLength", max_burst_length, DSL_MIN, DSL_MAX)
-	U32("FirstBurstLength", first_burst_length, DSL_MIN, DSL_MAX)
-	U32("MaxOutstandingR2T", max_outstanding_r2t, 1, 65535)
-	U32("ErrorRecoveryLevel", error_recovery_level, 0, 2)
-	U32("InitiatorRecvDataSegmentLength", initiator_recv_dsl, DSL_MIN, DSL_MAX)
-	U32("TargetRecvDataSegmentLength", target_recv_dsl, DSL_MIN, DSL_MAX)
-	if (!strcmp(key, "MaxOutstandingUnexpectedPDUs") ||
-	    !strcmp(key, "MaxAHSLength")) {
+	U32(IDM_KEY_MAX_BURST_LENGTH, max_burst_length, DSL_MIN, DSL_MAX)
+	U32(IDM_KEY_FIRST_BURST_LENGTH, first_burst_length, DSL_MIN, DSL_MAX)
+	U32(IDM_KEY_MAX_OUTSTANDING_R2T, max_outstanding_r2t, 1, 65535)
+	U32(IDM_KEY_ERROR_RECOVERY_LEVEL, error_recovery_level, 0, 2)
+	U32(IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH, initiator_recv_dsl, DSL_MIN, DSL_MAX)
+	U32(IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH, target_recv_dsl, DSL_MIN, DSL_MAX)
+	if (!strcmp(key, IDM_KEY_MAX_OUTSTANDING_UNEXPECTED_PDUS) ||
+	    !strcmp(key, IDM_KEY_MAX_AHS_LENGTH)) {
 		/* RFC 7145 6.7, 6.8: 0 (no limit) or 2..2^32-1 */
 		uint32_t v32;
 		r = parse_u32(val, 0, UINT32_MAX, &v32);
@@ -136,13 +136,13 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 			p->max_ahs_length = v32;
 		return 0;
 	}
-	BOOL("ImmediateData", immediate_data)
-	BOOL("InitialR2T", initial_r2t)
-	BOOL("DataPDUInOrder", data_pdu_in_order)
-	BOOL("DataSequenceInOrder", data_seq_in_order)
-	BOOL("RDMAExtensions", rdma_extensions)
-	BOOL("iSERHelloRequired", iser_hello_required)
-	BOOL("TaggedBufferForSolicitedDataOnly", tagged_buffer_solicited_only)
+	BOOL(IDM_KEY_IMMEDIATE_DATA, immediate_data)
+	BOOL(IDM_KEY_INITIAL_R2T, initial_r2t)
+	BOOL(IDM_KEY_DATA_PDU_IN_ORDER, data_pdu_in_order)
+	BOOL(IDM_KEY_DATA_SEQUENCE_IN_ORDER, data_seq_in_order)
+	BOOL(IDM_KEY_RDMA_EXTENSIONS, rdma_extensions)
+	BOOL(IDM_KEY_ISER_HELLO_REQUIRED, iser_hello_required)
+	BOOL(IDM_KEY_TAGGED_BUFFER_FOR_SOLICITED_DATA_ONLY, tagged_buffer_solicited_only)
 #undef U32
 #undef BOOL
 	return 1; /* not ours: ignored */
@@ -230,7 +230,7 @@ int idm_prov_params_parse(struct idm_conn_params *p, enum idm_role role,
 		kv += n + 1;
 		if (r == 1)
 			continue;
-		if (r == 0 && !strcmp(key, "MaxRecvDataSegmentLength") && role) {
+		if (r == 0 && !strcmp(key, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH) && role) {
 			r = parse_u32(val, DSL_MIN, DSL_MAX, &mrdsl);
 			if (r < 0)
 				snprintf(err, errlen, "%s=%s: not in %u..%u", key,

@@ -2,6 +2,7 @@
 /* Key table and result functions of iSCSI text negotiation. */
 #include "ex_keys.h"
 #include "ex_params.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,45 +18,45 @@
 #define NT EX_KF_NOTICE
 
 static const struct ex_key keys[] = {
-	{ "AuthMethod", EX_KT_LIST, EX_KF_SECURITY, 0, 0, 0 },
-	{ "HeaderDigest", EX_KT_LIST, NT, 0, 0, P(header_digest) },
-	{ "DataDigest", EX_KT_LIST, NT, 0, 0, P(data_digest) },
-	{ "MaxConnections", EX_KT_NUM_MIN, LD | SV, 1, 65535, P(max_conns) },
-	{ "SendTargets", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "TargetName", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "InitiatorName", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "TargetAlias", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "InitiatorAlias", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "TargetAddress", EX_KT_STR_DECL, 0, 0, 0, 0 },
-	{ "TargetPortalGroupTag", EX_KT_NUM_DECL, 0, 0, 65535, 0 },
-	{ "InitialR2T", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(initial_r2t) },
-	{ "ImmediateData", EX_KT_BOOL_AND, LD | SV | NT, 0, 1, P(immediate_data) },
-	{ "MaxRecvDataSegmentLength", EX_KT_NUM_DECL, EX_KF_DIRECTIONAL, 512, U24, 0 },
-	{ "MaxBurstLength", EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(max_burst) },
-	{ "FirstBurstLength", EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(first_burst) },
-	{ "DefaultTime2Wait", EX_KT_NUM_MAX, EX_KF_LEADING | SV, 0, 3600, P(t2w) },
-	{ "DefaultTime2Retain", EX_KT_NUM_MIN, EX_KF_LEADING | SV, 0, 3600, P(t2r) },
-	{ "MaxOutstandingR2T", EX_KT_NUM_MIN, LD | SV | NT, 1, 65535, P(max_outstanding_r2t) },
-	{ "DataPDUInOrder", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_pdu_in_order) },
-	{ "DataSequenceInOrder", EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_seq_in_order) },
-	{ "ErrorRecoveryLevel", EX_KT_NUM_MIN, EX_KF_LEADING | SV | NT, 0, 2, P(erl) },
-	{ "SessionType", EX_KT_STR_DECL, EX_KF_LEADING, 0, 0, 0 },
-	{ "TaskReporting", EX_KT_LIST, EX_KF_LEADING | EX_KF_NO_DISC, 0, 0, 0 },
-	{ "iSCSIProtocolLevel", EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_VALUE, 0, 31, P(protocol_level) },
+	{ IDM_KEY_AUTH_METHOD, EX_KT_LIST, EX_KF_SECURITY, 0, 0, 0 },
+	{ IDM_KEY_HEADER_DIGEST, EX_KT_LIST, NT, 0, 0, P(header_digest) },
+	{ IDM_KEY_DATA_DIGEST, EX_KT_LIST, NT, 0, 0, P(data_digest) },
+	{ IDM_KEY_MAX_CONNECTIONS, EX_KT_NUM_MIN, LD | SV, 1, 65535, P(max_conns) },
+	{ IDM_KEY_SEND_TARGETS, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_TARGET_NAME, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_INITIATOR_NAME, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_TARGET_ALIAS, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_INITIATOR_ALIAS, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_TARGET_ADDRESS, EX_KT_STR_DECL, 0, 0, 0, 0 },
+	{ IDM_KEY_TARGET_PORTAL_GROUP_TAG, EX_KT_NUM_DECL, 0, 0, 65535, 0 },
+	{ IDM_KEY_INITIAL_R2T, EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(initial_r2t) },
+	{ IDM_KEY_IMMEDIATE_DATA, EX_KT_BOOL_AND, LD | SV | NT, 0, 1, P(immediate_data) },
+	{ IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH, EX_KT_NUM_DECL, EX_KF_DIRECTIONAL, 512, U24, 0 },
+	{ IDM_KEY_MAX_BURST_LENGTH, EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(max_burst) },
+	{ IDM_KEY_FIRST_BURST_LENGTH, EX_KT_NUM_MIN, LD | SV | NT, 512, U24, P(first_burst) },
+	{ IDM_KEY_DEFAULT_TIME2WAIT, EX_KT_NUM_MAX, EX_KF_LEADING | SV, 0, 3600, P(t2w) },
+	{ IDM_KEY_DEFAULT_TIME2RETAIN, EX_KT_NUM_MIN, EX_KF_LEADING | SV, 0, 3600, P(t2r) },
+	{ IDM_KEY_MAX_OUTSTANDING_R2T, EX_KT_NUM_MIN, LD | SV | NT, 1, 65535, P(max_outstanding_r2t) },
+	{ IDM_KEY_DATA_PDU_IN_ORDER, EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_pdu_in_order) },
+	{ IDM_KEY_DATA_SEQUENCE_IN_ORDER, EX_KT_BOOL_OR, LD | SV | NT, 0, 1, P(data_seq_in_order) },
+	{ IDM_KEY_ERROR_RECOVERY_LEVEL, EX_KT_NUM_MIN, EX_KF_LEADING | SV | NT, 0, 2, P(erl) },
+	{ IDM_KEY_SESSION_TYPE, EX_KT_STR_DECL, EX_KF_LEADING, 0, 0, 0 },
+	{ IDM_KEY_TASK_REPORTING, EX_KT_LIST, EX_KF_LEADING | EX_KF_NO_DISC, 0, 0, 0 },
+	{ IDM_KEY_ISCSI_PROTOCOL_LEVEL, EX_KT_NUM_MIN, EX_KF_LEADING | EX_KF_VALUE, 0, 31, P(protocol_level) },
 	/* RFC 3720 markers: RFC 7143 section 13 keeps them only so that
 	 * old peers get a clean answer. */
-	{ "OFMarker", EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
-	{ "IFMarker", EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
-	{ "OFMarkInt", EX_KT_OBSOLETE, 0, 0, 0, 0 },
-	{ "IFMarkInt", EX_KT_OBSOLETE, 0, 0, 0, 0 },
+	{ IDM_KEY_OF_MARKER, EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
+	{ IDM_KEY_IF_MARKER, EX_KT_BOOL_AND, EX_KF_VALUE, 0, 1, 0 },
+	{ IDM_KEY_OF_MARK_INT, EX_KT_OBSOLETE, 0, 0, 0, 0 },
+	{ IDM_KEY_IF_MARK_INT, EX_KT_OBSOLETE, 0, 0, 0, 0 },
 	/* RFC 7145 section 6 */
-	{ "RDMAExtensions", EX_KT_BOOL_AND, LD | EX_KF_NOTICE_RDMA, 0, 1, P(rdma) },
-	{ "TargetRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(tgt_dsl) },
-	{ "InitiatorRecvDataSegmentLength", EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(ini_dsl) },
-	{ "MaxOutstandingUnexpectedPDUs", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
-	{ "MaxAHSLength", EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
-	{ "TaggedBufferForSolicitedDataOnly", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(tagged_solicited) },
-	{ "iSERHelloRequired", EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(iser_hello) },
+	{ IDM_KEY_RDMA_EXTENSIONS, EX_KT_BOOL_AND, LD | EX_KF_NOTICE_RDMA, 0, 1, P(rdma) },
+	{ IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH, EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(tgt_dsl) },
+	{ IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH, EX_KT_NUM_MIN, EX_KF_ISER | NT, 512, U24, P(ini_dsl) },
+	{ IDM_KEY_MAX_OUTSTANDING_UNEXPECTED_PDUS, EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
+	{ IDM_KEY_MAX_AHS_LENGTH, EX_KT_NUM_DECL, EX_KF_LEADING | EX_KF_ISER, 0, 0xffffffffu, 0 },
+	{ IDM_KEY_TAGGED_BUFFER_FOR_SOLICITED_DATA_ONLY, EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(tagged_solicited) },
+	{ IDM_KEY_ISER_HELLO_REQUIRED, EX_KT_BOOL_DECL, EX_KF_LEADING | EX_KF_ISER | EX_KF_NOTICE_RDMA, 0, 1, P(iser_hello) },
 };
 
 #undef P
@@ -80,7 +81,7 @@ const struct ex_key *ex_key_find(const char *name)
 
 const char *ex_key_iser_value(const char *key)
 {
-	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
+	if (!strcmp(key, IDM_KEY_HEADER_DIGEST) || !strcmp(key, IDM_KEY_DATA_DIGEST))
 		return "None";
 	return NULL;
 }
@@ -271,11 +272,11 @@ int ex_key_accept(const struct ex_key *k, const char *offered, const char *answe
 /* The values a list key may take (RFC 7143 13.1, 13.23; 12.1 for CHAP). */
 static const char *list_values(const char *name)
 {
-	if (!strcmp(name, "HeaderDigest") || !strcmp(name, "DataDigest"))
+	if (!strcmp(name, IDM_KEY_HEADER_DIGEST) || !strcmp(name, IDM_KEY_DATA_DIGEST))
 		return "CRC32C,None";
-	if (!strcmp(name, "AuthMethod"))
+	if (!strcmp(name, IDM_KEY_AUTH_METHOD))
 		return "CHAP,None";
-	if (!strcmp(name, "TaskReporting"))
+	if (!strcmp(name, IDM_KEY_TASK_REPORTING))
 		return "RFC3720,ResponseFence,FastAbort";
 	return "";
 }

@@ -8,6 +8,7 @@
 
 #include "ex_log.h"
 #include "ex_text.h"
+#include <libidm/keys.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,14 +25,14 @@ static bool take_targets(const struct ini_opts *o, const struct ex_kv *kv,
 	bool found = false;
 
 	for (int i = 0; i < n; i++) {
-		if (!strcmp(kv[i].key, "TargetName")) {
+		if (!strcmp(kv[i].key, IDM_KEY_TARGET_NAME)) {
 			if (!o->quiet)
 				printf("Target: %s\n", kv[i].val);
 			if (!target[0] && strlen(kv[i].val) < target_len)
 				snprintf(target, target_len, "%s", kv[i].val);
 			if (!strcmp(kv[i].val, target))
 				found = true;
-		} else if (!strcmp(kv[i].key, "TargetAddress") && !o->quiet) {
+		} else if (!strcmp(kv[i].key, IDM_KEY_TARGET_ADDRESS) && !o->quiet) {
 			printf("  Portal: %s\n", kv[i].val);
 		}
 	}

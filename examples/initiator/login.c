@@ -94,9 +94,9 @@ static int offer_digests(struct ini_session *s, struct ex_textbuf *tb,
 {
 	int rc = 0;
 
-	rc |= offer(s, tb, "HeaderDigest",
-		    digest_offer(s, "HeaderDigest", header));
-	rc |= offer(s, tb, "DataDigest", digest_offer(s, "DataDigest", data));
+	rc |= offer(s, tb, IDM_KEY_HEADER_DIGEST,
+		    digest_offer(s, IDM_KEY_HEADER_DIGEST, header));
+	rc |= offer(s, tb, IDM_KEY_DATA_DIGEST, digest_offer(s, IDM_KEY_DATA_DIGEST, data));
 	return rc;
 }
 
@@ -109,7 +109,7 @@ static int offer_discovery(struct ini_session *s, struct ex_textbuf *tb)
 {
 	int rc = offer_digests(s, tb, INI_DEFAULT, INI_DEFAULT);
 
-	rc |= offer_num(s, tb, "MaxRecvDataSegmentLength",
+	rc |= offer_num(s, tb, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH,
 			ini_opts_local_dsl(s->o, false));
 	return rc;
 }
@@ -122,20 +122,20 @@ static int offer_iser(struct ini_session *s, struct ex_textbuf *tb)
 	const struct ini_opts *o = s->o;
 	int rc = offer_digests(s, tb, o->header_digest, o->data_digest);
 
-	rc |= offer(s, tb, "RDMAExtensions", "Yes");
-	rc |= offer_num(s, tb, "InitiatorRecvDataSegmentLength",
+	rc |= offer(s, tb, IDM_KEY_RDMA_EXTENSIONS, "Yes");
+	rc |= offer_num(s, tb, IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH,
 			ini_opts_local_dsl(o, true));
-	rc |= offer_num(s, tb, "TargetRecvDataSegmentLength",
+	rc |= offer_num(s, tb, IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH,
 			ini_opts_target_dsl(o));
 	/* Declarations (6.8, 6.9), only when asked for: the default No
 	 * needs no words. They are ours, whatever the answer. */
 	if (o->tagged_solicited != INI_DEFAULT) {
-		rc |= offer(s, tb, "TaggedBufferForSolicitedDataOnly",
+		rc |= offer(s, tb, IDM_KEY_TAGGED_BUFFER_FOR_SOLICITED_DATA_ONLY,
 			    tri_offer(o->tagged_solicited, "No"));
 		s->params.tagged_solicited = o->tagged_solicited == INI_YES;
 	}
 	if (o->iser_hello != INI_DEFAULT) {
-		rc |= offer(s, tb, "iSERHelloRequired",
+		rc |= offer(s, tb, IDM_KEY_ISER_HELLO_REQUIRED,
 			    tri_offer(o->iser_hello, "No"));
 		s->params.iser_hello = o->iser_hello == INI_YES;
 	}
@@ -147,7 +147,7 @@ static int offer_tcp(struct ini_session *s, struct ex_textbuf *tb)
 	const struct ini_opts *o = s->o;
 	int rc = offer_digests(s, tb, o->header_digest, o->data_digest);
 
-	rc |= offer_num(s, tb, "MaxRecvDataSegmentLength",
+	rc |= offer_num(s, tb, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH,
 			ini_opts_local_dsl(o, false));
 	return rc;
 }
@@ -382,7 +382,7 @@ static int chap_answer(struct ini_session *s, struct ex_kv *kv, int n,
 static int chap_step(struct ini_session *s, struct ex_kv *kv, int n,
 		     struct ex_textbuf *req, bool *transit)
 {
-	const char *am = ex_text_get(kv, (size_t)n, "AuthMethod");
+	const char *am = ex_text_get(kv, (size_t)n, IDM_KEY_AUTH_METHOD);
 
 	if (s->chap_state == 0) {
 		if (!am || strcmp(am, "CHAP"))
@@ -455,14 +455,14 @@ int ini_login_start(struct ini_session *s)
 	s->login_csg = IDM_ISCSI_STAGE_SECURITY;
 	s->login_nsg = IDM_ISCSI_STAGE_OPERATIONAL;
 	ex_textbuf_init(&tb, buf, sizeof(buf));
-	rc |= ex_text_add(&tb, "InitiatorName", "%s", s->o->initiator_name);
-	rc |= ex_text_add(&tb, "SessionType", "%s",
+	rc |= ex_text_add(&tb, IDM_KEY_INITIATOR_NAME, "%s", s->o->initiator_name);
+	rc |= ex_text_add(&tb, IDM_KEY_SESSION_TYPE, "%s",
 			  s->discovery ? "Discovery" : "Normal");
 	if (!s->discovery)
-		rc |= ex_text_add(&tb, "TargetName", "%s", s->target);
+		rc |= ex_text_add(&tb, IDM_KEY_TARGET_NAME, "%s", s->target);
 	s->chap_state = 0;
 	/* with mutual credentials the target must prove itself: no None */
-	rc |= offer(s, &tb, "AuthMethod",
+	rc |= offer(s, &tb, IDM_KEY_AUTH_METHOD,
 		    !chap_user(s) ? "None" : s->o->mutual_user ? "CHAP" : "CHAP,None");
 	if (rc)
 		return -ENOSPC;
@@ -487,21 +487,21 @@ static const char *my_value(struct ini_session *s, const char *key, char *buf,
 	const struct ini_opts *o = s->o;
 	struct ex_params want;
 
-	if (!strcmp(key, "HeaderDigest"))
+	if (!strcmp(key, IDM_KEY_HEADER_DIGEST))
 		return digest_offer(s, key, o->header_digest);
-	if (!strcmp(key, "DataDigest"))
+	if (!strcmp(key, IDM_KEY_DATA_DIGEST))
 		return digest_offer(s, key, o->data_digest);
-	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
+	if (!strcmp(key, IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH)) {
 		snprintf(buf, len, "%u", ini_opts_local_dsl(o, true));
 		return buf;
 	}
-	if (!strcmp(key, "TargetRecvDataSegmentLength")) {
+	if (!strcmp(key, IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH)) {
 		snprintf(buf, len, "%u", ini_opts_target_dsl(o));
 		return buf;
 	}
-	if (!strcmp(key, "RDMAExtensions"))
+	if (!strcmp(key, IDM_KEY_RDMA_EXTENSIONS))
 		return is_iser(s) ? "Yes" : "No";
-	if (!strcmp(key, "AuthMethod"))
+	if (!strcmp(key, IDM_KEY_AUTH_METHOD))
 		return "None";
 	wanted_params(o, &want);
 	return ex_params_value(&want, key, buf, len);
@@ -538,9 +538,9 @@ static int take_target_dsl(struct ini_session *s, const char *key,
 
 static bool is_logged_declaration(const char *key)
 {
-	return !strcmp(key, "TargetAlias") || !strcmp(key, "TargetAddress") ||
-	       !strcmp(key, "TargetPortalGroupTag") ||
-	       !strcmp(key, "TargetName");
+	return !strcmp(key, IDM_KEY_TARGET_ALIAS) || !strcmp(key, IDM_KEY_TARGET_ADDRESS) ||
+	       !strcmp(key, IDM_KEY_TARGET_PORTAL_GROUP_TAG) ||
+	       !strcmp(key, IDM_KEY_TARGET_NAME);
 }
 
 /* The target's answer to one of our offers. */
@@ -557,8 +557,8 @@ static int take_answer(struct ini_session *s, const struct ex_key *k,
 	if (rc == -ENOENT) {
 		ex_info("session %d: target answered %s=%s; keeping the "
 			"default", s->index, of->key, val);
-		if ((!strcmp(of->key, "HeaderDigest") ||
-		     !strcmp(of->key, "DataDigest")) &&
+		if ((!strcmp(of->key, IDM_KEY_HEADER_DIGEST) ||
+		     !strcmp(of->key, IDM_KEY_DATA_DIGEST)) &&
 		    !strcmp(of->val, "CRC32C")) {
 			ini_session_set_failed(s, -EPROTO,
 					       "target refused %s=CRC32C",
@@ -608,7 +608,7 @@ static int handle_key(struct ini_session *s, struct ex_textbuf *answers,
 	struct ini_offer *of;
 
 	ex_dbg("session %d: login key %s=%s", s->index, key, val);
-	if (!strcmp(key, "MaxRecvDataSegmentLength"))
+	if (!strcmp(key, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH))
 		return take_target_dsl(s, key, val);
 	if (is_logged_declaration(key))
 		return 0;

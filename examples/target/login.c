@@ -135,7 +135,7 @@ static const char *wanted_value(const char *key, char *tmp, size_t n)
 	want.t2r = 0;
 	want.max_outstanding_r2t = 16;
 	want.protocol_level = 1;
-	if (!strcmp(key, "TaskReporting"))
+	if (!strcmp(key, IDM_KEY_TASK_REPORTING))
 		return "RFC3720";
 	return ex_params_value(&want, key, tmp, n);
 }
@@ -159,17 +159,17 @@ static const char *our_value(struct tconn *c, const char *key, char *tmp, size_t
 		return forced;
 	if ((v = key_override(key)))
 		return v;
-	if (!strcmp(key, "HeaderDigest") || !strcmp(key, "DataDigest"))
+	if (!strcmp(key, IDM_KEY_HEADER_DIGEST) || !strcmp(key, IDM_KEY_DATA_DIGEST))
 		return (g_tgt.caps & IDM_CAP_DIGESTS) ? "CRC32C,None" : "None";
-	if (!strcmp(key, "AuthMethod"))
+	if (!strcmp(key, IDM_KEY_AUTH_METHOD))
 		return chap_wanted(c->login) ? "CHAP" : "None";
-	if (!strcmp(key, "RDMAExtensions"))
+	if (!strcmp(key, IDM_KEY_RDMA_EXTENSIONS))
 		return c->iser ? "Yes" : "No";
-	if (!strcmp(key, "TargetRecvDataSegmentLength")) {
+	if (!strcmp(key, IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH)) {
 		snprintf(tmp, n, "%u", our_recv_dsl(c));
 		return tmp;
 	}
-	if (!strcmp(key, "InitiatorRecvDataSegmentLength")) {
+	if (!strcmp(key, IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH)) {
 		snprintf(tmp, n, "%u", TGT_MRDSL);
 		return tmp;
 	}
@@ -182,7 +182,7 @@ static void apply(struct ex_params *p, const char *key, const char *v)
 {
 	uint64_t n;
 
-	if (!strcmp(key, "MaxRecvDataSegmentLength")) {
+	if (!strcmp(key, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH)) {
 		if (!ex_parse_num(v, &n))
 			p->ini_dsl = (uint32_t)n;
 		return;
@@ -401,15 +401,15 @@ static int answer_as(struct ex_textbuf *out, const char *key, const char *what)
  * reads them (first_request), no answer */
 static bool names_the_session(const char *key)
 {
-	return !strcmp(key, "InitiatorName") || !strcmp(key, "InitiatorAlias") ||
-	       !strcmp(key, "TargetName") || !strcmp(key, "SessionType");
+	return !strcmp(key, IDM_KEY_INITIATOR_NAME) || !strcmp(key, IDM_KEY_INITIATOR_ALIAS) ||
+	       !strcmp(key, IDM_KEY_TARGET_NAME) || !strcmp(key, IDM_KEY_SESSION_TYPE);
 }
 
 /* Keys only the target declares: an initiator sending them gets Irrelevant */
 static bool target_declares(const char *key)
 {
-	return !strcmp(key, "SendTargets") || !strcmp(key, "TargetAddress") ||
-	       !strcmp(key, "TargetAlias") || !strcmp(key, "TargetPortalGroupTag");
+	return !strcmp(key, IDM_KEY_SEND_TARGETS) || !strcmp(key, IDM_KEY_TARGET_ADDRESS) ||
+	       !strcmp(key, IDM_KEY_TARGET_ALIAS) || !strcmp(key, IDM_KEY_TARGET_PORTAL_GROUP_TAG);
 }
 
 /* The initiator's MaxRecvDataSegmentLength: what we may send it */
@@ -434,9 +434,9 @@ static int note_declaration(struct login_state *ls, const struct ex_key *k, cons
 
 	if (k->type == EX_KT_BOOL_DECL && ex_parse_bool(val, &b) < 0)
 		return LS_INITIATOR_ERROR;
-	if (!strcmp(key, "TaggedBufferForSolicitedDataOnly"))
+	if (!strcmp(key, IDM_KEY_TAGGED_BUFFER_FOR_SOLICITED_DATA_ONLY))
 		ls->p.tagged_solicited = b;
-	else if (!strcmp(key, "iSERHelloRequired"))
+	else if (!strcmp(key, IDM_KEY_ISER_HELLO_REQUIRED))
 		ls->p.iser_hello = b;
 	return 0;
 }
@@ -453,13 +453,13 @@ static int answer_negotiated(struct tconn *c, struct login_state *ls, const stru
 	if (!mine)
 		return answer_as(out, key, "NotUnderstood");
 	r = ex_key_respond(k, val, mine, res, sizeof(res));
-	if (!strcmp(key, "AuthMethod") && r < 0)
+	if (!strcmp(key, IDM_KEY_AUTH_METHOD) && r < 0)
 		return LS_AUTH_FAILED;
 	if (ex_text_add(out, key, "%s", res) < 0)
 		return LS_OUT_OF_RESOURCES;
 	if (r == 0)
 		apply(&ls->p, key, res);
-	if (!strcmp(key, "AuthMethod") && !strcmp(res, "CHAP"))
+	if (!strcmp(key, IDM_KEY_AUTH_METHOD) && !strcmp(res, "CHAP"))
 		ls->chap_state = 1;
 	return 0;
 }
@@ -481,7 +481,7 @@ static int negotiate_key(struct tconn *c, struct login_state *ls, const char *ke
 		return LS_INITIATOR_ERROR;
 	if (names_the_session(key))
 		return 0;
-	if (!strcmp(key, "MaxRecvDataSegmentLength"))
+	if (!strcmp(key, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH))
 		return note_ini_mrdsl(c, ls, val);
 	if (((k->flags & EX_KF_NO_DISC) && ls->discovery) ||
 	    ((k->flags & EX_KF_ISER) && !ls->p.rdma))
@@ -564,9 +564,9 @@ static int check_joined(struct login_state *ls)
 static int first_request(struct tconn *c, struct login_state *ls, const uint8_t *bhs,
 			 struct ex_kv *kv, int n)
 {
-	const char *in = ex_text_get(kv, (size_t)n, "InitiatorName");
-	const char *st = ex_text_get(kv, (size_t)n, "SessionType");
-	const char *tn = ex_text_get(kv, (size_t)n, "TargetName");
+	const char *in = ex_text_get(kv, (size_t)n, IDM_KEY_INITIATOR_NAME);
+	const char *st = ex_text_get(kv, (size_t)n, IDM_KEY_SESSION_TYPE);
+	const char *tn = ex_text_get(kv, (size_t)n, IDM_KEY_TARGET_NAME);
 
 	if (bhs[IDM_ISCSI_LOGIN_VERSION_MIN] > 0)
 		return LS_UNSUPPORTED_VERSION;
@@ -867,7 +867,7 @@ static void note_rdma(const struct tconn *c, struct login_state *ls, struct ex_k
 
 	if (!c->iser || ls->discovery)
 		return;
-	v = ex_text_get(kv, (size_t)n, "RDMAExtensions");
+	v = ex_text_get(kv, (size_t)n, IDM_KEY_RDMA_EXTENSIONS);
 	if (v)
 		ls->p.rdma = !strcmp(v, "Yes");
 }
@@ -877,15 +877,15 @@ static void declare_owed(const struct tconn *c, struct login_state *ls, int csg,
 			 struct ex_textbuf *out)
 {
 	if (!ls->discovery && !ls->tpgt_declared) {
-		ex_text_add(out, "TargetPortalGroupTag", "1");
+		ex_text_add(out, IDM_KEY_TARGET_PORTAL_GROUP_TAG, "1");
 		if (g_tgt.alias)
-			ex_text_add(out, "TargetAlias", "%s", g_tgt.alias);
+			ex_text_add(out, IDM_KEY_TARGET_ALIAS, "%s", g_tgt.alias);
 		ls->tpgt_declared = true;
 	}
 	/* iSER replaces MaxRecvDataSegmentLength by the two negotiated
 	 * *RecvDataSegmentLength keys (RFC 7145 6.2) */
 	if (csg == IDM_ISCSI_STAGE_OPERATIONAL && !ls->mrdsl_declared && !ls->p.rdma) {
-		ex_text_add(out, "MaxRecvDataSegmentLength", "%u", our_recv_dsl(c));
+		ex_text_add(out, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH, "%u", our_recv_dsl(c));
 		ls->p.tgt_dsl = our_recv_dsl(c);
 		ls->mrdsl_declared = true;
 	}

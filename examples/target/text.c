@@ -8,6 +8,7 @@
 #include "access.h"
 #include "ex_log.h"
 #include "ex_text.h"
+#include <libidm/keys.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,11 +161,11 @@ static void answer_send_targets(struct tconn *c, const char *val, const char *ad
 
 	if (all || !strcmp(val, g_tgt.name) || (!*val && !c->sess->discovery)) {
 		if (may_list(c)) {
-			ex_text_add(out, "TargetName", "%s", g_tgt.name);
-			ex_text_add(out, "TargetAddress", "%s", addr);
+			ex_text_add(out, IDM_KEY_TARGET_NAME, "%s", g_tgt.name);
+			ex_text_add(out, IDM_KEY_TARGET_ADDRESS, "%s", addr);
 		}
 	} else if (!strcmp(val, "All")) {
-		ex_text_add(out, "SendTargets", "Reject");
+		ex_text_add(out, IDM_KEY_SEND_TARGETS, "Reject");
 	}
 }
 
@@ -174,9 +175,9 @@ static void answer_keys(struct tconn *c, const struct ex_kv *kv, int n, struct e
 
 	target_address(c, addr, sizeof(addr));
 	for (int i = 0; i < n; i++) {
-		if (!strcmp(kv[i].key, "SendTargets"))
+		if (!strcmp(kv[i].key, IDM_KEY_SEND_TARGETS))
 			answer_send_targets(c, kv[i].val, addr, out);
-		else if (strcmp(kv[i].key, "MaxRecvDataSegmentLength"))
+		else if (strcmp(kv[i].key, IDM_KEY_MAX_RECV_DATA_SEGMENT_LENGTH))
 			ex_text_add(out, kv[i].key, "NotUnderstood");
 		/* MaxRecvDataSegmentLength is declarative; libidm keeps the
 		 * login-time value */
