@@ -84,6 +84,23 @@ static int parse_digest(const char *v, bool *out)
 	return 0;
 }
 
+/* RFC 7145 6.7, 6.8: 0 (no limit) or 2..2^32-1 */
+static int apply_u32_0_or_2(uint32_t *field, const char *key, const char *val,
+			    char *err, size_t errlen)
+{
+	uint32_t v32;
+	int r = parse_u32(val, 0, UINT32_MAX, &v32);
+
+	if (r == 0 && v32 == 1)
+		r = -EINVAL;
+	if (r < 0) {
+		snprintf(err, errlen, "%s=%s: not 0 or 2..4294967295", key, val);
+		return r;
+	}
+	*field = v32;
+	return 0;
+}
+
 static int apply(struct idm_conn_params *p, const char *key, const char *val,
 		 char *err, size_t errlen)
 {
@@ -118,24 +135,11 @@ static int apply(struct idm_conn_params *p, const char *key, const char *val,
 	U32(IDM_KEY_ERROR_RECOVERY_LEVEL, error_recovery_level, 0, 2)
 	U32(IDM_KEY_INITIATOR_RECV_DATA_SEGMENT_LENGTH, initiator_recv_dsl, DSL_MIN, DSL_MAX)
 	U32(IDM_KEY_TARGET_RECV_DATA_SEGMENT_LENGTH, target_recv_dsl, DSL_MIN, DSL_MAX)
-	if (!strcmp(key, IDM_KEY_MAX_OUTSTANDING_UNEXPECTED_PDUS) ||
-	    !strcmp(key, IDM_KEY_MAX_AHS_LENGTH)) {
-		/* RFC 7145 6.7, 6.8: 0 (no limit) or 2..2^32-1 */
-		uint32_t v32;
-		r = parse_u32(val, 0, UINT32_MAX, &v32);
-		if (r == 0 && v32 == 1)
-			r = -EINVAL;
-		if (r < 0) {
-			snprintf(err, errlen, "%s=%s: not 0 or 2..4294967295",
-				 key, val);
-			return r;
-		}
-		if (key[3] == 'O')
-			p->max_outstanding_unexpected_pdus = v32;
-		else
-			p->max_ahs_length = v32;
-		return 0;
-	}
+	if (!strcmp(key, IDM_KEY_MAX_OUTSTANDING_UNEXPECTED_PDUS))
+		return apply_u32_0_or_2(&p->max_outstanding_unexpected_pdus, key,
+					val, err, errlen);
+	if (!strcmp(key, IDM_KEY_MAX_AHS_LENGTH))
+		return apply_u32_0_or_2(&p->max_ahs_length, key, val, err, errlen);
 	BOOL(IDM_KEY_IMMEDIATE_DATA, immediate_data)
 	BOOL(IDM_KEY_INITIAL_R2T, initial_r2t)
 	BOOL(IDM_KEY_DATA_PDU_IN_ORDER, data_pdu_in_order)
