@@ -218,15 +218,58 @@ int iser_connect(struct idm_conn *c, const struct sockaddr *sa, socklen_t salen,
 
 /* ---- target ------------------------------------------------------------------ */
 
+/* accept_request: the QP and the first login buffer, then the answer to
+ * the initiator's request with the RDMA Read depths both ends can serve
+ * and the iSER CM word (RFC 7145 Annex A12 flags). */
+static void accept_request(struct iser_conn *ic, struct rdma_cm_id *id,
+			   const struct rdma_conn_param *req)
+{
+	struct rdma_conn_param cp;
+	uint8_t pd[ISER_CM_WORD_LEN];
+	int r;
+
+	/* RDMA CM wants the QP at rdma_accept(), which comes next */
+	r = iser_qp_create(ic);
+	if (r < 0) {
+		rdma_reject(id, NULL, 0);
+		iser_conn_fail(ic, r, "QP creation: %s", strerror(-r));
+		return;
+	}
+	/* The first Login Request needs a buffer before we accept (on a
+	 * shared receive queue it has one already). */
+	if (iser_expect_login_pdu(ic) < 0) {
+		rdma_reject(id, NULL, 0);
+		iser_conn_fail(ic, -ENOMEM, "cannot post the login buffer");
+		return;
+	}
+	/* RDMA Read depth: what the initiator serves, capped by the device */
+	ic->ord = req->initiator_depth;
+	if (ic->ord > ic->dev->max_rd_atom)
+		ic->ord = ic->dev->max_rd_atom;
+	ic->ird = req->responder_resources < ic->dev->max_rd_atom
+			  ? req->responder_resources : ic->dev->max_rd_atom;
+	ic->rep_flags = iser_cm_rep_flags(ic->req_flags, true);
+	iser_cm_word_encode(pd, ic->rep_flags);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pd;
+	cp.private_data_len = sizeof(pd);
+	cp.initiator_depth = (uint8_t)ic->ord;
+	cp.responder_resources = (uint8_t)ic->ird;
+	cp.retry_count = (uint8_t)ic->ip->retry_count;
+	cp.rnr_retry_count = ISER_RNR_RETRY;
+	if (rdma_accept(id, &cp)) {
+		r = neg_errno(EIO);
+		iser_conn_fail(ic, r, "rdma_accept: %s", strerror(-r));
+	}
+}
+
 static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 			    const struct rdma_conn_param *req, uint8_t req_flags)
 {
 	struct iser_prov *ip = il->ip;
 	struct idm_ctx *ctx = idm_prov_listener_ctx(il->l);
-	struct rdma_conn_param cp;
 	struct iser_conn *ic;
 	struct idm_conn *c = NULL;
-	uint8_t pd[ISER_CM_WORD_LEN];
 	const char *why = NULL;
 	int r;
 
@@ -265,39 +308,7 @@ static void connect_request(struct iser_listener *il, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0);
 		return;
 	}
-	/* RDMA CM wants the QP at rdma_accept(), which comes next */
-	r = iser_qp_create(ic);
-	if (r < 0) {
-		rdma_reject(id, NULL, 0);
-		iser_conn_fail(ic, r, "QP creation: %s", strerror(-r));
-		return;
-	}
-	/* The first Login Request needs a buffer before we accept (on a
-	 * shared receive queue it has one already). */
-	if (iser_expect_login_pdu(ic) < 0) {
-		rdma_reject(id, NULL, 0);
-		iser_conn_fail(ic, -ENOMEM, "cannot post the login buffer");
-		return;
-	}
-	/* RDMA Read depth: what the initiator serves, capped by the device */
-	ic->ord = req->initiator_depth;
-	if (ic->ord > ic->dev->max_rd_atom)
-		ic->ord = ic->dev->max_rd_atom;
-	ic->ird = req->responder_resources < ic->dev->max_rd_atom
-			  ? req->responder_resources : ic->dev->max_rd_atom;
-	ic->rep_flags = iser_cm_rep_flags(req_flags, true);
-	iser_cm_word_encode(pd, ic->rep_flags);
-	memset(&cp, 0, sizeof(cp));
-	cp.private_data = pd;
-	cp.private_data_len = sizeof(pd);
-	cp.initiator_depth = (uint8_t)ic->ord;
-	cp.responder_resources = (uint8_t)ic->ird;
-	cp.retry_count = (uint8_t)ip->retry_count;
-	cp.rnr_retry_count = ISER_RNR_RETRY;
-	if (rdma_accept(id, &cp)) {
-		r = neg_errno(EIO);
-		iser_conn_fail(ic, r, "rdma_accept: %s", strerror(-r));
-	}
+	accept_request(ic, id, req);
 	return;
 
 refuse:

@@ -162,16 +162,9 @@ static bool post_drain_marker(struct iser_conn *ic)
 /* Complete every outstanding work request (as flush errors) so that no
  * buffer is touched by the device once we return. Bounded: rxe flushes in
  * microseconds, hardware in milliseconds. */
-void iser_drain(struct iser_conn *ic)
+/* The connection's work request counters, for the debug log at its end. */
+static void log_counters(const struct iser_conn *ic)
 {
-	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
-	struct timespec t0, now;
-	struct iser_op *op;
-	struct iser_msg *held;
-	bool marker;
-
-	if (!ic->qp)
-		return;
 	idm_prov_dbg(ic->ctx, "iser: %llu work requests posted, %llu send "
 		 "completions (selective signalling)",
 		 (unsigned long long)ic->stat_wrs,
@@ -184,8 +177,16 @@ void iser_drain(struct iser_conn *ic)
 			 (unsigned long long)ic->stat_unsol_sends,
 			 (unsigned long long)ic->stat_reads,
 			 (unsigned long long)ic->stat_read_bytes);
-	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
-	/* WRs still waiting for send queue room were never posted. */
+}
+
+/* Give back what the QP never saw: WRs still waiting for send queue room,
+ * pending ops, receive buffers held back, completions polled but not yet
+ * handled. */
+static void drop_unposted(struct iser_conn *ic)
+{
+	struct iser_op *op;
+	struct iser_msg *held;
+
 	while ((op = ic->sq_wait)) {
 		ic->sq_wait = op->next;
 		/* a window of an unposted bind stays the task's: its
@@ -212,7 +213,15 @@ void iser_drain(struct iser_conn *ic)
 			drain_recv(ic, &ic->batch[ic->batch_pos]);
 	}
 	ic->batch_n = 0;
-	marker = ic->posted ? post_drain_marker(ic) : true;
+}
+
+/* Poll both CQs of the errored QP until every posted WR has flushed, for
+ * 3 s at most (1 s with nothing more coming when no marker was posted). */
+static void reap_flushed(struct iser_conn *ic, bool marker)
+{
+	struct timespec t0, now;
+	struct iser_op *op;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct ibv_wc wc[16];
@@ -243,6 +252,20 @@ void iser_drain(struct iser_conn *ic)
 		if (n <= 0 && m <= 0)
 			usleep(100);
 	}
+}
+
+void iser_drain(struct iser_conn *ic)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+	bool marker;
+
+	if (!ic->qp)
+		return;
+	log_counters(ic);
+	ibv_modify_qp(ic->qp, &attr, IBV_QP_STATE);
+	drop_unposted(ic);
+	marker = ic->posted ? post_drain_marker(ic) : true;
+	reap_flushed(ic, marker);
 	if (ic->srq)
 		drain_shared_recv(ic);
 	ic->reads_out = 0;

@@ -322,6 +322,54 @@ static void unpost_tail(struct iser_conn *ic, struct ibv_send_wr *bad)
 	}
 }
 
+/* take_head: whether the head of the wait list may go now (a bind waits
+ * for the wire WRs ahead of it where the device wants that, a Read for the
+ * read depth); if so it is taken off the list and counted. */
+static bool take_head(struct iser_conn *ic, struct iser_op *op)
+{
+	if (op->kind == ISER_OP_BIND) {
+		/* head of line until the wire WRs ahead completed */
+		if (ic->dev->bind_idle && ic->sq_remote > 0)
+			return false;
+	}
+	if (is_read(op)) {
+		if (ic->reads_out >= ic->ord)
+			return false; /* head of line until a Read completes */
+		ic->reads_out++;
+	}
+	if (op->kind == ISER_OP_BIND)
+		ic->binds_waiting--;
+	else if (on_wire(op))
+		ic->sq_remote++;
+	ic->sq_wait = op->next;
+	op->next = NULL;
+	return true;
+}
+
+/* append_posted: op's WR ready to post (selectively signalled) and op at
+ * the tail of the posted list, where its completion retires it. */
+static void append_posted(struct iser_conn *ic, struct iser_op *op)
+{
+	op->posted = true;
+	op->wr.wr_id = iser_op_wr_id(ic, op);
+	op->wr.next = NULL;
+	op->wr.send_flags &= ~(unsigned int)IBV_SEND_SIGNALED;
+	if (op->kind == ISER_OP_BIND || op->kind == ISER_OP_LINV) {
+		/* Local operations stay signalled: rxe (Linux 6.1)
+		 * stalls the send queue behind an unsignalled one,
+		 * and window recycling wants their completion. */
+		op->wr.send_flags |= IBV_SEND_SIGNALED;
+	} else if (++ic->since_signal >= ISER_SIGNAL_EVERY) {
+		op->wr.send_flags |= IBV_SEND_SIGNALED;
+		ic->since_signal = 0;
+	}
+	if (ic->posted_tail)
+		ic->posted_tail->next = op;
+	else
+		ic->posted = op;
+	ic->posted_tail = op;
+}
+
 void iser_sq_kick(struct iser_conn *ic)
 {
 	struct ibv_send_wr *first = NULL, **link = &first, *bad = NULL, *wr;
@@ -335,42 +383,11 @@ void iser_sq_kick(struct iser_conn *ic)
 	    ic->sq_wait->kind != ISER_OP_BIND)
 		hoist_binds(ic);
 	while ((op = ic->sq_wait) && ic->sq_posted + n < ISER_SQ_DEPTH) {
-		if (op->kind == ISER_OP_BIND) {
-			/* head of line until the wire WRs ahead completed */
-			if (ic->dev->bind_idle && ic->sq_remote > 0)
-				break;
-		}
-		if (is_read(op)) {
-			if (ic->reads_out >= ic->ord)
-				break; /* head of line until a Read completes */
-			ic->reads_out++;
-		}
-		if (op->kind == ISER_OP_BIND)
-			ic->binds_waiting--;
-		else if (on_wire(op))
-			ic->sq_remote++;
-		ic->sq_wait = op->next;
-		op->next = NULL;
-		op->posted = true;
-		op->wr.wr_id = iser_op_wr_id(ic, op);
-		op->wr.next = NULL;
-		op->wr.send_flags &= ~(unsigned int)IBV_SEND_SIGNALED;
-		if (op->kind == ISER_OP_BIND || op->kind == ISER_OP_LINV) {
-			/* Local operations stay signalled: rxe (Linux 6.1)
-			 * stalls the send queue behind an unsignalled one,
-			 * and window recycling wants their completion. */
-			op->wr.send_flags |= IBV_SEND_SIGNALED;
-		} else if (++ic->since_signal >= ISER_SIGNAL_EVERY) {
-			op->wr.send_flags |= IBV_SEND_SIGNALED;
-			ic->since_signal = 0;
-		}
+		if (!take_head(ic, op))
+			break;
+		append_posted(ic, op);
 		*link = &op->wr;
 		link = &op->wr.next;
-		if (ic->posted_tail)
-			ic->posted_tail->next = op;
-		else
-			ic->posted = op;
-		ic->posted_tail = op;
 		last = op;
 		n++;
 	}
