@@ -121,12 +121,10 @@ static int ini_datain_header(struct tcp_conn *tc)
 		/* late data of a task the caller released: read past it
 		 * (digest still checked, never into caller memory) and drop
 		 * it; a status still reaches the caller (StatSN), without a
-		 * task, and ends what the target owed for the ITT */
+		 * task (tcp_rx.c, on_pdu) */
 		tc->st->late_pdus_dropped++;
 		idm_prov_dbg(tc->ctx, "tcp: Data-In for released ITT 0x%08x "
 			     "dropped", itt);
-		if (bhs[1] & IDM_ISCSI_DATAIN_STATUS)
-			tcp_late_forget(tc, itt);
 		tc->rdst = DST_DISCARD;
 		return 0;
 	}
