@@ -865,7 +865,8 @@ IDM_API int idm_notice_key_values(idm_conn *conn, const char *kv, size_t len);
  * StatSN counts, the caller decides. On iSER the task's STags are
  * invalidated here: a target that still RDMA-Writes into them or
  * invalidates them by its Send with Invalidate breaks the queue pair and
- * the connection fails (doc/iser.md, "Late answers").
+ * the connection fails (rxe in Linux 6.1 even crashes on the latter:
+ * doc/iser.md, "Late answers"); abort such a task before ending it.
  */
 IDM_API void idm_deallocate_task_resources(idm_task *task);
 
