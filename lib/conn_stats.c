@@ -71,6 +71,7 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st)
 	s.recv_queue_empty = p->recv_queue_empty;
 	s.payload_copies = p->payload_copies;
 	s.payload_copy_bytes = p->payload_copy_bytes;
+	s.late_pdus_dropped = p->late_pdus_dropped;
 	idmp_ctx_unlock(ctx);
 	s.size = (uint32_t)len;
 	memcpy(st, &s, len);

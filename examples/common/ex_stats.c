@@ -20,7 +20,7 @@ static const struct field {
 	U64(control_tx), U64(control_rx), U64(header_digest_errors),
 	U64(data_digest_errors), U64(rdma_writes), U64(rdma_reads),
 	U64(send_invalidates), U64(recv_queue_empty), U64(payload_copies),
-	U64(payload_copy_bytes),
+	U64(payload_copy_bytes), U64(late_pdus_dropped),
 };
 
 static uint64_t value(const struct idm_conn_stats *s, const struct field *f)

@@ -733,6 +733,16 @@ struct idm_conn_stats {
 	 * and unsolicited data: iSER once (it comes in a Send), TCP when it
 	 * was read before a Get_Data asked for it. */
 	uint64_t payload_copies, payload_copy_bytes;
+	/* Since 1.3: late answers for tasks the caller released
+	 * (idm_deallocate_task_resources() before the final status, e.g.
+	 * on a timeout or an abort), dropped without failing the
+	 * connection: on a TCP initiator Data-In (its data read and
+	 * discarded, never into the caller's buffer; digests checked) and
+	 * R2T (not answered); on a TCP target Data-Out; on an iSER target
+	 * unsolicited Data-Out. 0 on an iSER initiator: Data-In and R2T
+	 * travel as RDMA there, and a late SCSI Response reaches
+	 * control_notify without a task, as on TCP (not counted). */
+	uint64_t late_pdus_dropped;
 };
 
 /**
@@ -842,6 +852,21 @@ IDM_API int idm_notice_key_values(idm_conn *conn, const char *kv, size_t len);
  * libidm no longer touches the task's buffers and raises no callback for
  * it; pending Put_Data/Get_Data are cancelled without notification. The
  * handle is invalid afterwards.
+ * Initiator, before the task's final status (a timeout, an abort, a LUN
+ * reset; any number at once): what the target still sends for it is
+ * late. Since 1.3 a TCP initiator drops its Data-In (read past, digests
+ * checked, never into the buffer) and R2T (not answered) and counts them
+ * (idm_conn_stats.late_pdus_dropped); the connection goes on. It
+ * remembers 4 released ITTs per command of idm_conn_set_cmd_window()
+ * (128 to 4096; a task that got its status takes no room): a late answer
+ * for one released longer ago than that, or for an ITT that was never a
+ * command, still fails the connection. A late SCSI Response, or Data-In
+ * with status, reaches control_notify with no task, as before: its
+ * StatSN counts, the caller decides. On iSER the task's STags are
+ * invalidated here: a target that still RDMA-Writes into them or
+ * invalidates them by its Send with Invalidate breaks the queue pair and
+ * the connection fails (rxe in Linux 6.1 even crashes on the latter:
+ * doc/iser.md, "Late answers"); abort such a task before ending it.
  */
 IDM_API void idm_deallocate_task_resources(idm_task *task);
 

@@ -488,6 +488,9 @@ struct idm_prov_stats {
 	 * built before fills less of it): payload bytes the provider copied
 	 * in user space, and how many copies (idm_prov_stats_copy). */
 	uint64_t payload_copies, payload_copy_bytes;
+	/* Since 1.3: PDUs for a task this side released, dropped without
+	 * failing the connection (idm_conn_stats.late_pdus_dropped). */
+	uint64_t late_pdus_dropped;
 };
 IDM_PROV_API struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *conn);
 

@@ -44,8 +44,12 @@ int iser_tgt_data_out(struct iser_conn *ic, const uint8_t *bhs,
 		snprintf(why, whylen, "solicited Data-Out (TTT %#x)", ttt);
 		return -EPROTO;
 	}
-	if (!t)
-		return 0; /* task already ended (aborted): drop its data */
+	if (!t) {
+		/* task already ended (aborted): drop its data */
+		if (ic->st)
+			ic->st->late_pdus_dropped++;
+		return 0;
+	}
 	it = iser_task(t);
 	/* in order, inside the unsolicited burst, the DataSN expected */
 	r = idm_prov_unsol_dataout(&it->unsol, off, dlen,

@@ -65,7 +65,14 @@ struct tcp_uring;
  * segment limit as larger PDUs arrive: login PDUs are mostly a few
  * hundred bytes, so a connection does not pay 8 KiB for the worst case. */
 #define TCP_RXBUF_MIN  512
-#define TCP_DEAD_ITTS  32 /* freed ITTs remembered per connection */
+#define TCP_DEAD_ITTS  32 /* target: freed ITTs remembered per connection */
+/* Initiator: ITTs released unanswered, remembered per connection
+ * (tcp_late.c): TCP_LATE_PER_CMD per command of the caller's window
+ * (TCP_LATE_WINDOW when it set none), within [TCP_LATE_MIN, TCP_LATE_MAX]. */
+#define TCP_LATE_PER_CMD 4
+#define TCP_LATE_WINDOW  32
+#define TCP_LATE_MIN     128
+#define TCP_LATE_MAX     4096
 /* Zero-copy Data-In (tcp_zc.c): headers and trailers of PDUs sent with
  * MSG_ZEROCOPY, kept until the kernel lets go of them (a power of two;
  * beyond it PDUs go by copy until slots free), out-of-order
@@ -173,11 +180,19 @@ static inline struct tcp_get *tcp_get_of(const struct idm_prov_xfer *x)
 	return (struct tcp_get *)idm_prov_xfer_priv(x);
 }
 
+/* A ring of released ITTs (tcp_late.c); empty slots hold the reserved
+ * tag. No memory until the first task is released unanswered. */
+struct tcp_late {
+	uint32_t *itt;
+	uint32_t cap, pos; /* pos: the oldest slot, overwritten next */
+};
+
 struct tcp_task {
 	struct idm_task *task;
 	unsigned ntxd; /* txds referencing the task */
 	/* initiator */
 	bool cmd_sent;
+	bool answered; /* its final status arrived (SCSI Response, Data-In S) */
 	uint32_t exp_datasn; /* next Data-In DataSN */
 	uint32_t exp_r2tsn;
 	uint32_t unsol_end; /* sent unsolicited [0, unsol_end) */
@@ -287,10 +302,12 @@ struct tcp_conn {
 	 * may send in one data segment, and the most it accepts */
 	uint32_t send_dsl, recv_dsl;
 	uint32_t next_ttt;
-	/* ITTs of tasks the caller freed lately: their late Data-In /
-	 * Data-Out / R2T (e.g. after an ABORT TASK) are dropped, not fatal */
+	/* target: ITTs of tasks the caller freed lately: their late
+	 * Data-Out (e.g. after an ABORT TASK) is dropped, not reported */
 	uint32_t dead_itt[TCP_DEAD_ITTS];
 	unsigned dead_pos;
+	/* initiator: ITTs released before their answer (tcp_late.c) */
+	struct tcp_late late;
 	uint32_t exp_statsn; /* initiator: from the caller's last PDU */
 	/* connect (initiator) */
 	int tfd;

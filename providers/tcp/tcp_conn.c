@@ -6,6 +6,7 @@
  */
 #include "tcp.h"
 #include "tcp_conn.h"
+#include "tcp_late.h"
 #include "tcp_target.h"
 #include "tcp_initiator.h"
 #include "tcp_live.h"
@@ -369,6 +370,7 @@ void tcp_conn_destroy(struct tcp_conn *tc)
 	free(tc->stage);
 	free(tc->rxbuf);
 	free(tc->zc_slots);
+	tcp_late_free(tc);
 	free(tc);
 }
 

@@ -9,6 +9,7 @@
 #include "tcp.h"
 #include "tcp_initiator.h"
 #include "tcp_conn.h"
+#include "tcp_late.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
 #include "tcp_segment.h"
@@ -116,9 +117,14 @@ static int ini_datain_header(struct tcp_conn *tc)
 	struct idm_task *t = live_task(tc, itt, &tt);
 	struct idm_prov_range rd;
 
-	if (!t && tcp_dead_itt(tc, itt)) {
-		/* late data of a task the caller ended: drop it; a status
-		 * still reaches the caller (StatSN), without a task */
+	if (!t && tcp_late_has(tc, itt)) {
+		/* late data of a task the caller released: read past it
+		 * (digest still checked, never into caller memory) and drop
+		 * it; a status still reaches the caller (StatSN), without a
+		 * task (tcp_rx.c, on_pdu) */
+		tc->st->late_pdus_dropped++;
+		idm_prov_dbg(tc->ctx, "tcp: Data-In for released ITT 0x%08x "
+			     "dropped", itt);
 		tc->rdst = DST_DISCARD;
 		return 0;
 	}
@@ -158,6 +164,8 @@ static enum tcp_rx_verdict ini_datain_done(struct tcp_conn *tc,
 
 	tt->exp_datasn++;
 	idm_prov_task_add_received(t, tc->rl.dsl);
+	if (bhs[1] & IDM_ISCSI_DATAIN_STATUS)
+		tt->answered = true;
 	if ((bhs[1] & IDM_ISCSI_DATAIN_ACK) &&
 	    tc->params->error_recovery_level >= 1) {
 		/* RFC 7143 11.7.2: acknowledge with a DataACK SNACK */
@@ -189,8 +197,13 @@ static int ini_r2t(struct tcp_conn *tc)
 	struct idm_prov_range w;
 	struct tcp_txd *d;
 
-	if (!t && tcp_dead_itt(tc, itt))
-		return 0; /* R2T of a task the caller ended */
+	if (!t && tcp_late_has(tc, itt)) {
+		/* R2T of a task the caller released: nothing to send */
+		tc->st->late_pdus_dropped++;
+		idm_prov_dbg(tc->ctx, "tcp: R2T for released ITT 0x%08x "
+			     "dropped", itt);
+		return 0;
+	}
 	if (!t) {
 		tcp_conn_fail(tc, -EPROTO, "R2T for unknown ITT 0x%08x", itt);
 		return -1;
@@ -239,14 +252,33 @@ static void ini_task_release(struct tcp_conn *tc, struct idm_task *t)
 
 	if (tt->task != t)
 		return;
-	if (!tc->closed && tt->cmd_sent)
-		tcp_dead_itt_add(tc, idm_task_itt(t));
+	/* only a command the target may still answer: a completed task
+	 * takes no room (tcp_late.c) */
+	if (!tc->closed && tt->cmd_sent && !tt->answered)
+		tcp_late_add(tc, idm_task_itt(t));
 	tcp_tx_cancel_task(tc, t);
 	tt->cmd_sent = false;
 	tt->task = NULL;
 }
 
 /* ---- the initiator's half of the receive path ------------------------ */
+
+/* A SCSI Response goes to the caller, with its task or, for a released
+ * one, without (the caller decides; its StatSN counts either way). */
+static enum tcp_rx_verdict ini_scsi_rsp(struct tcp_conn *tc,
+					struct idm_task **task)
+{
+	uint32_t itt = idm_iscsi_bhs_itt(tc->rhdr);
+	struct tcp_task *tt;
+
+	*task = idm_prov_task_find(tc->conn, itt);
+	tt = tcp_task_live(*task);
+	if (tt)
+		tt->answered = true;
+	else if (!*task)
+		tcp_late_forget(tc, itt); /* the target is done with it */
+	return TCP_RX_DELIVER;
+}
 
 static int ini_header(struct tcp_conn *tc, uint8_t op)
 {
@@ -268,8 +300,7 @@ static enum tcp_rx_verdict ini_pdu(struct tcp_conn *tc, uint8_t op,
 	case IDM_ISCSI_OP_R2T:
 		return ini_r2t(tc) < 0 ? TCP_RX_FAILED : TCP_RX_DONE;
 	case IDM_ISCSI_OP_SCSI_RSP:
-		*task = idm_prov_task_find(tc->conn, idm_iscsi_bhs_itt(tc->rhdr));
-		return TCP_RX_DELIVER;
+		return ini_scsi_rsp(tc, task);
 	case IDM_ISCSI_OP_NOP_IN:
 		return TCP_RX_DELIVER_NOP;
 	case IDM_ISCSI_OP_LOGIN_RSP:

@@ -17,6 +17,7 @@
 #include "tcp_rx.h"
 #include "tcp_engine.h"
 #include "tcp_conn.h"
+#include "tcp_late.h"
 #include "tcp_tx.h"
 #include "tcp_sg.h"
 #include "crc32c.h"
@@ -421,10 +422,14 @@ static int on_pdu(struct tcp_conn *tc)
 		return 0;
 	}
 	if (tc->rdst == DST_DISCARD) {
-		/* its task was freed: only a status still matters */
+		/* its task was freed: only a status still matters, and it
+		 * ends what the target owed for the ITT (also when the task
+		 * was freed while this PDU was being read) */
 		if (op == IDM_ISCSI_OP_DATA_IN &&
-		    (tc->rhdr[1] & IDM_ISCSI_DATAIN_STATUS))
+		    (tc->rhdr[1] & IDM_ISCSI_DATAIN_STATUS)) {
+			tcp_late_forget(tc, idm_iscsi_bhs_itt(tc->rhdr));
 			tcp_rx_deliver(tc, NULL);
+		}
 		return 0;
 	}
 

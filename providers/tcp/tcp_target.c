@@ -255,8 +255,9 @@ static int tgt_dataout_header(struct tcp_conn *tc)
 	int r;
 
 	if (!tt && tcp_dead_itt(tc, itt)) {
-		tc->rdst =
-			DST_DISCARD; /* late data of a task the caller ended */
+		/* late data of a task the caller ended */
+		tc->st->late_pdus_dropped++;
+		tc->rdst = DST_DISCARD;
 		return 0;
 	}
 	if (!tt) {

@@ -392,6 +392,70 @@ START_TEST(mw_unnegotiated_invalidate)
 }
 END_TEST
 
+/* A READ the caller releases before its answer (a timeout, an abort):
+ * the peer has the command and its Read STag; idm_deallocate_task_resources()
+ * invalidates the window (doc/iser.md, "Late answers"). */
+static void released_read(struct fx *f, struct iser_hdr *h, uint8_t *cmd)
+{
+	memset(f->p.mem + P_GUARD, 0, CAP);
+	ck_assert_int_eq(p_io_start(&f->p, false, IO_LEN), 0);
+	peer_cmd(f, h, cmd);
+	ck_assert(h->rsv);
+	idm_deallocate_task_resources(f->p.task);
+	f->p.task = NULL;
+	settle(f, 300); /* the local invalidation completes */
+}
+
+static uint64_t late_dropped(struct fx *f)
+{
+	struct idm_conn_stats st = {.size = sizeof(st)};
+
+	ck_assert_int_eq(idm_conn_get_stats(f->p.ic, &st), 0);
+	return st.late_pdus_dropped;
+}
+
+/* A late SCSI Response in a plain Send reaches control_notify with no
+ * task (the pair takes it as the released task's: both NULL) and the
+ * connection serves on; 0 counted on an iSER initiator. */
+START_TEST(mw_released_late_response)
+{
+	struct fx f;
+	struct iser_hdr h;
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
+	uint32_t rs;
+	uint64_t rva;
+
+	fx_init(&f, false);
+	ini_login(&f, -1);
+	released_read(&f, &h, cmd);
+	ck_assert_int_eq(peer_rsp(&f, cmd, false, 0), IBV_WC_SUCCESS);
+	FX_OK(&f, p_io_wait(&f.p, TMO) == 0);
+	ck_assert_int_eq(f.p.i_terminated, 0);
+	do_read(&f, 7, &rs, &rva);
+	ck_assert_int_eq(f.p.i_terminated, 0);
+	ck_assert_uint_eq(late_dropped(&f), 0);
+	printf("late plain SCSI Response of a released task: delivered without "
+	       "a task, the connection serves on\n");
+	fx_fini(&f);
+}
+END_TEST
+
+/* Late RDMA Write of Data-In with the released task's STag: remote
+ * access error, nothing written, the connection fails. */
+START_TEST(mw_released_late_write)
+{
+	struct fx f;
+	struct iser_hdr h;
+	uint8_t cmd[IDM_ISCSI_BHS_LEN];
+
+	fx_init(&f, false);
+	ini_login(&f, -1);
+	released_read(&f, &h, cmd);
+	stale_must_fail(&f, true, h.read_stag, h.read_va);
+	fx_fini(&f);
+}
+END_TEST
+
 /* IDM_ISER_STAG=mr. The STag is the MR's rkey: the initiator cannot
  * revoke it, so it says Send with Invalidate is not supported, and the
  * buffer stays reachable with the old rkey until idm_buf_destroy()
@@ -883,6 +947,8 @@ int main(void)
 	ADD(tc, mr_rkey_reaches_other_connections);
 	ADD(tc, mw_stag_bound_to_its_connection);
 	ADD(tc, initiator_sends_hello);
+	ADD(tc, mw_released_late_response);
+	ADD(tc, mw_released_late_write);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("target");
 	tcase_set_timeout(tc, 200);
