@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The context's progress: one epoll set that folds every provider fd, an
- * eventfd for deferred work, the passes that dispatch both under the
- * context's lock, and the optional progress thread running them.
+ * eventfd for deferred work and idm_ctx_wakeup(), the passes that
+ * dispatch both under the context's lock (nested when a callback runs
+ * another context's progress), and the optional progress thread.
  */
 #include "core.h"
 #include "lock.h"
@@ -52,6 +53,8 @@
  * sleepers (the deferrer writes the eventfd, which is level-triggered
  * readable until drained, so the epoll_wait returns). A pass that skips
  * its epoll_wait (skip_poll, see progress_once()) sleeps on nothing.
+ * idm_ctx_wakeup() (lib/wakeup.c) follows the same handshake with a flag
+ * of its own, wake_pending.
  * ctx->kicked only saves a second write while the first is undrained; it
  * changes under the lock, as does the drain.
  */
