@@ -159,7 +159,9 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out);
 /**
  * Destroy a context. Every portal and connection still open is terminated
  * as by idm_connection_terminate() (no callbacks run) and freed.
- * Must not be called from a callback.
+ * Must not be called from a callback of this context, nor while the
+ * thread is inside its progress. Since 1.3 a callback of another context
+ * may destroy it (after running its progress, for instance).
  */
 IDM_API void idm_ctx_destroy(idm_ctx *ctx);
 

@@ -384,10 +384,26 @@ static void nest_watch(struct idm_prov_watch *w, uint32_t revents)
 	nest_outer_b = idm_ctx_progress(nest_b, -1);
 }
 
-static void nest_a_item(struct idm_prov_defer *d)
+static int nest_c_runs;
+
+static void nest_c_item(struct idm_prov_defer *d)
 {
 	(void)d;
+	nest_c_runs++;
+}
+
+static void nest_a_item(struct idm_prov_defer *d)
+{
+	static struct idm_prov_defer dc;
+	idm_ctx *c = NULL;
+
+	(void)d;
 	nest_outer_b = idm_ctx_progress(nest_b, -1);
+	/* a context made, driven and destroyed inside A's callback */
+	ck_assert_int_eq(idm_ctx_create(NULL, &c), 0);
+	idm_prov_defer(c, &dc, nest_c_item);
+	ck_assert_int_eq(idm_ctx_progress(c, -1), 1);
+	idm_ctx_destroy(c);
 }
 
 START_TEST(progress_of_another_context_from_callback)
@@ -400,7 +416,7 @@ START_TEST(progress_of_another_context_from_callback)
 		ck_assert_int_eq(idm_prov_watch_add(nest_a, &nest_w[i], nest_pipes[i][0],
 						    EPOLLIN, nest_watch), 0);
 	}
-	nest_hits = nest_b_runs = 0;
+	nest_hits = nest_b_runs = nest_c_runs = 0;
 	nest_inner_a = nest_inner_b = nest_outer_b = 1;
 	ck_assert_int_ge(idm_ctx_progress(nest_a, -1), 1);
 	ck_assert_int_eq(nest_hits, 1);
@@ -417,6 +433,7 @@ START_TEST(progress_of_another_context_from_callback)
 	idm_prov_defer(nest_a, &nest_da, nest_a_item);
 	ck_assert_int_ge(idm_ctx_progress(nest_a, 0), 1);
 	ck_assert_int_eq(nest_b_runs, 2);
+	ck_assert_int_eq(nest_c_runs, 1);
 	ck_assert_int_eq(nest_outer_b, 1);
 	ck_assert_int_eq(nest_inner_a, -EDEADLK);
 	ck_assert_int_eq(idm_ctx_progress(nest_a, 0), 0);
