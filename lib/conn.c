@@ -528,7 +528,9 @@ IDM_API void idm_conn_destroy(idm_conn *c)
 		return;
 	ctx = c->ctx;
 	idmp_ctx_lock(ctx);
-	if (idmp_pass_ctx() == ctx) {
+	/* inside a pass of ctx, even one a nested progress of another
+	 * context interrupted: that pass may hold c's events */
+	if (idmp_in_pass(ctx)) {
 		idm_connection_terminate(c);
 		if (!c->destroy_pending) {
 			c->destroy_pending = true;

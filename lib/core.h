@@ -201,6 +201,11 @@ struct idm_ctx {
 	                               poll epfd outside idm_ctx_progress() */
 	bool kicked;                /* evfd written, not yet drained (lock) */
 	_Atomic bool skip_poll;     /* the last pass polled and left work */
+	/* idm_ctx_wakeup() (lib/wakeup.c): raised by any thread, consumed
+	 * by a pass */
+	_Atomic bool wake_pending;
+	idm_ctx_wakeup_fn wakeup_fn;
+	void *wakeup_arg;
 	idm_log_fn log_fn;
 	void *log_arg;
 	int log_level;

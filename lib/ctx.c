@@ -53,6 +53,12 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out)
 		return ret;
 	}
 	ctx->flags = attr ? attr->flags : 0;
+	/* since 1.3, read when attr->size reaches it */
+	if (attr && attr->size >= offsetof(struct idm_ctx_attr, wakeup_arg) +
+					  sizeof(attr->wakeup_arg)) {
+		ctx->wakeup_fn = attr->wakeup_fn;
+		ctx->wakeup_arg = attr->wakeup_arg;
+	}
 
 	idmp_mutex_init_recursive(&ctx->lock);
 

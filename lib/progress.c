@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The context's progress: one epoll set that folds every provider fd, an
- * eventfd for deferred work, the passes that dispatch both under the
- * context's lock, and the optional progress thread running them.
+ * eventfd for deferred work and idm_ctx_wakeup(), the passes that
+ * dispatch both under the context's lock (nested when a callback runs
+ * another context's progress), and the optional progress thread.
  */
 #include "core.h"
 #include "lock.h"
 #include "progress.h"
+#include "wakeup.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -51,10 +53,34 @@
  * sleepers (the deferrer writes the eventfd, which is level-triggered
  * readable until drained, so the epoll_wait returns). A pass that skips
  * its epoll_wait (skip_poll, see progress_once()) sleeps on nothing.
+ * idm_ctx_wakeup() (lib/wakeup.c) follows the same handshake with a flag
+ * of its own, wake_pending.
  * ctx->kicked only saves a second write while the first is undrained; it
  * changes under the lock, as does the drain.
  */
-static __thread struct idm_ctx *pass_ctx; /* the pass this thread runs */
+
+/*
+ * The passes this thread is inside, innermost first: one, or more when a
+ * callback of one context runs idm_ctx_progress() of another (the caller
+ * below holds the outer contexts' locks; see idm.h for the lock order).
+ * Each frame lives on its pass's stack. A watch removed during a nested
+ * pass is cleared from the events of every frame of its context.
+ */
+struct pass_frame {
+	struct idm_ctx *ctx;
+	struct epoll_event *events; /* the batch being dispatched */
+	int n;
+	struct pass_frame *up;
+};
+static __thread struct pass_frame *pass_top;
+
+static bool in_pass(const struct idm_ctx *ctx)
+{
+	for (const struct pass_frame *f = pass_top; f; f = f->up)
+		if (f->ctx == ctx)
+			return true;
+	return false;
+}
 
 static void ev_drain(struct idm_prov_watch *w, uint32_t revents)
 {
@@ -161,14 +187,17 @@ int idm_prov_watch_mod(struct idm_ctx *ctx, struct idm_prov_watch *w, uint32_t e
 /*
  * Removing a watch while a progress pass still holds its pointer in the
  * events array is the classic epoll use-after-free: removal clears the
- * pointer from the array of the pass under way (as libuv does).
+ * pointer from the array of the pass under way (as libuv does), and of an
+ * outer pass of the same context if a nested one removes it.
  */
-static __thread struct epoll_event *pass_events;
-static __thread int pass_n;
-
 struct idm_ctx *idmp_pass_ctx(void)
 {
-	return pass_ctx;
+	return pass_top ? pass_top->ctx : NULL;
+}
+
+bool idmp_in_pass(const struct idm_ctx *ctx)
+{
+	return in_pass(ctx);
 }
 
 void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
@@ -177,9 +206,13 @@ void idm_prov_watch_del(struct idm_ctx *ctx, struct idm_prov_watch *w)
 		return;
 	epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 	w->added = false;
-	for (int i = 0; i < pass_n; i++)
-		if (pass_events[i].data.ptr == w)
-			pass_events[i].data.ptr = NULL;
+	for (struct pass_frame *f = pass_top; f; f = f->up) {
+		if (f->ctx != ctx)
+			continue;
+		for (int i = 0; i < f->n; i++)
+			if (f->events[i].data.ptr == w)
+				f->events[i].data.ptr = NULL;
+	}
 }
 
 /* Both take the context lock: a provider may queue from a thread of its
@@ -199,7 +232,7 @@ void idm_prov_defer(struct idm_ctx *ctx, struct idm_prov_defer *d, idm_prov_defe
 			ctx->defer_head = d;
 		ctx->defer_tail = d;
 		atomic_store(&ctx->defer_pending, true);
-		if (pass_ctx != ctx)
+		if (!in_pass(ctx))
 			ev_kick_if_waiter(ctx);
 	}
 	idmp_ctx_unlock(ctx);
@@ -269,6 +302,7 @@ static int run_deferred(struct idm_ctx *ctx)
 static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 {
 	struct epoll_event evs[IDMP_EVENTS_PER_PASS];
+	struct pass_frame frame = {.ctx = ctx, .events = evs};
 	unsigned moved = ctx->moved_out;
 	bool polled = !(atomic_exchange(&ctx->skip_poll, false) &&
 			atomic_load(&ctx->defer_pending));
@@ -284,7 +318,8 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 		n = 0;
 	} else {
 		atomic_fetch_add(&ctx->sleepers, 1);
-		if (timeout_ms != 0 && atomic_load(&ctx->defer_pending))
+		if (timeout_ms != 0 && (atomic_load(&ctx->defer_pending) ||
+					atomic_load(&ctx->wake_pending)))
 			timeout_ms = 0;
 		n = epoll_wait(ctx->epfd, evs, IDMP_EVENTS_PER_PASS, timeout_ms);
 		atomic_fetch_sub(&ctx->sleepers, 1);
@@ -295,9 +330,9 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 	idmp_ctx_lock(ctx);
 	if (ctx->moved_out != moved)
 		n = 0; /* a watch may have moved away: wait again */
-	pass_ctx = ctx;
-	pass_events = evs;
-	pass_n = n;
+	frame.n = n;
+	frame.up = pass_top;
+	pass_top = &frame;
 	for (int i = 0; i < n; i++) {
 		struct idm_prov_watch *w = evs[i].data.ptr;
 
@@ -306,11 +341,13 @@ static int progress_once(struct idm_ctx *ctx, int timeout_ms)
 		w->fn(w, evs[i].events);
 		handled++;
 	}
-	pass_events = NULL;
-	pass_n = 0;
+	frame.n = 0;
+	/* before the deferred items, so that what wakeup_fn queues runs in
+	 * this pass */
+	handled += idmp_wakeup_take(ctx);
 	handled += run_deferred(ctx);
 	atomic_store(&ctx->skip_poll, polled && ctx->defer_head);
-	pass_ctx = NULL;
+	pass_top = frame.up;
 	idmp_ctx_unlock(ctx);
 	return handled;
 }
@@ -321,8 +358,8 @@ IDM_API int idm_ctx_progress(idm_ctx *ctx, int timeout_ms)
 		return -EINVAL;
 	if (ctx->thread_running)
 		return -EBUSY;
-	if (pass_ctx)
-		return -EDEADLK; /* called from a callback */
+	if (in_pass(ctx))
+		return -EDEADLK; /* from a callback of its own pass */
 	return progress_once(ctx, timeout_ms);
 }
 

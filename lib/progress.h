@@ -11,7 +11,10 @@
  * the context was made). */
 int idmp_progress_open(struct idm_ctx *ctx);
 void idmp_progress_close(struct idm_ctx *ctx);
-/* The context whose progress pass this thread is in (callbacks), or NULL. */
+/* The context whose progress pass this thread is in (callbacks), or NULL;
+ * the innermost one when a callback runs another context's progress. */
 struct idm_ctx *idmp_pass_ctx(void);
+/* Whether this thread is inside a pass of ctx, innermost or not. */
+bool idmp_in_pass(const struct idm_ctx *ctx);
 
 #endif

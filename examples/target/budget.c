@@ -315,6 +315,18 @@ struct tconn *budget_next_expired(const struct timespec *now)
  * a storm's memory resident. */
 #define TRIM_AFTER 64
 
+bool budget_tick_due(void)
+{
+	bool due;
+
+	pthread_mutex_lock(&lock);
+	due = freed_since_trim >= TRIM_AFTER;
+	for (int r = 0; r < R_N && !due; r++)
+		due = rep[r].n != 0;
+	pthread_mutex_unlock(&lock);
+	return due;
+}
+
 void budget_tick(const struct timespec *now)
 {
 	static _Thread_local struct timespec last;

@@ -46,5 +46,8 @@ void budget_release(struct tconn *c);
 struct tconn *budget_next_expired(const struct timespec *now);
 /** From the main loop: due reports, and heap trimming after a burst. */
 void budget_tick(const struct timespec *now);
+/** Whether budget_tick() has a report or a trim still to do: the loop
+ * then keeps a timeout rather than sleeping until an event. */
+bool budget_tick_due(void);
 
 #endif

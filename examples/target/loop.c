@@ -9,7 +9,8 @@
  * through the resume function the login code passed (login.c's
  * login_resume()). The inbox is the only thing two loops share here: a
  * mutex guards it, and the owner looks at an atomic flag first, so a
- * loop with nothing handed to it takes no lock.
+ * loop with nothing handed to it takes no lock. The handing loop wakes
+ * the owner (idm_ctx_wakeup()), which may sleep with no timeout.
  */
 #include "target.h"
 #include "budget.h"
@@ -115,6 +116,7 @@ static void move_out(void)
 
 	while ((h = g_loop->outbox)) {
 		struct tconn *c = h->c;
+		struct loop *to;
 		int r;
 
 		g_loop->outbox = h->next;
@@ -134,13 +136,17 @@ static void move_out(void)
 			free(h);
 			continue;
 		}
+		to = h->to; /* h is the owner's once in its inbox */
 		pthread_mutex_lock(&inbox_lock);
-		h->next = h->to->inbox;
-		h->to->inbox = h;
-		__atomic_store_n(&h->to->inbox_pending, 1, __ATOMIC_RELEASE);
+		h->next = to->inbox;
+		to->inbox = h;
+		__atomic_store_n(&to->inbox_pending, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&inbox_lock);
+		/* after the push: the owner's next pass returns and finds it */
+		idm_ctx_wakeup(to->ctx);
 	}
 }
+
 
 /* Take what other loops handed to this one: c joins this loop. */
 static struct handoff *take_inbox(void)

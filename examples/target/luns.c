@@ -195,6 +195,11 @@ static bool lun_in_use(const struct lun *l)
 	return false;
 }
 
+bool luns_retired(void)
+{
+	return nretired != 0;
+}
+
 void luns_reap(void)
 {
 	for (int i = 0; i < nretired;) {

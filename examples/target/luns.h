@@ -4,6 +4,7 @@
 #ifndef IDM_TARGET_LUNS_H
 #define IDM_TARGET_LUNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /**
@@ -21,6 +22,8 @@ int luns_open_all(char *const *specs, int n, uint32_t bs);
 int luns_reload(char *const *specs, int n, uint32_t bs);
 /** Close removed LUNs that no command uses any more. */
 void luns_reap(void);
+/** Whether removed LUNs wait for luns_reap(). */
+bool luns_retired(void);
 /** Close every LUN (at exit, after the connections are gone). */
 void luns_close_all(void);
 

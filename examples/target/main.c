@@ -29,15 +29,34 @@ static volatile sig_atomic_t stop, hup, usr1;
 /* --threads > 1: the loops' view of stop, and who prints stats next */
 static int stop_all, loop_failed;
 static int *usr1_turn;
+/* loop 0's context, for the signal handler to wake it (set while the
+ * context lives; the handler runs on loop 0's thread, the only one not
+ * blocking the signals, which clears it before destroying the context) */
+static idm_ctx *sig_wake_ctx;
 
 static void on_signal(int sig)
 {
+	idm_ctx *ctx;
+
 	if (sig == SIGHUP)
 		hup = 1;
 	else if (sig == SIGUSR1)
 		usr1 = 1;
 	else
 		stop = 1;
+	/* async-signal-safe: loop 0 may be asleep with no timeout */
+	ctx = __atomic_load_n(&sig_wake_ctx, __ATOMIC_ACQUIRE);
+	if (ctx)
+		idm_ctx_wakeup(ctx);
+}
+
+/* Loops 1 .. N-1 look again at what loop 0 changed (stop_all, the stats
+ * turn, a reload's ACL and LUNs). */
+static void wake_other_loops(void)
+{
+	for (int i = 1; g_loops && i < g_nloops; i++)
+		if (g_loops[i].ctx)
+			idm_ctx_wakeup(g_loops[i].ctx);
 }
 
 /* The config file's LUNs are opt.luns[cfg_at, cfg_at + cfg_n): a SIGHUP
@@ -774,6 +793,62 @@ static int open_activated(int n, idm_portal **portal, int *nportal, bool *single
 	return 0;
 }
 
+/*
+ * How long this loop's progress call may sleep. What other threads do
+ * for it (a handoff, a signal, a stop, the stats turn, a reload) wakes
+ * it with idm_ctx_wakeup(), and what its connections do is an event, so
+ * it sleeps until the earliest of its timers: the login timeout of its
+ * oldest connection in login, a closing connection's grace, a pending
+ * TMF's and a lost-access logout's deadline; none armed, no timeout.
+ * Work that is polled, not timed (a connection waiting for its handoff,
+ * an ACL to decide again, retired LUNs waiting for their commands, the
+ * budget's due reports) keeps the 100 ms tick of old.
+ */
+#define LOOP_TICK_MS 100
+
+static void earliest(struct timespec *due, bool *armed, const struct timespec *t)
+{
+	if (!*armed || t->tv_sec < due->tv_sec ||
+	    (t->tv_sec == due->tv_sec && t->tv_nsec < due->tv_nsec))
+		*due = *t;
+	*armed = true;
+}
+
+static int loop_wait_ms(void)
+{
+	struct timespec due = {0, 0}, now;
+	bool armed = false;
+	long long ms;
+
+	if (g_loop->outbox || luns_retired() || budget_tick_due())
+		return LOOP_TICK_MS;
+	if (g_loop->lhead)
+		earliest(&due, &armed, &g_loop->lhead->login_deadline);
+	for (struct tconn *c = g_loop->conns; c; c = c->next) {
+		if (c->state != CS_CLOSING)
+			continue;
+		if (c->handoff)
+			return LOOP_TICK_MS;
+		earliest(&due, &armed, &c->deadline);
+	}
+	for (struct session *s = g_loop->sessions; s; s = s->next) {
+		if (s->acl_recheck)
+			return LOOP_TICK_MS;
+		if (s->tmf.active)
+			earliest(&due, &armed, &s->tmf.deadline);
+		if (s->logout_asked)
+			earliest(&due, &armed, &s->logout_deadline);
+	}
+	if (!armed)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(due.tv_sec - now.tv_sec) * 1000 +
+	     (due.tv_nsec - now.tv_nsec + 999999) / 1000000;
+	if (ms <= 0)
+		return 0;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
 /* One pass of housekeeping after a progress call; the same on every
  * loop. */
 static void loop_tick(void)
@@ -793,8 +868,10 @@ static void stats_turn(int i)
 		return;
 	__atomic_store_n(&usr1_turn[i], 0, __ATOMIC_RELAXED);
 	stats_print_all();
-	if (i + 1 < g_nloops)
+	if (i + 1 < g_nloops) {
 		__atomic_store_n(&usr1_turn[i + 1], 1, __ATOMIC_RELEASE);
+		idm_ctx_wakeup(g_loops[i + 1].ctx);
+	}
 }
 
 /* Loops 1 .. N-1: their own thread, stopped by loop 0. */
@@ -807,12 +884,13 @@ static void *loop_thread(void *arg)
 	snprintf(name, sizeof(name), "idm-loop-%d", g_loop->index);
 	prctl(PR_SET_NAME, name);
 	while (!__atomic_load_n(&stop_all, __ATOMIC_RELAXED)) {
-		int r = idm_ctx_progress(g_loop->ctx, 100);
+		int r = idm_ctx_progress(g_loop->ctx, loop_wait_ms());
 
 		if (r < 0 && r != -EINTR) {
 			ex_err("loop %d: idm_ctx_progress: %s", g_loop->index, idm_strerror(r));
 			/* its connections would hang: the whole target stops */
 			__atomic_store_n(&loop_failed, 1, __ATOMIC_RELAXED);
+			idm_ctx_wakeup(g_loops[0].ctx);
 			break;
 		}
 		stats_turn(g_loop->index);
@@ -827,7 +905,7 @@ static int run_loop(bool single)
 {
 	g_loop = &g_loops[0];
 	while (!stop) {
-		int r = idm_ctx_progress(g_loop->ctx, 100);
+		int r = idm_ctx_progress(g_loop->ctx, loop_wait_ms());
 
 		if ((r < 0 && r != -EINTR) || __atomic_load_n(&loop_failed, __ATOMIC_RELAXED)) {
 			if (r < 0 && r != -EINTR)
@@ -837,6 +915,7 @@ static int run_loop(bool single)
 		if (hup) {
 			hup = 0;
 			reload();
+			wake_other_loops();
 		}
 		if (usr1) {
 			usr1 = 0;
@@ -1179,6 +1258,7 @@ static int start_loops(void)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, old;
 
+	__atomic_store_n(&sig_wake_ctx, g_loops[0].ctx, __ATOMIC_RELEASE);
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&block);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
@@ -1249,8 +1329,10 @@ static void destroy_connections(void)
 static void take_down(void)
 {
 	__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+	wake_other_loops();
 	for (int i = 1; i <= srv.nthreads; i++)
 		pthread_join(srv.threads[i], NULL);
+	__atomic_store_n(&sig_wake_ctx, NULL, __ATOMIC_RELEASE);
 	for (int i = 0; i < srv.nportal; i++)
 		idm_portal_destroy(srv.portal[i]);
 	destroy_connections();

@@ -129,6 +129,11 @@ IDM_API idm_domain *idm_ctx_get_domain(const idm_ctx *ctx);
 #define IDM_CTX_SHARED_RECV (1u << 1)
 #define IDM_SHARED_RECV_DSL 8192u
 
+/* idm_ctx_attr.wakeup_fn: a callback of the context (its lock held, on
+ * the thread running the pass), so it may call libidm on this context
+ * but not idm_ctx_progress() of it. */
+typedef void (*idm_ctx_wakeup_fn)(idm_ctx *ctx, void *arg);
+
 struct idm_ctx_attr {
 	uint32_t size;        /* sizeof(struct idm_ctx_attr) */
 	uint32_t flags;       /* IDM_CTX_* */
@@ -139,6 +144,10 @@ struct idm_ctx_attr {
 	/* since 1.3 (read when `size` reaches it): the domain the context
 	 * joins (idm_domain_create); NULL: a domain of its own */
 	idm_domain *domain;
+	/* since 1.3: run inside the progress pass that consumes an
+	 * idm_ctx_wakeup() (see there); NULL: none */
+	idm_ctx_wakeup_fn wakeup_fn;
+	void *wakeup_arg;
 };
 
 /**
@@ -150,23 +159,69 @@ IDM_API int idm_ctx_create(const struct idm_ctx_attr *attr, idm_ctx **out);
 /**
  * Destroy a context. Every portal and connection still open is terminated
  * as by idm_connection_terminate() (no callbacks run) and freed.
- * Must not be called from a callback.
+ * Must not be called from a callback of this context, nor while the
+ * thread is inside its progress. Since 1.3 a callback of another context
+ * may destroy it (after running its progress, for instance).
  */
 IDM_API void idm_ctx_destroy(idm_ctx *ctx);
 
 /**
  * A file descriptor that becomes readable (POLLIN) whenever
- * idm_ctx_progress() has work to do. Owned by the context: do not close it.
+ * idm_ctx_progress() has work to do, including a pending idm_ctx_wakeup().
+ * Owned by the context: do not close it.
  */
 IDM_API int idm_ctx_get_fd(idm_ctx *ctx);
 
 /**
  * Make progress: wait up to `timeout_ms` (0: don't wait, -1: forever) for
  * events, then handle them and run the callbacks that result.
- * Returns the number of events handled (>= 0) or a negative errno.
- * Must not be called from a callback, nor while the progress thread runs.
+ * Returns the number of events handled (>= 0; a consumed idm_ctx_wakeup()
+ * counts as one, so 0 means the timeout passed with nothing to do) or a
+ * negative errno. Not while the progress thread runs (-EBUSY).
+ *
+ * From a callback: not of the context whose pass runs the callback, nor
+ * of any context whose pass this thread is inside (-EDEADLK). Since 1.3
+ * a callback of context A may run idm_ctx_progress() of another context
+ * B to completion (a synchronous login on B from A's callback). Lock
+ * order: B's pass then runs with A's lock held, taking B's. A stays
+ * stalled for other threads until it returns, and no thread may ever
+ * wait for A while holding B: B's callbacks must not call into A's
+ * objects if another thread may progress B meanwhile, and no callback
+ * of B may nest A's progress (refused only on the same thread).
  */
 IDM_API int idm_ctx_progress(idm_ctx *ctx, int timeout_ms);
+
+/**
+ * Wake the context: a blocked idm_ctx_progress() (or the progress thread)
+ * returns promptly, or the next one does not sleep, and the fd of
+ * idm_ctx_get_fd() is readable until a pass consumes the wakeup. Many
+ * wakeups before a pass coalesce into one. The pass that consumes it runs
+ * idm_ctx_attr.wakeup_fn, if set, and counts it as one event handled.
+ *
+ * From any thread, and from a signal handler: it takes no lock,
+ * allocates nothing, keeps errno and calls only write(2) (not even that
+ * when a wakeup is already pending or nobody can be sleeping). 0, or
+ * -EINVAL for NULL. The context must stay alive during the call.
+ *
+ * For work finishing on other threads (a caller's completion queue):
+ * push, then wake; drain after the progress call (or in wakeup_fn). A
+ * wakeup raised after the pass consumed the last one makes the next call
+ * return, so no push is ever missed:
+ *
+ *     // any thread                      // the context's owner
+ *     push(&q, item);                    for (;;) {
+ *     idm_ctx_wakeup(ctx);                   idm_ctx_progress(ctx, -1);
+ *                                            while ((it = pop(&q)))
+ *                                                finish(it);
+ *                                        }
+ *
+ * A wakeup may be spurious (the fd readable, or a return, with the queue
+ * already drained): drain what is there, and nothing if it is empty.
+ * Deferring one's own work to the next progress call is the same: queue
+ * it, call idm_ctx_wakeup() (from a callback too), and that call returns
+ * at once instead of sleeping.
+ */
+IDM_API int idm_ctx_wakeup(idm_ctx *ctx);
 
 /**
  * Opt-in progress thread for callers without an event loop. While it runs,

@@ -419,6 +419,13 @@ int idm_conn_set_cmd_window(idm_conn *c, uint32_t commands)
 	return c->ffp ? -ENOTCONN : 0;
 }
 
+/* one loop here: nothing to wake */
+int idm_ctx_wakeup(idm_ctx *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
 /* one loop here: the target never hands a connection to another */
 int idm_conn_move(idm_conn *c, idm_ctx *dst)
 {

@@ -350,6 +350,102 @@ START_TEST(progress_from_callback_refused)
 }
 END_TEST
 
+/*
+ * A callback of context A may run context B's progress to completion
+ * (since 1.3), but never the progress of a context whose pass the thread
+ * is inside: B's callback asking for A's or B's gets -EDEADLK. A watch
+ * of A that B's callback removes is cleared from A's pending batch.
+ */
+static idm_ctx *nest_a, *nest_b;
+static struct idm_prov_defer nest_da, nest_db;
+static struct idm_prov_watch nest_w[2];
+static int nest_pipes[2][2];
+static int nest_hits, nest_inner_a, nest_inner_b, nest_outer_b, nest_b_runs;
+
+static void nest_b_item(struct idm_prov_defer *d)
+{
+	(void)d;
+	nest_b_runs++;
+	nest_inner_a = idm_ctx_progress(nest_a, 0);
+	nest_inner_b = idm_ctx_progress(nest_b, 0);
+	/* both of A's watches were readable: whichever is not running
+	 * goes, and A's pass must not call it */
+	for (int i = 0; i < 2; i++)
+		idm_prov_watch_del(nest_a, &nest_w[i]);
+}
+
+static void nest_watch(struct idm_prov_watch *w, uint32_t revents)
+{
+	(void)w;
+	(void)revents;
+	nest_hits++;
+	idm_prov_defer(nest_b, &nest_db, nest_b_item);
+	/* B's item runs inside this call, on this thread */
+	nest_outer_b = idm_ctx_progress(nest_b, -1);
+}
+
+static int nest_c_runs;
+
+static void nest_c_item(struct idm_prov_defer *d)
+{
+	(void)d;
+	nest_c_runs++;
+}
+
+static void nest_a_item(struct idm_prov_defer *d)
+{
+	static struct idm_prov_defer dc;
+	idm_ctx *c = NULL;
+
+	(void)d;
+	nest_outer_b = idm_ctx_progress(nest_b, -1);
+	/* a context made, driven and destroyed inside A's callback */
+	ck_assert_int_eq(idm_ctx_create(NULL, &c), 0);
+	idm_prov_defer(c, &dc, nest_c_item);
+	ck_assert_int_eq(idm_ctx_progress(c, -1), 1);
+	idm_ctx_destroy(c);
+}
+
+START_TEST(progress_of_another_context_from_callback)
+{
+	nest_a = unit_ctx();
+	nest_b = unit_ctx();
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pipe(nest_pipes[i]), 0);
+		ck_assert_int_eq(write(nest_pipes[i][1], "x", 1), 1);
+		ck_assert_int_eq(idm_prov_watch_add(nest_a, &nest_w[i], nest_pipes[i][0],
+						    EPOLLIN, nest_watch), 0);
+	}
+	nest_hits = nest_b_runs = nest_c_runs = 0;
+	nest_inner_a = nest_inner_b = nest_outer_b = 1;
+	ck_assert_int_ge(idm_ctx_progress(nest_a, -1), 1);
+	ck_assert_int_eq(nest_hits, 1);
+	ck_assert_int_eq(nest_b_runs, 1);
+	ck_assert_int_eq(nest_outer_b, 1); /* B's pass ran its item */
+	ck_assert_int_eq(nest_inner_a, -EDEADLK);
+	ck_assert_int_eq(nest_inner_b, -EDEADLK);
+	ck_assert_int_eq(idm_ctx_progress(nest_a, 0), 0);
+
+	/* from a deferred item of A too; A's own progress stays refused
+	 * inside and works again after */
+	nest_outer_b = 1;
+	idm_prov_defer(nest_b, &nest_db, nest_b_item);
+	idm_prov_defer(nest_a, &nest_da, nest_a_item);
+	ck_assert_int_ge(idm_ctx_progress(nest_a, 0), 1);
+	ck_assert_int_eq(nest_b_runs, 2);
+	ck_assert_int_eq(nest_c_runs, 1);
+	ck_assert_int_eq(nest_outer_b, 1);
+	ck_assert_int_eq(nest_inner_a, -EDEADLK);
+	ck_assert_int_eq(idm_ctx_progress(nest_a, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		close(nest_pipes[i][0]);
+		close(nest_pipes[i][1]);
+	}
+	idm_ctx_destroy(nest_b);
+	idm_ctx_destroy(nest_a);
+}
+END_TEST
+
 START_TEST(progress_thread)
 {
 	struct idm_conn_attr attr = unit_conn_attr("fake");
@@ -480,6 +576,7 @@ int main(void)
 				       requeueing_item_does_not_starve_fds,
 				       progress_waits_for_timeout,
 				       progress_from_callback_refused,
+				       progress_of_another_context_from_callback,
 				       progress_thread,
 				       progress_thread_flag_and_destroy,
 				       logging_levels,
