@@ -3,7 +3,7 @@
 #
 # The README quick start: install what libidm needs (Debian/Ubuntu, apt-get),
 # build it into build/ with the ports its host tests run against (Debian's
-# tgt on libidm, contrib/build-ports.sh), and run the main job: idm-target
+# tgt and libiscsi on libidm, contrib/build-ports.sh), and run the main job: idm-target
 # and idm-initiator moving verified data over 127.0.0.1 and printing the
 # throughput.
 # Then run the tests with: meson test -C build --print-errorlogs --num-processes 2
@@ -25,7 +25,7 @@ else
     meson setup build
 fi
 ninja -C build
-# what suite 'tgt' runs: without it, those tests skip (77)
+# what suites 'tgt' and 'libiscsi' run: without it, those tests skip (77)
 contrib/build-ports.sh build
 
 if [ ! -x examples/run-main-job.sh ]; then
