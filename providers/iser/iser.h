@@ -34,6 +34,10 @@
  *                     its phases
  *   iser_mw.c         a connection's memory windows, recycled
  *   iser_reg.c        registration lookup: caller buffers' MRs, SGEs
+ *   iser_mrcache.c    registration cache by address range, LRU-bounded
+ *                     (verbs-free: the registrar is a function pair)
+ *   iser_uffd.c       userfaultfd monitor: unmapped memory leaves the
+ *                     caches before its address is reused (verbs-free)
  *   iser_pd.c         devices and their protection domains
  *   iser_fail.c       a layer raises its connection's failure
  *   iser_park.c       cm_ids whose disconnect waits for their port
