@@ -733,6 +733,22 @@ struct idm_conn_stats {
 	 * and unsolicited data: iSER once (it comes in a Send), TCP when it
 	 * was read before a Get_Data asked for it. */
 	uint64_t payload_copies, payload_copy_bytes;
+	/* Since 1.3. iSER: the registration cache of caller memory on the
+	 * connection's RDMA device (the device's figures, shared by every
+	 * connection of the domain on it; doc/iser.md, "Registration
+	 * cache"). Buffers registered again after their idm_buf was freed
+	 * hit; 0 on TCP, and on iSER with plain MR STags or
+	 * IDM_ISER_MR_CACHE_MB=0 (no cache). hits: registrations found
+	 * covering the memory (nothing registered); misses: registered,
+	 * then cached; evictions: idle registrations dropped to stay
+	 * within the bound; invalidations: dropped because the memory was
+	 * unmapped, discarded or moved; uncached: registered for the one
+	 * buffer only (memory that cannot be watched, such as shared or
+	 * file mappings, or no room in the bound); pinned_bytes: bytes the
+	 * cache keeps registered now. */
+	uint64_t mr_cache_hits, mr_cache_misses, mr_cache_evictions;
+	uint64_t mr_cache_invalidations, mr_cache_uncached;
+	uint64_t mr_cache_pinned_bytes;
 };
 
 /**

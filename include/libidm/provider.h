@@ -488,6 +488,11 @@ struct idm_prov_stats {
 	 * built before fills less of it): payload bytes the provider copied
 	 * in user space, and how many copies (idm_prov_stats_copy). */
 	uint64_t payload_copies, payload_copy_bytes;
+	/* Since 1.3: a registration cache of caller memory (iSER: the
+	 * device's, shared by its connections; see idm_conn_stats) */
+	uint64_t mr_cache_hits, mr_cache_misses, mr_cache_evictions;
+	uint64_t mr_cache_invalidations, mr_cache_uncached;
+	uint64_t mr_cache_pinned_bytes;
 };
 IDM_PROV_API struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *conn);
 
