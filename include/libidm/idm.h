@@ -523,6 +523,13 @@ IDM_API int idm_portal_create_fd(idm_ctx *ctx, int fd,
  * Wrap caller memory [addr, addr+len) so libidm can move data into or out
  * of it (a provider may register it with an RDMA device on first use).
  * Create such buffers once and reuse them: registration is not cheap.
+ * Since 1.3 the iSER provider keeps registrations of private anonymous
+ * memory (malloc, anonymous mmap) in a bounded cache after the buffer is
+ * destroyed, so a buffer created again per command on the same memory
+ * registers nothing; memory the caller unmaps is dropped from the cache
+ * before its address can be reused (idm_conn_stats mr_cache_*,
+ * doc/iser.md "Registration cache"). The creation itself still costs an
+ * allocation.
  * The buffer belongs to the context's domain (idm_ctx_get_domain): any
  * connection on any context of that domain may use it, and it may
  * outlive the context it was created through.
