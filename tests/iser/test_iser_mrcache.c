@@ -12,6 +12,8 @@
 #include "check_suite.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@ struct fake_mr {
 	char seen;
 };
 
-static unsigned regs, deregs;
+static _Atomic unsigned regs, deregs;
 
 static int fake_reg(void *arg, void *addr, size_t len, void **h)
 {
@@ -305,6 +307,70 @@ START_TEST(unwatchable_not_cached)
 }
 END_TEST
 
+/* Users on other threads while memory is unmapped and mapped again
+ * under them: after each remap, a lookup must see the new pages; no
+ * deadlock with the monitor; every registration goes in the end. */
+struct churn {
+	struct iser_mrc *c;
+	char *p;
+	atomic_bool stop;
+};
+
+struct churn_user_arg {
+	struct churn *ch;
+	unsigned seed;
+};
+
+static void *churn_user(void *arg)
+{
+	struct churn *ch = ((struct churn_user_arg *)arg)->ch;
+	unsigned seed = ((struct churn_user_arg *)arg)->seed;
+
+	while (!atomic_load(&ch->stop)) {
+		/* pages 8..63: the main thread remaps pages 0..7 */
+		size_t off = (8 + rand_r(&seed) % 48) * pg + rand_r(&seed) % pg;
+		size_t len = 1 + rand_r(&seed) % (4 * pg);
+		struct iser_mrc_ent *e;
+
+		if (iser_mrc_get(ch->c, ch->p + off, len, &e) == 0)
+			iser_mrc_put(ch->c, e);
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_users_and_remaps)
+{
+	struct churn ch = {.c = cache(32 * pg, 64)};
+	struct churn_user_arg a[3];
+	pthread_t t[3];
+
+	ch.p = map(NULL, 64 * pg, 'u');
+	for (int i = 0; i < 3; i++) {
+		a[i] = (struct churn_user_arg){&ch, (unsigned)i + 1};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_user, &a[i]), 0);
+	}
+	for (int g = 0; g < 200; g++) {
+		struct iser_mrc_ent *e;
+		char fill = (char)('A' + g % 26);
+
+		ck_assert_int_eq(munmap(ch.p, 8 * pg), 0);
+		ck_assert_ptr_eq(map(ch.p, 8 * pg, fill), ch.p);
+		e = get(ch.c, ch.p + pg, 4 * pg);
+		ck_assert_int_eq(((struct fake_mr *)e->h)->seen, fill);
+		iser_mrc_put(ch.c, e);
+	}
+	atomic_store(&ch.stop, true);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	/* (an entry the users' churn evicted first needs no invalidation) */
+	ck_assert_uint_gt(stats(ch.c).invalidations, 0);
+	ck_assert_uint_le(stats(ch.c).pinned_bytes, 32 * pg);
+	iser_mrc_free(ch.c);
+	ck_assert_uint_eq(regs, deregs);
+	munmap(ch.p, 64 * pg);
+}
+END_TEST
+
 /* A bound of 0 turns the cache off: every use registers. */
 START_TEST(disabled)
 {
@@ -329,7 +395,8 @@ int main(void)
 {
 	const TTest *const tests[] = { hit_and_subrange, evict_at_bound,
 				       entry_bound, unmap_remap_same_address,
-				       unwatchable_not_cached, disabled,
+				       unwatchable_not_cached,
+				       concurrent_users_and_remaps, disabled,
 				       NULL };
 	long fd;
 
