@@ -192,7 +192,16 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
  * without it such a buffer is refused with -EOPNOTSUPP. iSER: the target
  * takes any range; an initiator's command range must lie in segments
  * adjacent in memory (one STag per direction), else idm_send_control
- * answers -EOPNOTSUPP */
+ * answers -EOPNOTSUPP. (On paper, not done: a registered staging area
+ * with a counted payload copy would take any layout on any device; on
+ * mlx5 adapters, a UMR work request with a KLM list (rdma-core
+ * mlx5dv_create_mkey() with an indirect mkey, mlx5dv_wr_mr_list() on an
+ * extended QP) builds one key over the segments' MRs, posted on the send
+ * queue before the command like a window bind, with no system call and
+ * no copy, and invalidated as windows are; the Linux kernel initiator's
+ * IB_MR_TYPE_SG_GAPS does the same and is not reachable from user
+ * space. Neither soft-RoCE nor plain verbs have it, so it would be a
+ * second path beside the portable one.) */
 #define IDM_CAP_SCATTER_GATHER (1ull << 6)
 
 struct idm_provider_info {
