@@ -72,6 +72,12 @@ IDM_API int idm_conn_get_stats(const idm_conn *conn, struct idm_conn_stats *st)
 	s.payload_copies = p->payload_copies;
 	s.payload_copy_bytes = p->payload_copy_bytes;
 	s.late_pdus_dropped = p->late_pdus_dropped;
+	s.mr_cache_hits = p->mr_cache_hits;
+	s.mr_cache_misses = p->mr_cache_misses;
+	s.mr_cache_evictions = p->mr_cache_evictions;
+	s.mr_cache_invalidations = p->mr_cache_invalidations;
+	s.mr_cache_uncached = p->mr_cache_uncached;
+	s.mr_cache_pinned_bytes = p->mr_cache_pinned_bytes;
 	idmp_ctx_unlock(ctx);
 	s.size = (uint32_t)len;
 	memcpy(st, &s, len);

@@ -247,7 +247,16 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
  * without it such a buffer is refused with -EOPNOTSUPP. iSER: the target
  * takes any range; an initiator's command range must lie in segments
  * adjacent in memory (one STag per direction), else idm_send_control
- * answers -EOPNOTSUPP */
+ * answers -EOPNOTSUPP. (On paper, not done: a registered staging area
+ * with a counted payload copy would take any layout on any device; on
+ * mlx5 adapters, a UMR work request with a KLM list (rdma-core
+ * mlx5dv_create_mkey() with an indirect mkey, mlx5dv_wr_mr_list() on an
+ * extended QP) builds one key over the segments' MRs, posted on the send
+ * queue before the command like a window bind, with no system call and
+ * no copy, and invalidated as windows are; the Linux kernel initiator's
+ * IB_MR_TYPE_SG_GAPS does the same and is not reachable from user
+ * space. Neither soft-RoCE nor plain verbs have it, so it would be a
+ * second path beside the portable one.) */
 #define IDM_CAP_SCATTER_GATHER (1ull << 6)
 
 struct idm_provider_info {
@@ -578,6 +587,13 @@ IDM_API int idm_portal_create_fd(idm_ctx *ctx, int fd,
  * Wrap caller memory [addr, addr+len) so libidm can move data into or out
  * of it (a provider may register it with an RDMA device on first use).
  * Create such buffers once and reuse them: registration is not cheap.
+ * Since 1.3 the iSER provider keeps registrations of private anonymous
+ * memory (malloc, anonymous mmap) in a bounded cache after the buffer is
+ * destroyed, so a buffer created again per command on the same memory
+ * registers nothing; memory the caller unmaps is dropped from the cache
+ * before its address can be reused (idm_conn_stats mr_cache_*,
+ * doc/iser.md "Registration cache"). The creation itself still costs an
+ * allocation.
  * The buffer belongs to the context's domain (idm_ctx_get_domain): any
  * connection on any context of that domain may use it, and it may
  * outlive the context it was created through.
@@ -798,6 +814,22 @@ struct idm_conn_stats {
 	 * travel as RDMA there, and a late SCSI Response reaches
 	 * control_notify without a task, as on TCP (not counted). */
 	uint64_t late_pdus_dropped;
+	/* Since 1.3. iSER: the registration cache of caller memory on the
+	 * connection's RDMA device (the device's figures, shared by every
+	 * connection of the domain on it; doc/iser.md, "Registration
+	 * cache"). Buffers registered again after their idm_buf was freed
+	 * hit; 0 on TCP, and on iSER with plain MR STags or
+	 * IDM_ISER_MR_CACHE_MB=0 (no cache). hits: registrations found
+	 * covering the memory (nothing registered); misses: registered,
+	 * then cached; evictions: idle registrations dropped to stay
+	 * within the bound; invalidations: dropped because the memory was
+	 * unmapped, discarded or moved; uncached: registered for the one
+	 * buffer only (memory that cannot be watched, such as shared or
+	 * file mappings, or no room in the bound); pinned_bytes: bytes the
+	 * cache keeps registered now. */
+	uint64_t mr_cache_hits, mr_cache_misses, mr_cache_evictions;
+	uint64_t mr_cache_invalidations, mr_cache_uncached;
+	uint64_t mr_cache_pinned_bytes;
 };
 
 /**

@@ -491,6 +491,11 @@ struct idm_prov_stats {
 	/* Since 1.3: PDUs for a task this side released, dropped without
 	 * failing the connection (idm_conn_stats.late_pdus_dropped). */
 	uint64_t late_pdus_dropped;
+	/* Since 1.3: a registration cache of caller memory (iSER: the
+	 * device's, shared by its connections; see idm_conn_stats) */
+	uint64_t mr_cache_hits, mr_cache_misses, mr_cache_evictions;
+	uint64_t mr_cache_invalidations, mr_cache_uncached;
+	uint64_t mr_cache_pinned_bytes;
 };
 IDM_PROV_API struct idm_prov_stats *idm_prov_conn_stats(struct idm_conn *conn);
 

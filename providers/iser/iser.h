@@ -41,6 +41,10 @@
  *   iser_rx_check.c   a received Send's checks: header, lengths, opcode
  *                     (verbs-free)
  *   iser_wire.c       iSER header, Hello, CM private data codec
+ *   iser_mrcache.c    registration cache by address range, LRU-bounded
+ *                     (verbs-free: the registrar is a function pair)
+ *   iser_uffd.c       userfaultfd monitor: unmapped memory leaves the
+ *                     caches before its address is reused (verbs-free)
  *
  * Two things go upward, each through a pointer the upper file set, never
  * by name: the role's data mover is reached from below only through
@@ -97,11 +101,18 @@
 
 /* ---- devices and memory ---------------------------------------------- */
 
+struct iser_mrc;
+
 /* One per RDMA device, shared by every connection on it: the PD the
  * caller's buffers are registered in. */
 struct iser_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
+	/* caller memory registered in pd, kept by address range after its
+	 * buffers are gone (iser_mrcache.c); NULL: registrations live and
+	 * die with their buffer (plain MR STags: an MR's rkey would give
+	 * the peer the whole cached range, for as long as it is cached) */
+	struct iser_mrc *mrc;
 	bool has_mw;     /* type-2 memory windows: remote-invalidatable STags */
 	uint32_t max_mw; /* the device's limit, for a bind failure's message */
 	/* Memory window binds only with no transport WR ahead of them on
@@ -133,6 +144,9 @@ struct iser_prov {
 	int keepalive_ms;   /* idle probe period, 0 off */
 	uint32_t rx_depth;
 	bool force_mr;      /* IDM_ISER_STAG=mr: plain MR rkeys, no MWs */
+	/* IDM_ISER_MR_CACHE_MB: bytes a device's registration cache may
+	 * hold registered (0: no cache) */
+	uint64_t mr_cache_bytes;
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
 	/* new connections take their receive buffers from the shared
@@ -160,12 +174,16 @@ struct iser_rgn {
 };
 
 /* idm_prov_buf_reg(buf, prov): the buffer's regions and their MRs per PD
- * (mr[d * n_rgn + j]: region j in pd[d]), made on first use per device. */
+ * (mr[d * n_rgn + j]: region j in pd[d]), made on first use per device.
+ * Through a device's cache, ent[] holds the cache entries the MRs are
+ * of (an MR then covers its region and maybe more). */
 struct iser_bufreg {
 	/* published (release) after its MRs, read without a lock (acquire):
 	 * threads of the domain's other contexts may be looking */
 	struct ibv_pd *_Atomic pd[ISER_MAX_DEVS];
+	struct iser_mrc *mrc[ISER_MAX_DEVS]; /* the cache of pd[d], or NULL */
 	struct ibv_mr **mr;
+	struct iser_mrc_ent **ent;
 	uint32_t n_rgn;
 	struct iser_rgn rgn[];
 };

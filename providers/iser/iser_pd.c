@@ -6,6 +6,7 @@
  * (memory windows, SGE and queue limits) is read once here.
  */
 #include "iser_pd.h"
+#include "iser_mrcache.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,14 +24,39 @@ int iser_dom_open(struct idm_prov *prov, void **priv)
 	return *priv ? 0 : -ENOMEM;
 }
 
+/* The registrar of a device's cache: the rights bufreg_add_pd gives
+ * with memory windows (the MR grants no remote access by itself). */
+static int cache_reg(void *arg, void *addr, size_t len, void **h)
+{
+	struct iser_dev *d = arg;
+	struct ibv_mr *mr = ibv_reg_mr(d->pd, addr, len,
+				       IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_MW_BIND);
+
+	if (!mr)
+		return errno ? -errno : -ENOMEM;
+	*h = mr;
+	return 0;
+}
+
+static void cache_dereg(void *arg, void *h)
+{
+	(void)arg;
+	ibv_dereg_mr(h);
+}
+
+static const struct iser_mrc_ops cache_ops = {cache_reg, cache_dereg};
+
 /* The domain goes after its contexts and buffers: no QP, MR or SRQ is
- * left in these PDs. */
+ * left in these PDs but the idle registrations of the caches. */
 void iser_dom_close(void *priv)
 {
 	struct iser_dom *dom = priv;
 
-	for (int i = 0; i < dom->n_devs; i++)
+	for (int i = 0; i < dom->n_devs; i++) {
+		iser_mrc_free(dom->devs[i].mrc);
 		ibv_dealloc_pd(dom->devs[i].pd);
+	}
 	free(dom);
 }
 
@@ -68,6 +94,12 @@ static struct iser_dev *dev_open(struct iser_prov *ip, struct iser_dom *dom,
 	d->max_sge_rd = attr.max_sge_rd > 0 ? (uint32_t)attr.max_sge_rd
 					    : d->max_sge;
 	d->max_srq_wr = attr.max_srq_wr > 0 ? (uint32_t)attr.max_srq_wr : 0;
+	/* Only with windows: a plain MR's rkey is the STag, and a cached
+	 * one would open the whole cached range to the peer for as long as
+	 * it is cached. No cache (out of memory): per buffer, as before. */
+	if (d->has_mw && ip->mr_cache_bytes)
+		d->mrc = iser_mrc_new(&cache_ops, d, ip->mr_cache_bytes,
+				      ISER_MRC_MAX_ENTRIES);
 	dom->n_devs++;
 	return d;
 }

@@ -16,6 +16,8 @@
  *   IDM_ISER_STAG         "mw" (default) or "mr" (plain MR rkeys)
  *   IDM_ISER_BIND_IDLE    memory window binds wait for an idle send queue:
  *                         "auto" (default: on soft-RoCE only), 1, 0
+ *   IDM_ISER_MR_CACHE_MB  MiB of caller memory a device's registration
+ *                         cache keeps registered (256); 0: no cache
  */
 #include "iser.h"
 #include "iser_cm.h"
@@ -102,6 +104,8 @@ static int iser_init(struct idm_prov *prov)
 	ip->rx_depth = (uint32_t)prov_env_int("IDM_ISER_RX_DEPTH", 64, 4, 1000);
 	ip->force_mr = stag && !strcmp(stag, "mr");
 	ip->bind_idle = prov_env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
+	ip->mr_cache_bytes = (uint64_t)prov_env_int("IDM_ISER_MR_CACHE_MB",
+						    256, 0, 1 << 20) << 20;
 	/* the context's choice; IDM_ISER_SRQ=1/0 overrides it (tests) */
 	ip->shared_recv = prov_env_int("IDM_ISER_SRQ",
 				       (idm_prov_ctx_flags(idm_prov_ctx(prov)) &
@@ -198,6 +202,16 @@ static int iser_notice_keys(struct idm_conn *c)
 	return r;
 }
 
+/* ops->conn_stats: the send queue's gauges and the counters of the
+ * registration cache of the connection's device. */
+static void iser_conn_stats(struct idm_conn *c, struct idm_prov_stats *st)
+{
+	const struct iser_conn *ic = idm_prov_conn_priv(c);
+
+	iser_sq_stats(c, st);
+	iser_reg_stats(ic->dev, st);
+}
+
 static void iser_task_free(struct idm_task *t)
 {
 	struct iser_conn *ic = iser_conn(idm_task_conn(t));
@@ -236,7 +250,7 @@ static const struct idm_prov_ops iser_ops = {
 	.conn_free = iser_conn_free,
 	.buf_release = iser_buf_release,
 	.conn_is_capable = iser_conn_is_capable,
-	.conn_stats = iser_sq_stats,
+	.conn_stats = iser_conn_stats,
 	.conn_move = iser_conn_move,
 	.url_schemes = iser_schemes,
 	/* before TCP where a device reaches the peer (conn_is_capable) */

@@ -3,12 +3,14 @@
  * Registration lookup: a caller buffer's regions and their MRs in each
  * device's PD, registered once per device on first use (never per I/O),
  * found without a lock afterwards, and the SGEs and STag MRs of a range
- * of the buffer. Today the registrations hang on the buffer itself
- * (idm_prov_buf_reg); everything above sees only iser_buf_reg() and the
- * struct iser_bufreg it returns, so another store (a cache keyed by
- * address range) can take its place here without a caller changing.
+ * of the buffer. The registrations hang on the buffer (idm_prov_buf_reg)
+ * for the lock-free lookup of its next I/O; on devices with memory
+ * windows they come from the device's registration cache
+ * (iser_mrcache.c), so a new buffer on memory registered before
+ * registers nothing, and releasing a buffer only hands its entries back.
  */
 #include "iser_reg.h"
+#include "iser_mrcache.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -52,11 +54,13 @@ static struct iser_bufreg *bufreg_new(struct idm_buf *buf)
 	else if ((n = buf_regions(buf, NULL)) <= 0)
 		return NULL;
 	r = calloc(1, sizeof(*r) + (size_t)n * sizeof(r->rgn[0]) +
-			      (size_t)n * ISER_MAX_DEVS * sizeof(r->mr[0]));
+			      (size_t)n * ISER_MAX_DEVS * sizeof(r->mr[0]) +
+			      (size_t)n * ISER_MAX_DEVS * sizeof(r->ent[0]));
 	if (!r)
 		return NULL;
 	r->n_rgn = (uint32_t)n;
 	r->mr = (struct ibv_mr **)(void *)&r->rgn[n];
+	r->ent = (struct iser_mrc_ent **)(void *)&r->mr[(size_t)n * ISER_MAX_DEVS];
 	if (idm_buf_addr(buf))
 		r->rgn[0] = (struct iser_rgn){idm_buf_addr(buf), 0, idm_buf_len(buf)};
 	else if (buf_regions(buf, r->rgn) != n) {
@@ -69,11 +73,14 @@ static struct iser_bufreg *bufreg_new(struct idm_buf *buf)
 static void bufreg_dereg(struct iser_bufreg *r, int d)
 {
 	for (uint32_t j = 0; j < r->n_rgn; j++) {
-		struct ibv_mr **mr = &r->mr[(size_t)d * r->n_rgn + j];
+		size_t k = (size_t)d * r->n_rgn + j;
 
-		if (*mr)
-			ibv_dereg_mr(*mr);
-		*mr = NULL;
+		if (r->ent[k])
+			iser_mrc_put(r->mrc[d], r->ent[k]);
+		else if (r->mr[k])
+			ibv_dereg_mr(r->mr[k]);
+		r->mr[k] = NULL;
+		r->ent[k] = NULL;
 	}
 }
 
@@ -121,15 +128,26 @@ static int bufreg_add_pd(struct iser_bufreg *r, const struct iser_dev *dev)
 		access |= IBV_ACCESS_MW_BIND;
 	else
 		access |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	/* Through the cache (windows only, iser_pd.c): the memory's cached
+	 * registration, made with these same rights, or a new one */
+	r->mrc[i] = dev->mrc;
 	for (uint32_t j = 0; j < r->n_rgn; j++) {
-		struct ibv_mr *mr = ibv_reg_mr(dev->pd, r->rgn[j].addr,
-					       r->rgn[j].len, access);
+		size_t k = (size_t)i * r->n_rgn + j;
+		struct ibv_mr *mr = NULL;
 
+		if (dev->mrc) {
+			if (iser_mrc_get(dev->mrc, r->rgn[j].addr,
+					 r->rgn[j].len, &r->ent[k]) == 0)
+				mr = r->ent[k]->h;
+		} else {
+			mr = ibv_reg_mr(dev->pd, r->rgn[j].addr, r->rgn[j].len,
+					access);
+		}
 		if (!mr) {
 			bufreg_dereg(r, i);
 			return -1;
 		}
-		r->mr[(size_t)i * r->n_rgn + j] = mr;
+		r->mr[k] = mr;
 	}
 	atomic_store_explicit(&r->pd[i], dev->pd, memory_order_release);
 	return i;
@@ -244,6 +262,21 @@ int iser_buf_range_mr(struct iser_prov *ip, struct iser_dev *dev,
 	*mr = r->mr[(size_t)di * r->n_rgn + (uint32_t)(g - r->rgn)];
 	*addr = g->addr + (off - g->off);
 	return 0;
+}
+
+void iser_reg_stats(const struct iser_dev *dev, struct idm_prov_stats *st)
+{
+	struct iser_mrc_stats m;
+
+	if (!dev || !dev->mrc)
+		return;
+	iser_mrc_stats(dev->mrc, &m);
+	st->mr_cache_hits = m.hits;
+	st->mr_cache_misses = m.misses;
+	st->mr_cache_evictions = m.evictions;
+	st->mr_cache_invalidations = m.invalidations;
+	st->mr_cache_uncached = m.uncached;
+	st->mr_cache_pinned_bytes = m.pinned_bytes;
 }
 
 void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf)

@@ -36,6 +36,9 @@ uint32_t iser_buf_sges(const struct iser_bufreg *r, int di, size_t *off,
 int iser_buf_range_mr(struct iser_prov *ip, struct iser_dev *dev,
 		      struct idm_buf *buf, size_t off, uint32_t len,
 		      struct ibv_mr **mr, uint8_t **addr);
+/* The counters of dev's registration cache into st (nothing without
+ * one): the device's figures, shared by its connections. */
+void iser_reg_stats(const struct iser_dev *dev, struct idm_prov_stats *st);
 /* ops->buf_release: the buffer's MRs in every device's PD go. */
 void iser_buf_release(struct idm_prov *prov, struct idm_buf *buf);
 
