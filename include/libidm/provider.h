@@ -59,14 +59,14 @@ extern "C" {
 /* "The SDK's ABI"). Comments and new macros need no bump.              */
 /* ------------------------------------------------------------------ */
 
-#define IDM_PROV_ABI 4
+#define IDM_PROV_ABI 5
 
 #define IDM_PROV_PASTE_(a, b) a##b
 #define IDM_PROV_PASTE(a, b) IDM_PROV_PASTE_(a, b)
 #define IDM_PROV_STR_(x) #x
 #define IDM_PROV_STR(x) IDM_PROV_STR_(x)
 
-/* The one symbol a provider defines, e.g. idm_provider_entry_v4. */
+/* The one symbol a provider defines, e.g. idm_provider_entry_v5. */
 #define IDM_PROV_ENTRY IDM_PROV_PASTE(idm_provider_entry_v, IDM_PROV_ABI)
 /* Its name as a string, for dlsym() and version scripts. */
 #define IDM_PROV_ENTRY_NAME IDM_PROV_STR(IDM_PROV_ENTRY)
