@@ -271,20 +271,16 @@ static int reg_room(struct iser_mrc *c, uintptr_t s, uintptr_t e, void **h)
 	return c->ops->reg(c->arg, (void *)s, e - s, h);
 }
 
-int iser_mrc_get(struct iser_mrc *c, void *addr, size_t len,
-		 struct iser_mrc_ent **out)
+/* lookup: a cached registration covering [s, e), taken for the caller (a
+ * hit); or NULL, with the union of [s, e) and the cached ranges it
+ * overlaps in *us and *ue and the epoch to register it under (a miss). */
+static struct iser_mrc_ent *lookup(struct iser_mrc *c, uintptr_t s, uintptr_t e,
+				   uintptr_t *us, uintptr_t *ue, uint64_t *epoch)
 {
-	uintptr_t s = (uintptr_t)addr, e = s + len, us, ue;
-	struct iser_mrc_ent *n, *victims = NULL;
-	uint64_t epoch;
+	struct iser_mrc_ent *n;
 	uint32_t i, k;
 	int64_t h;
-	int r;
 
-	if (!c->caching || len == 0)
-		return get_uncached(c, s, e, out);
-	reap(c);
-	iser_uffd_settle();
 	pthread_mutex_lock(&c->lock);
 	h = idx_find(c, s);
 	if (h >= 0 && c->idx[h]->end >= e) {
@@ -293,35 +289,31 @@ int iser_mrc_get(struct iser_mrc *c, void *addr, size_t len,
 			lru_del(n);
 		c->st.hits++;
 		pthread_mutex_unlock(&c->lock);
-		*out = n;
-		return 0;
+		return n;
 	}
 	c->st.misses++;
-	us = s;
-	ue = e;
+	*us = s;
+	*ue = e;
 	k = idx_overlap(c, s, e, &i);
 	if (k) {
-		if (c->idx[i]->start < us)
-			us = c->idx[i]->start;
-		if (c->idx[i + k - 1]->end > ue)
-			ue = c->idx[i + k - 1]->end;
+		if (c->idx[i]->start < *us)
+			*us = c->idx[i]->start;
+		if (c->idx[i + k - 1]->end > *ue)
+			*ue = c->idx[i + k - 1]->end;
 	}
-	epoch = c->epoch;
+	*epoch = c->epoch;
 	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
 
-	if (ue - us > c->max_pinned || iser_uffd_watch((void *)us, ue - us) < 0)
-		return get_uncached(c, s, e, out);
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	r = reg_room(c, us, ue, &n->h);
-	if (r < 0) {
-		free(n);
-		return r;
-	}
-	n->start = us;
-	n->end = ue;
-	n->refs = 1;
+/* insert: the new registration n into the index in place of the entries it
+ * covers; it serves this use only when the memory changed while it was
+ * registered (since epoch) or entries in use fill the bounds. */
+static void insert(struct iser_mrc *c, struct iser_mrc_ent *n, uint64_t epoch)
+{
+	struct iser_mrc_ent *victims = NULL;
+	uintptr_t us = n->start, ue = n->end;
+	uint32_t i, k;
 
 	pthread_mutex_lock(&c->lock);
 	if (c->epoch != epoch) {
@@ -330,8 +322,7 @@ int iser_mrc_get(struct iser_mrc *c, void *addr, size_t len,
 		n->cached = false;
 		c->st.uncached++;
 		pthread_mutex_unlock(&c->lock);
-		*out = n;
-		return 0;
+		return;
 	}
 	/* what it covers leaves the index (found again: others may have
 	 * inserted meanwhile) */
@@ -355,6 +346,39 @@ int iser_mrc_get(struct iser_mrc *c, void *addr, size_t len,
 	}
 	pthread_mutex_unlock(&c->lock);
 	release(c, victims);
+}
+
+int iser_mrc_get(struct iser_mrc *c, void *addr, size_t len,
+		 struct iser_mrc_ent **out)
+{
+	uintptr_t s = (uintptr_t)addr, e = s + len, us = 0, ue = 0;
+	struct iser_mrc_ent *n;
+	uint64_t epoch = 0;
+	int r;
+
+	if (!c->caching || len == 0)
+		return get_uncached(c, s, e, out);
+	reap(c);
+	iser_uffd_settle();
+	n = lookup(c, s, e, &us, &ue, &epoch);
+	if (n) {
+		*out = n;
+		return 0;
+	}
+	if (ue - us > c->max_pinned || iser_uffd_watch((void *)us, ue - us) < 0)
+		return get_uncached(c, s, e, out);
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	r = reg_room(c, us, ue, &n->h);
+	if (r < 0) {
+		free(n);
+		return r;
+	}
+	n->start = us;
+	n->end = ue;
+	n->refs = 1;
+	insert(c, n, epoch);
 	*out = n;
 	return 0;
 }
