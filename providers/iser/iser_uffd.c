@@ -26,9 +26,13 @@
  *
  * The monitor thread and the clients' callbacks never allocate, free or
  * unmap memory: any of those could trim a heap whose pages are watched
- * and wait for the monitor itself. Ranges are never unregistered: an
- * event on a range no entry uses is read and ignored. The monitor runs
- * until the process ends (the provider module stays mapped).
+ * and wait for the monitor itself. Ranges are not unregistered one by
+ * one: an event on a range no entry uses is read and ignored. The
+ * monitor lives as long as a cache is attached: the first attach starts
+ * it, the last detach stops its thread and closes the userfaultfd (which
+ * unregisters every range and lets any unmap waiting on it go on), so a
+ * process that destroyed its last context holds no descriptor or thread
+ * of ours.
  */
 #include "iser_uffd.h"
 
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,8 +56,12 @@
 #define UFFD_USER_MODE_ONLY 1
 #endif
 
-static pthread_once_t mon_once = PTHREAD_ONCE_INIT;
-static int mon_err;          /* -errno: no monitor in this process */
+/* The monitor's life: started by the first client, stopped by the last
+ * (under life_lock, never taken by the monitor thread). */
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned mon_users;
+static pthread_t mon_thread;
+static int stop_fd = -1;     /* eventfd: the thread's signal to end */
 static int mon_fd = -1;
 static pthread_mutex_t mon_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iser_uffd_client *mon_clients; /* under mon_lock */
@@ -97,14 +106,17 @@ static void handle(const struct uffd_msg *m)
 static void *mon_main(void *arg)
 {
 	struct uffd_msg msg[16];
-	struct pollfd p = {.fd = mon_fd, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = mon_fd, .events = POLLIN},
+			      {.fd = stop_fd, .events = POLLIN}};
 
 	(void)arg;
 	for (;;) {
 		ssize_t n;
 
-		if (poll(&p, 1, -1) < 0)
+		if (poll(p, 2, -1) < 0)
 			continue; /* EINTR */
+		if (p[1].revents)
+			break;
 		pthread_mutex_lock(&mon_lock);
 		atomic_fetch_add_explicit(&mon_seq, 1, memory_order_acq_rel);
 		while ((n = read(mon_fd, msg, sizeof(msg))) > 0)
@@ -116,7 +128,9 @@ static void *mon_main(void *arg)
 	return NULL;
 }
 
-static void mon_start(void)
+/* Start the monitor: 0, or -errno when userfaultfd is not available here
+ * (then nothing can be cached safely). Under life_lock. */
+static int mon_start(void)
 {
 	struct uffdio_api api = {
 		.api = UFFD_API,
@@ -124,54 +138,76 @@ static void mon_start(void)
 			    UFFD_FEATURE_EVENT_REMAP,
 	};
 	sigset_t all, old;
-	pthread_attr_t a;
-	pthread_t t;
-	int fd, r;
+	int fd, efd, r;
 
 	mon_page = sysconf(_SC_PAGESIZE);
 	fd = (int)syscall(SYS_userfaultfd,
 			  O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-	if (fd < 0) {
-		mon_err = -errno;
-		return;
-	}
+	if (fd < 0)
+		return -errno;
 	if (ioctl(fd, UFFDIO_API, &api) < 0) {
-		mon_err = -errno;
+		r = -errno;
 		close(fd);
-		return;
+		return r;
+	}
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0) {
+		r = -errno;
+		close(fd);
+		return r;
 	}
 	mon_fd = fd;
+	stop_fd = efd;
 	/* the monitor takes no signal of the caller's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &a, mon_main, NULL);
-	pthread_attr_destroy(&a);
+	r = pthread_create(&mon_thread, NULL, mon_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
-		mon_err = -r;
-		mon_fd = -1;
+		mon_fd = stop_fd = -1;
+		close(efd);
 		close(fd);
-		return;
+		return -r;
 	}
-	pthread_setname_np(t, "idm-iser-uffd");
+	pthread_setname_np(mon_thread, "idm-iser-uffd");
+	return 0;
+}
+
+/* Stop the monitor and close its descriptors. Under life_lock, with no
+ * client left. */
+static void mon_stop(void)
+{
+	uint64_t one = 1;
+
+	if (write(stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		return; /* cannot happen on an eventfd; keep it running */
+	pthread_join(mon_thread, NULL);
+	close(mon_fd);
+	close(stop_fd);
+	mon_fd = stop_fd = -1;
 }
 
 int iser_uffd_attach(struct iser_uffd_client *c)
 {
-	pthread_once(&mon_once, mon_start);
-	if (mon_err)
-		return mon_err;
-	pthread_mutex_lock(&mon_lock);
-	c->next = mon_clients;
-	mon_clients = c;
-	pthread_mutex_unlock(&mon_lock);
-	return 0;
+	int r = 0;
+
+	pthread_mutex_lock(&life_lock);
+	if (mon_users == 0)
+		r = mon_start();
+	if (r == 0) {
+		mon_users++;
+		pthread_mutex_lock(&mon_lock);
+		c->next = mon_clients;
+		mon_clients = c;
+		pthread_mutex_unlock(&mon_lock);
+	}
+	pthread_mutex_unlock(&life_lock);
+	return r;
 }
 
 void iser_uffd_detach(struct iser_uffd_client *c)
 {
+	pthread_mutex_lock(&life_lock);
 	pthread_mutex_lock(&mon_lock);
 	for (struct iser_uffd_client **p = &mon_clients; *p; p = &(*p)->next)
 		if (*p == c) {
@@ -179,6 +215,9 @@ void iser_uffd_detach(struct iser_uffd_client *c)
 			break;
 		}
 	pthread_mutex_unlock(&mon_lock);
+	if (mon_users && --mon_users == 0)
+		mon_stop();
+	pthread_mutex_unlock(&life_lock);
 }
 
 /* One line of /proc/self/maps: does it cover a private anonymous

@@ -391,12 +391,56 @@ START_TEST(disabled)
 }
 END_TEST
 
+/* The monitor lives only while a cache does: the last cache freed leaves
+ * no descriptor (nor thread) behind, and a new cache starts it again. */
+static int open_fds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+START_TEST(monitor_ends_with_last_cache)
+{
+	int before = open_fds();
+	struct iser_mrc *a = cache(1 << 20, 16), *b = cache(1 << 20, 16);
+	struct iser_mrc_ent *e;
+	char *p = map(NULL, pg, 'a');
+
+	ck_assert_int_gt(open_fds(), before);
+	ck_assert_int_eq(iser_mrc_get(a, p, pg, &e), 0);
+	iser_mrc_put(a, e);
+	iser_mrc_free(a);
+	ck_assert_int_gt(open_fds(), before); /* b still uses it */
+	iser_mrc_free(b);
+	ck_assert_int_eq(open_fds(), before);
+	/* started again, and still told of an unmap */
+	a = cache(1 << 20, 16);
+	ck_assert_int_eq(iser_mrc_get(a, p, pg, &e), 0);
+	iser_mrc_put(a, e);
+	munmap(p, pg);
+	p = map(p, pg, 'b');
+	ck_assert_int_eq(iser_mrc_get(a, p, pg, &e), 0);
+	ck_assert_uint_eq(regs, 2);
+	iser_mrc_put(a, e);
+	iser_mrc_free(a);
+	ck_assert_int_eq(open_fds(), before);
+	munmap(p, pg);
+}
+END_TEST
+
 int main(void)
 {
 	const TTest *const tests[] = { hit_and_subrange, evict_at_bound,
 				       entry_bound, unmap_remap_same_address,
 				       unwatchable_not_cached,
 				       concurrent_users_and_remaps, disabled,
+				       monitor_ends_with_last_cache,
 				       NULL };
 	long fd;
 
