@@ -229,7 +229,12 @@ static void sample_peak(struct bench *b, uint64_t *tick)
 	*tick = now;
 }
 
-/* The measured part: completions resubmit until the duration is up. */
+/* The measured part: completions resubmit until the duration is up, and
+ * at least one command has completed or failed: on a machine too busy for
+ * a peer to finish one command within a short duration (a target starved
+ * of CPU), the window goes on until one does, so that 0 I/O means nothing
+ * completes, never that the window was short. The command timeout and
+ * the session's end bound it. */
 static int measure(struct bench *b, idm_ctx *ctx)
 {
 	uint64_t t0, tick, end;
@@ -237,7 +242,8 @@ static int measure(struct bench *b, idm_ctx *ctx)
 
 	t0 = tick = ini_now_ns();
 	end = t0 + (uint64_t)(b->o->duration * 1e9);
-	while (ini_now_ns() < end && !ini_interrupted) {
+	while ((ini_now_ns() < end || (!b->r.ios && !b->r.errors)) &&
+	       !ini_interrupted) {
 		rc = idm_ctx_progress(ctx, 10);
 		if (rc < 0 && rc != -EINTR)
 			break;
