@@ -41,3 +41,17 @@ on_idm() {
 idm_counters() {
 	sed -n 's/.*libidm \([a-z]*\) connection: [0-9]* PDUs in, [0-9]* out, \([0-9]*\) bytes in, \([0-9]*\) out, payload copies \([0-9]*\) (\([0-9]*\) bytes), transport copies \([0-9]*\) (\([0-9]*\) bytes).*/\1 \2 \3 \4 \5 \6 \7/p' "$1"
 }
+
+# no_initiator_copies DEBUGLOG: at least 5 connections logged their
+# counters (LIBISCSI_DEBUG=2), every one over iSER with no payload copied
+# by libidm or the transport; prints them and sets ISER_CONNS.
+no_initiator_copies() {
+	idm_counters "$1" >"$TMP/counters"
+	sed 's/^/   initiator: provider, bytes in, bytes out, payload copies, bytes, transport copies, bytes: /' \
+		"$TMP/counters"
+	ISER_CONNS=$(grep -c '^iser ' "$TMP/counters")
+	[ "$ISER_CONNS" -ge 5 ] ||
+		fail "only $ISER_CONNS iSER connections logged their counters (LIBISCSI_DEBUG=2)"
+	awk '$1 != "iser" || $4 != 0 || $6 != 0 { bad = 1 } END { exit bad }' "$TMP/counters" ||
+		fail "the initiator copied payload (or a connection was not iSER)"
+}
