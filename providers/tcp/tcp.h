@@ -293,7 +293,15 @@ struct tcp_conn {
 	struct idm_prov_watch w;
 	uint32_t wevents;
 	bool tx_blocked; /* the socket is full: EPOLLOUT wanted */
-	bool closed; /* socket gone: terminated or failed */
+	/* no more I/O: failed (the teardown follows on fail_defer) or
+	 * closed; every layer stops at it */
+	bool closed;
+	bool down; /* torn down: socket closed, tasks released */
+	/* a failure raised by any layer (tcp_conn_fail, tcp_state.c): its
+	 * errno, and the item on which tcp_conn.c tears the connection down
+	 * and reports it (its fn set once, by tcp_conn_new) */
+	int fail_err;
+	struct idm_prov_defer fail_defer;
 	bool ffp;    /* digests/limits of full feature phase on */
 	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */
