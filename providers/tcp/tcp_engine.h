@@ -84,9 +84,6 @@ struct tcp_engine_ops {
 	void (*attach)(struct tcp_conn *tc);
 };
 
-extern const struct tcp_engine_ops tcp_engine_epoll;
-extern const struct tcp_engine_ops tcp_engine_uring;
-
 /* The context's engine by IDM_TCP_ENGINE (k->eops, k->eng). */
 void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx);
 void tcp_engine_fini(struct tcp_knobs *k);

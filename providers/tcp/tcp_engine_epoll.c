@@ -6,6 +6,7 @@
  */
 #include "tcp.h"
 #include "tcp_engine.h"
+#include "tcp_engine_epoll.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
 #include "tcp_zc.h"

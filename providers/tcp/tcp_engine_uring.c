@@ -21,6 +21,8 @@
  */
 #include "tcp.h"
 #include "tcp_engine.h"
+#include "tcp_engine_uring.h"
+#include "tcp_engine_epoll.h"
 #include "tcp_state.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
