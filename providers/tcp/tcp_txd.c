@@ -3,7 +3,8 @@
  * The send queue's descriptors (struct tcp_txd, from the connection's
  * pool) and the bound on them: taking one, giving one back (which may
  * resume input), the Put_Data completion of a Data-In one, and the marks
- * at which input stops and resumes (see tcp_tx.c, "Backpressure").
+ * at which input stops and resumes (see tcp_tx.c, "Backpressure"); the
+ * hot part of it inline in tcp_txd.h.
  * Below the send machine (tcp_tx.c) and zero copy (tcp_zc.c), which
  * both give descriptors back: it calls neither.
  */
@@ -16,27 +17,22 @@
 #include <string.h>
 
 /* Until tcp_conn_bind: nothing is queued before the core made the conn. */
-static const struct idm_prov_send_limits default_limits = {
+const struct idm_prov_send_limits tcp_txd_default_limits = {
 	IDM_SEND_QUEUE_ENTRIES, IDM_SEND_QUEUE_BYTES
 };
-
-static const struct idm_prov_send_limits *limits(const struct tcp_conn *tc)
-{
-	return tc->limits ? tc->limits : &default_limits;
-}
 
 int tcp_txd_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
 		  size_t data_len)
 {
 	uint64_t need = IDM_ISCSI_BHS_LEN + (uint64_t)ahs_len + data_len;
 
-	if (idm_prov_sq_admit(limits(tc), tc->q_entries, tc->q_bytes,
+	if (idm_prov_sq_admit(tcp_txd_limits(tc), tc->q_entries, tc->q_bytes,
 			      idm_iscsi_bhs_opcode(bhs), need))
 		return 0;
 	return -EAGAIN;
 }
 
-static void rx_stop(struct tcp_conn *tc)
+void tcp_txd_rx_stop(struct tcp_conn *tc)
 {
 	tc->rx_stopped = true;
 	tcp_watch_update(tc);
@@ -45,7 +41,7 @@ static void rx_stop(struct tcp_conn *tc)
 		     tc->q_entries, (unsigned long long)tc->q_bytes);
 }
 
-static void rx_resume(struct tcp_conn *tc)
+void tcp_txd_rx_resume(struct tcp_conn *tc)
 {
 	tc->rx_stopped = false;
 	if (tc->closed)
@@ -53,53 +49,6 @@ static void rx_resume(struct tcp_conn *tc)
 	tcp_watch_update(tc);
 	/* bytes already in the stage are invisible to epoll */
 	idm_prov_defer(tc->ctx, &tc->rx_defer, tc->rx_defer.fn); /* tcp_rx.c */
-}
-
-struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
-{
-	struct tcp_txd *d = idm_pool_get(&tc->txd_pool);
-
-	if (!d)
-		return NULL;
-	tc->q_entries++;
-	/* keep the control buffer for reuse, reset the rest */
-	{
-		uint8_t *cbuf = d->cbuf;
-		size_t ccap = d->ccap;
-		memset(d, 0, sizeof(*d));
-		d->cbuf = cbuf;
-		d->ccap = ccap;
-	}
-	return d;
-}
-
-/* d no longer holds its task (its count of queued txds drops). */
-void tcp_txd_forget_task(struct tcp_txd *d)
-{
-	d->tt->ntxd--;
-	d->task = NULL;
-	d->tt = NULL;
-}
-
-void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
-{
-	if (d->task)
-		tcp_txd_forget_task(d);
-	tc->q_entries--;
-	tc->q_bytes -= d->qbytes;
-	d->qbytes = 0;
-	idm_pool_put(&tc->txd_pool, d);
-	if (tc->rx_stopped &&
-	    idm_prov_sq_resume_input(limits(tc), tc->q_entries, tc->q_bytes))
-		rx_resume(tc);
-}
-
-/* A descriptor joined the queue: above the high mark input stops. */
-void tcp_txd_queued(struct tcp_conn *tc)
-{
-	if (!tc->rx_stopped &&
-	    idm_prov_sq_stop_input(limits(tc), tc->q_entries, tc->q_bytes))
-		rx_stop(tc);
 }
 
 bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d)
