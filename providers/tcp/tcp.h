@@ -4,6 +4,9 @@
  * machine and send queue, the per-task transfer state that lives in the
  * task's provider area, the context's knobs. What each file offers the
  * others is in its own header (tcp_conn.h, tcp_rx.h, tcp_tx.h, ...).
+ * Calls between the files flow one way, from the entry points down to
+ * tcp_state.c, and what goes up is a flag or a deferred item (README.md,
+ * "Calls flow one way"; tests/tcp/check_calls.py fails on a circle).
  */
 #ifndef LIBIDM_TCP_H
 #define LIBIDM_TCP_H
