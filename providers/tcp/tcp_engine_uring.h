@@ -7,7 +7,7 @@
 #ifndef LIBIDM_TCP_ENGINE_URING_H
 #define LIBIDM_TCP_ENGINE_URING_H
 
-#include "tcp_engine.h"
+#include "tcp.h"
 
 extern const struct tcp_engine_ops tcp_engine_uring;
 

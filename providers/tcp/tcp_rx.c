@@ -15,7 +15,6 @@
  */
 #include "tcp.h"
 #include "tcp_rx.h"
-#include "tcp_engine.h"
 #include "tcp_state.h"
 #include "tcp_late.h"
 #include "tcp_tx.h"

@@ -28,7 +28,6 @@
 #include "tcp.h"
 #include "tcp_tx.h"
 #include "tcp_txd.h"
-#include "tcp_engine.h"
 #include "tcp_state.h"
 #include "tcp_live.h"
 #include "tcp_zc.h"

@@ -1,18 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""No circle of calls between the files of a provider.
+"""No circle of calls between the files of a provider; with a map, calls
+and includes only downward.
 
 A file calls another when its object names (an undefined symbol in `nm`)
 a non-static function the other defines: what the linker sees, so an
 inline function of a header counts where it is expanded. The files of
 one object directory (build/providers/tcp/libidm-tcp.so.p, say) form a
 graph; this prints its strongly connected components of more than one
-file (a circle, however long) and, with --graph, every edge. Exits 1 if
-there is a circle, 0 if not; 77 if nm or the objects are missing.
+file (a circle, however long) and, with --graph, every edge.
 
-usage: check_calls.py [--graph] OBJDIR...
+--map HEADER: the header's comment lists the files from top to bottom
+after "calls flow one way, top to bottom:" (a line's files before its
+description, several on a line are one layer). Then every call must go
+to a file listed below the caller; every source file of the header's
+directory must be listed, and listed files exist; and a file may include
+in quotes only its own header, the headers of files below it, and
+headers that belong to no file (tcp.h, prov_env.h). The map a reader
+trusts cannot drift from the code.
+
+Exits 1 on a circle or a breach of the map, 0 if none; 77 if nm or the
+objects are missing.
+
+usage: check_calls.py [--graph] [--map HEADER] OBJDIR...
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,10 +89,62 @@ def sccs(nodes, edges):
     return out
 
 
+def read_map(header):
+    """{file stem: layer} from the header's map, or an error string."""
+    with open(header) as f:
+        text = f.read()
+    m = re.search(r'calls flow one way, top to bottom:\n \*\n(.*?)\n \*\n',
+                  text, re.S)
+    if not m:
+        return f'{header}: no map ("calls flow one way, top to bottom:")'
+    rank = {}
+    for i, line in enumerate(m.group(1).splitlines()):
+        files = re.split(r'\S  +', line.lstrip(' *'), maxsplit=1)[0] + 'c'
+        for name in re.findall(r'([\w]+)\.c\b', files):
+            rank[name] = i
+    return rank
+
+
+def check_map(header, rank, edges, why):
+    """The breaches of the map: calls not downward, files not mapped,
+    includes not downward."""
+    d = os.path.dirname(os.path.abspath(header))
+    errors = []
+    sources = sorted(f[:-2] for f in os.listdir(d) if f.endswith('.c'))
+    for name in sources:
+        if name not in rank:
+            errors.append(f'{name}.c is not in the map')
+    for name in rank:
+        if name not in sources:
+            errors.append(f'the map lists {name}.c, which does not exist')
+    for a in sorted(edges):
+        for b in sorted(edges[a]):
+            ra, rb = rank.get(a[:-2]), rank.get(b[:-2])
+            if ra is not None and rb is not None and rb <= ra:
+                errors.append(f'{a} calls {b} ({" ".join(sorted(why[(a, b)]))})'
+                              ': upward (or sideways)')
+    for name in sources:
+        if name not in rank:
+            continue
+        with open(os.path.join(d, name + '.c')) as f:
+            incs = re.findall(r'^#include "(\w+)\.h"', f.read(), re.M)
+        for inc in incs:
+            if inc != name and inc in rank and rank[inc] <= rank[name]:
+                errors.append(f'{name}.c includes {inc}.h: upward '
+                              '(or sideways)')
+    return errors
+
+
 def main():
     args = sys.argv[1:]
     graph = '--graph' in args
-    dirs = [a for a in args if a != '--graph']
+    args = [a for a in args if a != '--graph']
+    header = None
+    if '--map' in args:
+        i = args.index('--map')
+        header = args[i + 1]
+        del args[i:i + 2]
+    dirs = args
     if not dirs:
         print(__doc__)
         return 2
@@ -122,7 +187,15 @@ def main():
     nedges = sum(len(e) for e in edges.values())
     print(f'{len(defs)} files, {nedges} calls between them, '
           f'{len(circles)} circles')
-    return 1 if circles else 0
+    errors = []
+    if header:
+        rank = read_map(header)
+        errors = [rank] if isinstance(rank, str) else \
+            check_map(header, rank, edges, why)
+        for e in errors:
+            print(e)
+        print(f'map {os.path.basename(header)}: {len(errors)} problems')
+    return 1 if circles or errors else 0
 
 
 if __name__ == '__main__':
