@@ -3,7 +3,40 @@
  * The types the TCP provider's files share: the per-connection receive
  * machine and send queue, the per-task transfer state that lives in the
  * task's provider area, the context's knobs. What each file offers the
- * others is in its own header (tcp_conn.h, tcp_rx.h, tcp_tx.h, ...).
+ * others is in its own header (tcp_conn.h, tcp_rx.h, tcp_tx.h, ...), and
+ * a file names functions of, and includes the headers of, only the files
+ * below it, so calls flow one way, top to bottom:
+ *
+ *   tcp_provider.c      ops table, entry point, thin ops
+ *   tcp_adopt.c         sockets the caller set up
+ *   tcp_move.c          a connection handed to another context
+ *   tcp_conn.c          sockets, a connection's life, a failure's teardown
+ *   tcp_engine.c        the engine of a context (IDM_TCP_ENGINE)
+ *   tcp_engine_uring.c  io_uring: a pass's reads and writes in one call
+ *   tcp_engine_epoll.c  epoll: readv and sendmsg when the socket is ready
+ *   tcp_target.c        target receive: commands, Data-Out
+ *   tcp_initiator.c     initiator: unsolicited data, R2Ts, Data-In
+ *   tcp_r2t.c, tcp_datain.c   target Get_Data (R2Ts), Put_Data (Data-In)
+ *   tcp_rx.c            the receive machine
+ *   tcp_late.c          initiator: ITTs released before their status
+ *   tcp_tx.c            the send queue and its ring of prepared PDUs
+ *   tcp_live.c          dead peers and stopped readers
+ *   tcp_zc.c            zero-copy Data-In
+ *   tcp_txd.c           the send queue's descriptors and bound
+ *   tcp_sg.c            scatter-gather buffers
+ *   tcp_state.c         what every layer changes; a failure raised
+ *   tcp_ubuf.c          the read buffer of the io_uring engine
+ *   crc32c.c            CRC32C, the implementation chosen
+ *   crc32c_sw.c, crc32c_x86.c, crc32c_arm64.c   its implementations
+ *   tcp_pdu.c, tcp_segment.c   framing, PDU and R2T arithmetic
+ *
+ * Three things go upward, none by name: the engine through its table
+ * (tc->eops, chosen by tcp_engine.c), the role through struct tcp_role
+ * (tc->role: tcp_rx.c hands each PDU to tcp_target.c or tcp_initiator.c),
+ * and a failure or a wakeup as a flag and a deferred item whose function
+ * tcp_conn.c set (tc->fail_defer, tc->rx_defer). README.md, "Calls flow
+ * one way"; tests/tcp/check_calls.py checks both the names and the
+ * includes against this map.
  */
 #ifndef LIBIDM_TCP_H
 #define LIBIDM_TCP_H
@@ -15,12 +48,47 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "tcp_pdu.h"
 
-struct tcp_engine_ops;
+struct tcp_conn;
+struct tcp_knobs;
 struct tcp_uring;
+
+/* An I/O engine (tcp_engine.h: the engines, and their choice per
+ * context): the rest of the provider calls one only through this table,
+ * the connection's copy of its context's (tc->eops). */
+struct tcp_engine_ops {
+	const char *name;
+	/* The context's engine state into k->eng: 0, or -errno with why
+	 * it cannot be had (tcp_engine_init falls back to epoll). */
+	int (*open)(struct tcp_knobs *k, struct idm_ctx *ctx, const char **why);
+	void (*close)(struct tcp_knobs *k);
+	/* The send queue has something to write (tcp_tx_kick, not closed):
+	 * written from progress context, never inside the caller's call. */
+	void (*kick_tx)(struct tcp_conn *tc);
+	/* Write what the send queue holds (the socket is writable, or the
+	 * receive machine wants its answers out before the next read). */
+	void (*flush_tx)(struct tcp_conn *tc);
+	/* The receive machine's read: like readv() on the socket (bytes, 0
+	 * at end of stream, -1 with errno, EAGAIN when nothing is there
+	 * yet). With io_uring, EAGAIN queues a read for the end of the
+	 * pass; its completion runs the receive machine again. */
+	ssize_t (*readv)(struct tcp_conn *tc, const struct iovec *iov, int cnt);
+	/* The send ring changed under an unsubmitted write (a task's PDUs
+	 * cancelled, the queue dropped): prepare the write again. */
+	void (*tx_changed)(struct tcp_conn *tc);
+	/* The connection closes: nothing of it is submitted after this. */
+	void (*forget)(struct tcp_conn *tc);
+	/* A move to another context (tcp_engine_move): detach by the old
+	 * context's engine (off its lists; wants and results not acted on
+	 * yet stay in the connection), attach by the new one's, after
+	 * tc->ctx, tc->eops and tc->eng are the new context's. */
+	void (*detach)(struct tcp_conn *tc);
+	void (*attach)(struct tcp_conn *tc);
+};
 
 /* Send ring: PDUs prepared for one sendmsg. It starts at TCP_RING_MIN
  * entries (login sends one PDU at a time) and doubles, up to TCP_RING,
@@ -44,6 +112,15 @@ struct tcp_uring;
 #define TCP_STAGE_MAX  65536
 #define TCP_STAGE_TAIL 256
 #define TCP_COPY_MIN   1024 /* payload up to this is always copied */
+
+/* The size of the stage (or the io_uring engine's read buffer) after a
+ * read into one of `cap` bytes (0: none yet) that `filled` it. */
+static inline uint32_t tcp_stage_cap(uint32_t cap, bool filled)
+{
+	if (cap < TCP_STAGE)
+		return TCP_STAGE;
+	return filled && cap < TCP_STAGE_MAX ? cap * 2 : cap;
+}
 /* A payload of at least TCP_LOWAT_MIN bytes still to come for its place
  * makes the socket ready only once all of it (up to TCP_LOWAT_MAX) is in
  * (SO_RCVLOWAT): one readv() per large PDU, not one per arrival. */
@@ -293,7 +370,15 @@ struct tcp_conn {
 	struct idm_prov_watch w;
 	uint32_t wevents;
 	bool tx_blocked; /* the socket is full: EPOLLOUT wanted */
-	bool closed; /* socket gone: terminated or failed */
+	/* no more I/O: failed (the teardown follows on fail_defer) or
+	 * closed; every layer stops at it */
+	bool closed;
+	bool down; /* torn down: socket closed, tasks released */
+	/* a failure raised by any layer (tcp_conn_fail, tcp_state.c): its
+	 * errno, and the item on which tcp_conn.c tears the connection down
+	 * and reports it (its fn set once, by tcp_conn_new) */
+	int fail_err;
+	struct idm_prov_defer fail_defer;
 	bool ffp;    /* digests/limits of full feature phase on */
 	bool ffp_rx; /* bytes arrived in full feature phase: use a stage */
 	bool hd, dd; /* header / data digest in use */

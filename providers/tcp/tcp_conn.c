@@ -6,11 +6,13 @@
  */
 #include "tcp.h"
 #include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_late.h"
 #include "tcp_target.h"
 #include "tcp_initiator.h"
 #include "tcp_live.h"
 #include "tcp_tx.h"
+#include "tcp_txd.h"
 #include "tcp_rx.h"
 #include "tcp_zc.h"
 #include "tcp_engine.h"
@@ -55,6 +57,8 @@ static void conn_event(struct idm_prov_watch *w, uint32_t revents)
 {
 	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(w, struct tcp_conn, w);
 
+	if (tc->closed)
+		return; /* failed: torn down by fail_run */
 	/* with zero copy, EPOLLERR mostly says the error queue holds the
 	 * kernel's notifications; it means a socket error only when that
 	 * queue is empty */
@@ -168,6 +172,17 @@ static void own_rcvlowat(struct tcp_conn *tc)
 				 sizeof(int));
 }
 
+/* A failure raised by a layer below (tcp_state.c): the teardown and
+ * the report, now that that layer is out of its work. */
+static void fail_run(struct idm_prov_defer *d)
+{
+	struct tcp_conn *tc = IDM_PROV_CONTAINER_OF(d, struct tcp_conn, fail_defer);
+
+	tcp_conn_close(tc);
+	if (tc->conn)
+		idm_prov_conn_failed(tc->conn, tc->fail_err);
+}
+
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 {
 	struct tcp_conn *tc = calloc(1, sizeof(*tc));
@@ -178,6 +193,9 @@ struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd)
 	tc->fd = fd;
 	tc->tfd = -1;
 	tc->next_ttt = 0x1000;
+	/* the items the lower layers queue without naming what runs */
+	tc->fail_defer.fn = fail_run;
+	tc->rx_defer.fn = tcp_rx_defer_fn;
 	tcp_engine_bind(tc, NULL); /* epoll until bound to its context */
 	idm_sq_init(&tc->gen);
 	idm_sq_init(&tc->zc_wait);
@@ -212,113 +230,14 @@ int tcp_conn_start(struct tcp_conn *tc)
 	return idm_prov_watch_add(tc->ctx, &tc->w, tc->fd, tc->wevents, conn_event);
 }
 
-void tcp_set_events(struct tcp_conn *tc, uint32_t events)
-{
-	if (tc->closed || events == tc->wevents || !tc->w.added)
-		return;
-	if (idm_prov_watch_mod(tc->ctx, &tc->w, events) == 0)
-		tc->wevents = events;
-}
-
-void tcp_watch_update(struct tcp_conn *tc)
-{
-	/* EPOLLRDHUP goes with EPOLLIN: a peer's FIN is level-triggered and
-	 * would wake us on every pass while input is stopped */
-	uint32_t ev = tc->rx_stopped ? 0 : EPOLLIN | EPOLLRDHUP;
-
-	if (tc->tx_blocked)
-		ev |= EPOLLOUT;
-	tcp_set_events(tc, ev);
-}
-
-uint32_t tcp_new_ttt(struct tcp_conn *tc)
-{
-	uint32_t t = tc->next_ttt++;
-
-	if (t == IDM_ISCSI_RESERVED_TAG)
-		t = tc->next_ttt++;
-	return t;
-}
-
-void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt)
-{
-	tc->dead_itt[tc->dead_pos++ % TCP_DEAD_ITTS] = itt;
-}
-
-bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt)
-{
-	unsigned n =
-		tc->dead_pos < TCP_DEAD_ITTS ? tc->dead_pos : TCP_DEAD_ITTS;
-
-	for (unsigned i = 0; i < n; i++)
-		if (tc->dead_itt[i] == itt)
-			return true;
-	return false;
-}
-
-void tcp_enter_ffp(struct tcp_conn *tc)
-{
-	tc->ffp = true;
-	tc->hd = tc->params->header_digest;
-	tc->dd = tc->params->data_digest;
-}
-
-
-static int any_task(struct idm_task *t, void *arg)
-{
-	(void)t;
-	(void)arg;
-	return 1;
-}
-
-/* A NOP arrived: if the connection has no task it is idle (pings are
- * what an idle session exchanges, every few seconds at most). Give back
- * what it grew while busy - send ring, stage, a large rx buffer; they
- * come back with its next I/O. Buffers still in use stay. */
-void tcp_conn_trim(struct tcp_conn *tc)
-{
-	size_t freed = 0;
-
-	if (tc->closed || !tc->conn ||
-	    idm_prov_conn_foreach_task(tc->conn, any_task, NULL))
-		return;
-	if (!tc->r_count) {
-		/* queued PDUs (the NOP's answer) wait in tc->gen, not here */
-		freed += tc->r_cap * sizeof(*tc->ring) + tc->bounce_cap;
-		free(tc->ring);
-		tc->ring = NULL;
-		tc->r_cap = tc->r_head = 0;
-		free(tc->bounce);
-		tc->bounce = NULL;
-		tc->bounce_cap = 0;
-	}
-	if (tc->s_beg == tc->s_end) {
-		freed += tc->stage ? tc->scap : 0;
-		free(tc->stage);
-		tc->stage = NULL;
-		tc->scap = 0;
-		tc->s_grow = false;
-		tc->ffp_rx = false;
-		tc->s_beg = tc->s_end = 0;
-	}
-	freed += tcp_ubuf_trim(tc);
-	if (tc->rxcap > TCP_RXBUF_MIN) {
-		freed += tc->rxcap;
-		free(tc->rxbuf);
-		tc->rxbuf = NULL;
-		tc->rxcap = 0;
-	}
-	if (freed)
-		idm_prov_dbg(tc->ctx, "tcp: %s idle: %zu buffer bytes given back",
-			     idm_conn_peer_name(tc->conn), freed);
-}
 
 /* Close the socket and let go of every transfer and task (no callbacks). */
 void tcp_conn_close(struct tcp_conn *tc)
 {
-	if (tc->closed)
+	if (tc->down)
 		return;
-	tc->closed = true;
+	tc->down = tc->closed = true;
+	idm_prov_defer_cancel(tc->ctx, &tc->fail_defer);
 	if (tc->tw.added)
 		idm_prov_watch_del(tc->ctx, &tc->tw);
 	if (tc->tfd >= 0)
@@ -341,29 +260,12 @@ void tcp_conn_close(struct tcp_conn *tc)
 		idm_prov_conn_release_tasks(tc->conn);
 }
 
-void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-
-	if (tc->closed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (tc->conn)
-		idm_prov_conn_set_error(tc->conn, "%s", msg);
-	tcp_conn_close(tc);
-	if (tc->conn)
-		idm_prov_conn_failed(tc->conn, err);
-}
-
 void tcp_conn_destroy(struct tcp_conn *tc)
 {
 	if (!tc)
 		return;
 	tcp_conn_close(tc);
-	tcp_tx_free_pool(tc);
+	tcp_txd_free_pool(tc);
 	tcp_ubuf_free(tc);
 	free(tc->bounce);
 	free(tc->ring);
@@ -595,7 +497,7 @@ static void connect_done(struct tcp_conn *tc, int status)
 					    (struct sockaddr *)&peer);
 		tcp_set_events(tc, EPOLLIN | EPOLLRDHUP);
 	} else {
-		tc->closed = true;
+		tc->down = tc->closed = true;
 		if (tc->w.added)
 			idm_prov_watch_del(tc->ctx, &tc->w);
 		close(tc->fd);

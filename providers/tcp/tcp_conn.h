@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tcp_conn.c: sockets (listen, accept, connect), a connection's life
- * (start, fail, close, idle trim) and its binding to the core's.
+ * (start, close, the teardown of a failure) and its binding to the core's.
  */
 #ifndef LIBIDM_TCP_CONN_H
 #define LIBIDM_TCP_CONN_H
@@ -12,8 +12,6 @@ int tcp_init(struct idm_prov *prov);
 void tcp_fini(struct idm_prov *prov);
 struct tcp_conn *tcp_conn_new(struct idm_ctx *ctx, int fd);
 int tcp_conn_start(struct tcp_conn *tc);
-void tcp_conn_fail(struct tcp_conn *tc, int err, const char *fmt, ...)
-	IDM_PROV_PRINTF(3, 4);
 void tcp_conn_close(struct tcp_conn *tc);
 void tcp_conn_destroy(struct tcp_conn *tc);
 /* TCP_NODELAY and the dead-peer options on a connection's socket. */
@@ -25,17 +23,6 @@ void tcp_unlisten(struct idm_prov_listener *l);
 int tcp_listener_port(struct idm_prov_listener *l);
 int tcp_connect(struct idm_conn *conn, const struct sockaddr *sa,
 		socklen_t salen, int timeout_ms);
-void tcp_set_events(struct tcp_conn *tc, uint32_t events);
-/* Poll for what the state asks: input unless rx_stopped, output while
- * tx_blocked. */
-void tcp_watch_update(struct tcp_conn *tc);
-uint32_t tcp_new_ttt(struct tcp_conn *tc);
-void tcp_enter_ffp(struct tcp_conn *tc);
-/* After a NOP (outside the rx buffer's use): give back idle buffers. */
-void tcp_conn_trim(struct tcp_conn *tc);
-/* Remember / look up an ITT the caller freed: its late PDUs are dropped. */
-void tcp_dead_itt_add(struct tcp_conn *tc, uint32_t itt);
-bool tcp_dead_itt(const struct tcp_conn *tc, uint32_t itt);
 
 
 /* tc is the transport of conn from now on. */

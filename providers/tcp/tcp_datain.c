@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Target Put_Data: queue the Data-In transfer of a range (the PDUs are cut
- * lazily by tcp_tx.c), reserve its DataSNs so a following Put_Data of the
- * task continues the numbering, report the completion once the last byte
- * left, and with ERL >= 1 match the DataACK SNACK to raise Data_ACK_Notify.
+ * lazily by tcp_tx.c, and completed by tcp_txd.c once the last byte left),
+ * reserve its DataSNs so a following Put_Data of the task continues the
+ * numbering, and with ERL >= 1 match the DataACK SNACK to raise
+ * Data_ACK_Notify.
  */
 #include "tcp.h"
 #include "tcp_datain.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_tx.h"
+#include "tcp_txd.h"
 #include "tcp_sg.h"
 #include "tcp_segment.h"
 
@@ -57,15 +59,6 @@ int tcp_put_data(struct idm_task *t, const uint8_t *tmpl, struct idm_buf *buf,
 	}
 	tcp_tx_queue(tc, d);
 	return 0;
-}
-
-void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
-		     struct idm_task *t)
-{
-	uint32_t off = d->wire_off, len = d->end, sn = d->datasn - 1;
-
-	(void)tc;
-	idm_prov_data_completion(t, IDM_DATA_IN, off, len, sn, 0);
 }
 
 /* The task waiting for the DataACK of that TTT: stops the walk. */

@@ -10,8 +10,6 @@
 int tcp_put_data(struct idm_task *task, const uint8_t *tmpl,
 		 struct idm_buf *buf, size_t buf_off, uint32_t offset,
 		 uint32_t length, uint32_t flags);
-void tcp_datain_done(struct tcp_conn *tc, const struct tcp_txd *d,
-		     struct idm_task *t);
 /* a SNACK Request at the target: a DataACK is acted on here, any other
  * goes to the caller */
 enum tcp_rx_verdict tcp_tgt_snack(struct tcp_conn *tc);

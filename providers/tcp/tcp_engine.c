@@ -5,6 +5,8 @@
  */
 #include "tcp.h"
 #include "tcp_engine.h"
+#include "tcp_engine_epoll.h"
+#include "tcp_engine_uring.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -25,11 +25,12 @@
  * seccomp profile refusing it, the memlock limit) uses epoll and says why
  * once (tcp_engine_init).
  *
- * Each engine is an ops table in a file of its own (tcp_engine_epoll.c,
- * tcp_engine_uring.c), chosen once per context (tcp_engine.c) and copied
- * into each connection (tc->eops): the receive machine, the send queue
- * and the connection call an engine only through it, and an engine calls
- * down into them (tcp_rx_run, tcp_tx_prepare, ...), never the other way.
+ * Each engine is an ops table (struct tcp_engine_ops, tcp.h) in a file
+ * of its own (tcp_engine_epoll.c, tcp_engine_uring.c), chosen once per
+ * context (tcp_engine.c) and copied into each connection (tc->eops):
+ * the receive machine, the send queue and the connection call an engine
+ * only through it, and an engine calls down into them (tcp_rx_run,
+ * tcp_tx_prepare, ...), never the other way.
  * The bytes the io_uring engine read ahead (tc->ubuf) are read out the
  * same way by either engine (tcp_ubuf.h): a connection that moved from
  * an io_uring context to an epoll one may still hold some.
@@ -38,11 +39,6 @@
 #define LIBIDM_TCP_ENGINE_H
 
 #include <libidm/provider.h>
-
-#include <stdbool.h>
-#include <stddef.h>
-#include <sys/types.h>
-#include <sys/uio.h>
 
 /* IDM_TCP_ENGINE unset or "auto": io_uring where the kernel lets us
  * (1), or epoll (0). bench/run on a 2-core host: io_uring wins with many
@@ -53,39 +49,6 @@
 
 struct tcp_conn;
 struct tcp_knobs;
-
-struct tcp_engine_ops {
-	const char *name;
-	/* The context's engine state into k->eng: 0, or -errno with why
-	 * it cannot be had (tcp_engine_init falls back to epoll). */
-	int (*open)(struct tcp_knobs *k, struct idm_ctx *ctx, const char **why);
-	void (*close)(struct tcp_knobs *k);
-	/* The send queue has something to write (tcp_tx_kick, not closed):
-	 * written from progress context, never inside the caller's call. */
-	void (*kick_tx)(struct tcp_conn *tc);
-	/* Write what the send queue holds (the socket is writable, or the
-	 * receive machine wants its answers out before the next read). */
-	void (*flush_tx)(struct tcp_conn *tc);
-	/* The receive machine's read: like readv() on the socket (bytes, 0
-	 * at end of stream, -1 with errno, EAGAIN when nothing is there
-	 * yet). With io_uring, EAGAIN queues a read for the end of the
-	 * pass; its completion runs the receive machine again. */
-	ssize_t (*readv)(struct tcp_conn *tc, const struct iovec *iov, int cnt);
-	/* The send ring changed under an unsubmitted write (a task's PDUs
-	 * cancelled, the queue dropped): prepare the write again. */
-	void (*tx_changed)(struct tcp_conn *tc);
-	/* The connection closes: nothing of it is submitted after this. */
-	void (*forget)(struct tcp_conn *tc);
-	/* A move to another context (tcp_engine_move): detach by the old
-	 * context's engine (off its lists; wants and results not acted on
-	 * yet stay in the connection), attach by the new one's, after
-	 * tc->ctx, tc->eops and tc->eng are the new context's. */
-	void (*detach)(struct tcp_conn *tc);
-	void (*attach)(struct tcp_conn *tc);
-};
-
-extern const struct tcp_engine_ops tcp_engine_epoll;
-extern const struct tcp_engine_ops tcp_engine_uring;
 
 /* The context's engine by IDM_TCP_ENGINE (k->eops, k->eng). */
 void tcp_engine_init(struct tcp_knobs *k, struct idm_ctx *ctx);

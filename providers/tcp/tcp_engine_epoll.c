@@ -5,7 +5,7 @@
  * says its socket is ready, a syscall per read and per write.
  */
 #include "tcp.h"
-#include "tcp_engine.h"
+#include "tcp_engine_epoll.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
 #include "tcp_zc.h"

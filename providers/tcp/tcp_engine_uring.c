@@ -20,8 +20,9 @@
  * caller's buffers they point at) is in use only inside step 2.
  */
 #include "tcp.h"
-#include "tcp_engine.h"
-#include "tcp_conn.h"
+#include "tcp_engine_uring.h"
+#include "tcp_engine_epoll.h"
+#include "tcp_state.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
 #include "tcp_zc.h"

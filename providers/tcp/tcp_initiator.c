@@ -8,9 +8,10 @@
  */
 #include "tcp.h"
 #include "tcp_initiator.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_late.h"
 #include "tcp_tx.h"
+#include "tcp_txd.h"
 #include "tcp_rx.h"
 #include "tcp_segment.h"
 

@@ -45,7 +45,7 @@
  */
 #include "tcp.h"
 #include "tcp_live.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 
 #include <errno.h>
 #include <linux/tcp.h>

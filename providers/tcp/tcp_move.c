@@ -68,5 +68,6 @@ int tcp_conn_move(struct idm_conn *conn, struct idm_ctx *src)
 	tcp_engine_move(tc);
 	idm_prov_defer_move(src, dst, &tc->rx_defer);
 	idm_prov_defer_move(src, dst, &tc->tx_defer);
+	idm_prov_defer_move(src, dst, &tc->fail_defer);
 	return idm_prov_conn_foreach_task(conn, task_move, &m);
 }

@@ -7,9 +7,11 @@
  */
 #include "tcp.h"
 #include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_adopt.h"
 #include "tcp_move.h"
 #include "tcp_tx.h"
+#include "tcp_txd.h"
 #include "tcp_rx.h"
 #include "tcp_r2t.h"
 #include "tcp_datain.h"
@@ -26,7 +28,7 @@ static int tcp_send_control(struct idm_conn *conn, const uint8_t *bhs,
 
 	if (!tc || tc->closed || tc->connecting)
 		return -ENOTCONN;
-	r = tcp_tx_admit(tc, bhs, ahs_len, data_len);
+	r = tcp_txd_admit(tc, bhs, ahs_len, data_len);
 	if (r < 0)
 		return r;
 	if (!tc->target) {

@@ -11,8 +11,9 @@
  */
 #include "tcp.h"
 #include "tcp_r2t.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_tx.h"
+#include "tcp_txd.h"
 #include "tcp_segment.h"
 
 #include <errno.h>

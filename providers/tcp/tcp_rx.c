@@ -15,8 +15,7 @@
  */
 #include "tcp.h"
 #include "tcp_rx.h"
-#include "tcp_engine.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_late.h"
 #include "tcp_tx.h"
 #include "tcp_sg.h"

@@ -13,15 +13,6 @@ void tcp_rx_forget_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_rx_deliver(struct tcp_conn *tc, struct idm_task *task);
 void tcp_rx_defer_fn(struct idm_prov_defer *d);
 
-/* The size of the stage (or the io_uring engine's read buffer) after a
- * read into one of `cap` bytes (0: none yet) that `filled` it. */
-static inline uint32_t tcp_stage_cap(uint32_t cap, bool filled)
-{
-	if (cap < TCP_STAGE)
-		return TCP_STAGE;
-	return filled && cap < TCP_STAGE_MAX ? cap * 2 : cap;
-}
-
 /* Payloads up to this are copied out of a read buffer of `cap` bytes,
  * longer ones read in place (see TCP_STAGE). */
 static inline uint32_t tcp_rx_copy_max(uint32_t cap)

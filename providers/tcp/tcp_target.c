@@ -10,7 +10,7 @@
  */
 #include "tcp.h"
 #include "tcp_target.h"
-#include "tcp_conn.h"
+#include "tcp_state.h"
 #include "tcp_tx.h"
 #include "tcp_rx.h"
 #include "tcp_r2t.h"

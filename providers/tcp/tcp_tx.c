@@ -17,7 +17,7 @@
  *  - above the high mark input stops (no EPOLLIN): the kernel's receive
  *    buffer fills and the TCP window pushes back on the peer; below the
  *    low mark it resumes;
- *  - Send_Control beyond the limit returns -EAGAIN (tcp_tx_admit);
+ *  - Send_Control beyond the limit returns -EAGAIN (tcp_txd_admit);
  *  - what the provider queues itself (Put_Data's Data-In, R2Ts, the
  *    Data-Out answering them, a DataACK SNACK), and SCSI Commands and
  *    responses, are counted but never refused, so no task fails midway.
@@ -27,13 +27,11 @@
  */
 #include "tcp.h"
 #include "tcp_tx.h"
-#include "tcp_engine.h"
-#include "tcp_conn.h"
+#include "tcp_txd.h"
+#include "tcp_state.h"
 #include "tcp_live.h"
-#include "tcp_rx.h"
 #include "tcp_zc.h"
 #include "tcp_sg.h"
-#include "tcp_datain.h"
 #include "crc32c.h"
 #include "tcp_segment.h"
 
@@ -49,85 +47,6 @@ static const uint8_t zeros[4];
 
 #define TX_IOV TCP_TX_IOV
 _Static_assert(TX_IOV >= TCP_RING * 4, "a full ring must fit one sendmsg");
-
-/* Until tcp_conn_bind: nothing is queued before the core made the conn. */
-static const struct idm_prov_send_limits default_limits = {
-	IDM_SEND_QUEUE_ENTRIES, IDM_SEND_QUEUE_BYTES
-};
-
-static const struct idm_prov_send_limits *limits(const struct tcp_conn *tc)
-{
-	return tc->limits ? tc->limits : &default_limits;
-}
-
-int tcp_tx_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
-		 size_t data_len)
-{
-	uint64_t need = IDM_ISCSI_BHS_LEN + (uint64_t)ahs_len + data_len;
-
-	if (idm_prov_sq_admit(limits(tc), tc->q_entries, tc->q_bytes,
-			      idm_iscsi_bhs_opcode(bhs), need))
-		return 0;
-	return -EAGAIN;
-}
-
-static void rx_stop(struct tcp_conn *tc)
-{
-	tc->rx_stopped = true;
-	tcp_watch_update(tc);
-	idm_prov_dbg(tc->ctx, "tcp: %s: send queue at %u entries, %llu bytes: "
-		     "input stopped", tc->conn ? idm_conn_peer_name(tc->conn) : "?",
-		     tc->q_entries, (unsigned long long)tc->q_bytes);
-}
-
-static void rx_resume(struct tcp_conn *tc)
-{
-	tc->rx_stopped = false;
-	if (tc->closed)
-		return;
-	tcp_watch_update(tc);
-	/* bytes already in the stage are invisible to epoll */
-	idm_prov_defer(tc->ctx, &tc->rx_defer, tcp_rx_defer_fn);
-}
-
-struct tcp_txd *tcp_txd_get(struct tcp_conn *tc)
-{
-	struct tcp_txd *d = idm_pool_get(&tc->txd_pool);
-
-	if (!d)
-		return NULL;
-	tc->q_entries++;
-	/* keep the control buffer for reuse, reset the rest */
-	{
-		uint8_t *cbuf = d->cbuf;
-		size_t ccap = d->ccap;
-		memset(d, 0, sizeof(*d));
-		d->cbuf = cbuf;
-		d->ccap = ccap;
-	}
-	return d;
-}
-
-/* d no longer holds its task (its count of queued txds drops). */
-static void txd_forget_task(struct tcp_txd *d)
-{
-	d->tt->ntxd--;
-	d->task = NULL;
-	d->tt = NULL;
-}
-
-void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d)
-{
-	if (d->task)
-		txd_forget_task(d);
-	tc->q_entries--;
-	tc->q_bytes -= d->qbytes;
-	d->qbytes = 0;
-	idm_pool_put(&tc->txd_pool, d);
-	if (tc->rx_stopped &&
-	    idm_prov_sq_resume_input(limits(tc), tc->q_entries, tc->q_bytes))
-		rx_resume(tc);
-}
 
 /* Writing happens from progress context only, so that completions never
  * run inside the caller's call. */
@@ -148,9 +67,7 @@ void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d)
 	}
 	idm_sq_push(&tc->gen, &d->link);
 	tcp_tx_kick(tc);
-	if (!tc->rx_stopped &&
-	    idm_prov_sq_stop_input(limits(tc), tc->q_entries, tc->q_bytes))
-		rx_stop(tc);
+	tcp_txd_queued(tc);
 }
 
 /* ext_sg: external data at ext_off of a scatter-gather buffer instead
@@ -451,17 +368,6 @@ static bool entry_done(struct tcp_conn *tc)
 	return true;
 }
 
-bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d)
-{
-	/* detach first: the callback may free the task or the connection */
-	struct idm_task *t = d->task;
-
-	txd_forget_task(d);
-	tcp_txd_put(tc, d);
-	tcp_datain_done(tc, d, t); /* d is only read, not reused yet */
-	return !tc->closed;
-}
-
 /* The iovecs of what is left of e, from iov[cnt] on; sets *full when
  * iov (TX_IOV entries) is. Returns the new count. */
 static int entry_iovs(const struct tcp_txpdu *e, struct iovec *iov, int cnt,
@@ -674,7 +580,7 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t)
 	for (unsigned i = 0; i < tc->r_count; i++) {
 		struct tcp_txpdu *e = ring_at(tc, i);
 		if (e->txd && e->txd->task == t)
-			txd_forget_task(e->txd);
+			tcp_txd_forget_task(e->txd);
 	}
 }
 
@@ -700,17 +606,6 @@ void tcp_tx_drop_all(struct tcp_conn *tc)
 			d->gen_done = true;
 	}
 	tcp_zc_drop(tc);
-}
-
-/* The control buffer a txd keeps across reuse. */
-static void txd_dtor(void *obj)
-{
-	free(((struct tcp_txd *)obj)->cbuf);
-}
-
-void tcp_tx_free_pool(struct tcp_conn *tc)
-{
-	idm_pool_fini(&tc->txd_pool, txd_dtor);
 }
 
 /* What a descriptor still has to put on the wire, headers of PDUs not yet

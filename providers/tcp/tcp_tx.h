@@ -7,8 +7,6 @@
 
 #include "tcp.h"
 
-struct tcp_txd *tcp_txd_get(struct tcp_conn *tc);
-void tcp_txd_put(struct tcp_conn *tc, struct tcp_txd *d);
 void tcp_tx_queue(struct tcp_conn *tc, struct tcp_txd *d);
 int tcp_tx_ctrl(struct tcp_conn *tc, const uint8_t *bhs, const void *ahs,
 		size_t ahs_len, const void *data, size_t data_len,
@@ -37,11 +35,6 @@ void tcp_tx_cancel_task(struct tcp_conn *tc, struct idm_task *t);
 void tcp_tx_drop_all(struct tcp_conn *tc);
 /* ops->conn_stats: the send queue's depth, counted when asked */
 void tcp_tx_stats(struct idm_conn *conn, struct idm_prov_stats *st);
-void tcp_tx_free_pool(struct tcp_conn *tc);
-/* Send_Control from the caller: -EAGAIN when the send queue is full. */
-int tcp_tx_admit(struct tcp_conn *tc, const uint8_t *bhs, size_t ahs_len,
-		 size_t data_len);
-
 
 /* PDUs wait to be written: queued, or in the send ring and not all sent
  * (a write is due; answers go before the next read, tcp_rx.c) */
@@ -49,11 +42,5 @@ static inline bool tcp_tx_pending(const struct tcp_conn *tc)
 {
 	return tc->r_count || !idm_sq_empty(&tc->gen);
 }
-
-
-/* d's Data-In left (and, zero-copy, the kernel let go of its
- * pages): report it to the core. false: the connection closed under the
- * callback. */
-bool tcp_txd_datain_complete(struct tcp_conn *tc, struct tcp_txd *d);
 
 #endif

@@ -3,7 +3,6 @@
  * The read buffer of a connection (tcp_ubuf.h): its size, its refill,
  * and giving it back.
  */
-#include "tcp_rx.h"
 #include "tcp_ubuf.h"
 
 #include <stdlib.h>

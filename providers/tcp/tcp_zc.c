@@ -33,8 +33,8 @@
  */
 #include "tcp.h"
 #include "tcp_zc.h"
-#include "tcp_conn.h"
-#include "tcp_tx.h"
+#include "tcp_state.h"
+#include "tcp_txd.h"
 
 #include <errno.h>
 #include <linux/errqueue.h>
