@@ -58,6 +58,8 @@ int scsi_prepare(struct scsi_cmd *sc)
 
 void scsi_exec(struct scsi_cmd *sc)
 {
+	sc->pending = false;
+	sc->in_exec = true;
 	switch (sc->cdb[0]) {
 	case 0x15: case 0x55: case 0x1a: case 0x5a:
 		mode_exec(sc);
@@ -76,4 +78,5 @@ void scsi_exec(struct scsi_cmd *sc)
 		sbc_exec(sc);
 		break;
 	}
+	sc->in_exec = false;
 }
