@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# idm-target serving a Ceph RBD image (--lun rbd:POOL/IMAGE) from a
+# one-node cluster the test starts (tests/lib/ceph.sh), beside a file LUN
+# of the same size: idm-initiator --verify on each (writes, reads back,
+# compares), an rbd: spec the target refuses with a reason, the cluster's
+# view of what was written (rbd du), and, with MODE=cu, libiscsi's
+# iscsi-test-cu SBC and iSCSI families on both LUNs side by side. The
+# Ceph key comes from a keyring file (--rbd-keyring), never the command
+# line.
+# Usage: rbd.sh IDM_TARGET IDM_INITIATOR [cu]
+. "$(dirname "$0")/common.sh"
+IDM_TARGET=$1
+IDM_INITIATOR=$2
+MODE=${3:-verify}
+CEPH_LIB="$(dirname "$0")/../../lib/ceph.sh"
+[ -f "$CEPH_LIB" ] || skip "tests/lib/ceph.sh (the one-node cluster) is not in this tree"
+# shellcheck source=../../lib/ceph.sh
+. "$CEPH_LIB"
+"$IDM_TARGET" --help | grep -q -- "rbd:POOL/IMAGE" || skip "idm-target without RBD LUNs"
+if [ "$MODE" = cu ]; then
+	need_libiscsi iscsi-test-cu
+fi
+
+CEPH_IMAGE_SIZE=${CEPH_IMAGE_SIZE:-128M}
+ceph_up "$TMP/ceph"
+echo "ceph: up in $CEPH_START_SECONDS s; $(ceph_rss)"
+truncate -s "$CEPH_IMAGE_SIZE" "$TMP/disk.img"
+
+# --- refusals: a clear message, exit 2, no hang
+expect "rbd: without an image refused" "rbd: takes POOL/IMAGE" \
+	"$IDM_TARGET" --portal 127.0.0.1:0 --lun rbd:justapool
+expect "a missing image refused" "cannot open image nosuch in pool $CEPH_POOL" \
+	"$IDM_TARGET" --portal 127.0.0.1:0 --rbd-conf "$CEPH_CONF" \
+	--rbd-keyring "$CEPH_KEYRING" --lun "rbd:$CEPH_POOL/nosuch"
+
+# --- the target: LUN 1 on RBD, LUN 2 on a file; the cluster through the
+# options (the environment's CEPH_* must not be what makes it work).
+# start LOG EXTRA_ARGS...
+start() {
+	IDM_TARGET_STDOUT=/dev/null idm_target_start "$1" 30 --portal 127.0.0.1:0 \
+		--target-name "$IQN" -v --rbd-conf "$CEPH_CONF" --rbd-user "$CEPH_USER" \
+		--rbd-keyring "$CEPH_KEYRING" --rbd-timeout 30 \
+		--lun "1=rbd:$CEPH_POOL/$CEPH_IMAGE" --lun "2=file:$TMP/disk.img" "${@:2}"
+	TARGET_PID=$TGT_PID
+	URL="iscsi://127.0.0.1:$PORT/$IQN"
+}
+# stop: SIGTERM with the cluster still up: exit 0
+stop() {
+	kill -TERM "$TARGET_PID"
+	if wait "$TARGET_PID"; then
+		echo "ok   stopped cleanly"
+	else
+		echo "FAIL idm-target exited $? on SIGTERM"; tail -20 "$TMP/target.log"
+		fails=$((fails + 1))
+	fi
+}
+start "$TMP/target.log"
+grep -q "LUN 1: rbd:$CEPH_POOL/$CEPH_IMAGE, $(( $(numfmt --from=iec "$CEPH_IMAGE_SIZE") / 512 )) blocks" \
+	"$TMP/target.log" && echo "ok   the LUN has the image's size" ||
+	{ echo "FAIL LUN 1's size"; grep "LUN 1" "$TMP/target.log"; fails=$((fails + 1)); }
+
+I=("$IDM_INITIATOR" --no-discovery -q)
+for lun in 1 2; do
+	t0=$(date +%s.%N)
+	if timeout -k 5 "$(scaled 120)" "${I[@]}" --verify 32M --seed "$lun" "$URL/$lun" \
+		>"$TMP/verify$lun.out" 2>&1; then
+		echo "ok   verify 32M on LUN $lun ($(awk -v a="$t0" -v b="$(date +%s.%N)" \
+			'BEGIN { printf "%.1f", b - a }') s)"
+	else
+		echo "FAIL verify on LUN $lun:"
+		tail -20 "$TMP/verify$lun.out"
+		fails=$((fails + 1))
+	fi
+	target_alive
+done
+# the cluster holds what was written through the target
+used=$(rbd du "$CEPH_POOL/$CEPH_IMAGE" 2>/dev/null | awk -v i="$CEPH_IMAGE" '$1 == i {print $4, $5}')
+echo "rbd du: $used used"
+[ -n "$used" ] && [ "${used%% *}" != 0 ] || { echo "FAIL rbd du shows nothing written"; fails=$((fails + 1)); }
+
+# cu FAMILY: iscsi-test-cu's FAMILY on LUN 1 (rbd) and LUN 2 (file),
+# side by side; the image must do as well as the file
+cu() {
+	local lun pass total p=() t=()
+	for lun in 1 2; do
+		timeout -k 5 "$(scaled 300)" iscsi-test-cu --dataloss --test="$1" "$URL/$lun" \
+			>"$TMP/cu-$1-$lun.out" 2>&1
+		read -r pass total < <(summary "$TMP/cu-$1-$lun.out")
+		p+=("${pass:-0}") t+=("${total:-0}")
+		echo "$1 on LUN $lun: failures:"
+		failed_tests "$TMP/cu-$1-$lun.out"
+		target_alive
+	done
+	printf '%-8s %-6s %8s %8s\n' "$1" rbd "${p[0]}" "${t[0]}" "$1" file "${p[1]}" "${t[1]}"
+	if [ "${p[0]}" -lt "${p[1]}" ] || [ "${t[0]}" = 0 ]; then
+		echo "FAIL: $1 on rbd passed ${p[0]} of ${t[0]}, on the file ${p[1]} of ${t[1]}"
+		fails=$((fails + 1))
+	fi
+}
+if [ "$MODE" = cu ]; then
+	printf '%-8s %-6s %8s %8s\n' family LUN passed total
+	cu SCSI
+fi
+stop
+if [ "$MODE" = cu ]; then
+	# the iSCSI family with solicited data only, as target-iscsi-test-cu-iscsi
+	# runs it (iscsi_test_cu_iscsi.sh says why)
+	start "$TMP/target2.log" --key ImmediateData=No --key InitialR2T=Yes
+	cu iSCSI
+	stop
+fi
+PIDS=""
+echo "ceph at the end: $(ceph_rss)"
+[ "$fails" = 0 ] || { tail -30 "$TMP/target.log"; exit 1; }
+echo PASS
