@@ -19,6 +19,10 @@ CEPH_LIB="$(dirname "$0")/../../lib/ceph.sh"
 . "$CEPH_LIB"
 "$IDM_TARGET" --help | grep -q -- "rbd:POOL/IMAGE" || skip "idm-target without RBD LUNs"
 if [ "$MODE" = cu ]; then
+	# about 4 minutes on 2 cores: not in every run of the whole suite
+	# (.ci/run's test-gcc and test-asan), on demand
+	[ "${IDM_TEST_RBD_CU:-0}" = 1 ] ||
+		skip "set IDM_TEST_RBD_CU=1 to run iscsi-test-cu on RBD (about 4 min)"
 	need_libiscsi iscsi-test-cu
 fi
 
