@@ -99,7 +99,7 @@ int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
 		lun_free(l);
 		return r;
 	}
-	l->nblocks = l->size / bs;
+	__atomic_store_n(&l->nblocks, l->size / bs, __ATOMIC_RELEASE);
 	make_identifiers(l);
 	*out = l;
 	return 0;
@@ -142,6 +142,14 @@ void lun_io_complete(struct lun_io *io)
 
 	io->done(io);
 	__atomic_fetch_sub(&l->inflight, 1, __ATOMIC_RELEASE);
+}
+
+void lun_resized(struct lun *l, uint64_t size)
+{
+	if (!size || size % l->bs || size / l->bs == lun_nblocks(l))
+		return;
+	__atomic_store_n(&l->nblocks, size / l->bs, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&l->cap_gen, 1, __ATOMIC_ACQ_REL);
 }
 
 bool lun_busy(const struct lun *l)

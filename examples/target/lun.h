@@ -96,7 +96,10 @@ struct lun {
 	idm_buf *ib;       /* RAM LUN memory as a libidm buffer: zero copy */
 	uint64_t size;     /* bytes, a multiple of bs */
 	uint32_t bs;
-	uint64_t nblocks;
+	uint64_t nblocks;  /* atomic once serving: an RBD image may grow or
+	                      shrink (lun_nblocks()) */
+	unsigned cap_gen;  /* atomic: bumped when the capacity changed, for
+	                      CAPACITY DATA HAS CHANGED */
 	char spec[256];
 	char serial[17];
 	uint8_t naa[8];    /* NAA 3 designator for VPD 0x83 */
@@ -131,6 +134,13 @@ int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
 		bool *forced_ro, char *why, size_t whylen);
 /** lun_open_ex() without the message. */
 int lun_open(const char *spec, int id, uint32_t bs, struct lun **out);
+/** The LUN's capacity in blocks now (another thread may change it). */
+static inline uint64_t lun_nblocks(const struct lun *l)
+{
+	return __atomic_load_n(&l->nblocks, __ATOMIC_ACQUIRE);
+}
+/** A backend's new size (any thread): capacity and generation. */
+void lun_resized(struct lun *l, uint64_t size);
 /** Is the LUN write protected (",ro", read-only file, or SWP)? */
 static inline bool lun_write_protected(const struct lun *l)
 {

@@ -27,8 +27,20 @@ struct rbd_lun {
 	rados_t cluster;
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
-	bool connected, have_ioctx, have_image;
+	uint64_t watch;
+	bool connected, have_ioctx, have_image, watching;
 };
+
+/* librbd's thread: the image's header changed (a resize among others) */
+static void rbd_changed(void *arg)
+{
+	struct lun *l = arg;
+	struct rbd_lun *rl = l->priv;
+	uint64_t size;
+
+	if (rbd_get_size(rl->image, &size) == 0)
+		lun_resized(l, size);
+}
 
 /* librbd's thread: hand the call back to its loop. */
 static void rbd_done(rbd_completion_t c, void *arg)
@@ -114,6 +126,8 @@ static void rbd_close_lun(struct lun *l)
 
 	if (!rl)
 		return;
+	if (rl->watching)
+		rbd_update_unwatch(rl->image, rl->watch);
 	if (rl->have_image)
 		rbd_close(rl->image); /* waits for calls in flight */
 	if (rl->have_ioctx)
@@ -223,5 +237,9 @@ int lun_rbd_open(struct lun *l, const char *name, const char *spec, char *why, s
 		return -EINVAL;
 	}
 	l->size = size;
+	/* a resize: READ CAPACITY follows, and every nexus gets CAPACITY
+	 * DATA HAS CHANGED once (not a size that is no multiple of bs) */
+	if (rbd_update_watch(rl->image, &rl->watch, rbd_changed, l) == 0)
+		rl->watching = true;
 	return 0;
 }

@@ -43,6 +43,7 @@
 #define ASC_READ_ERROR 0x1100
 #define ASC_INTERNAL_FAILURE 0x4400
 #define ASC_INVALID_FIELD_IN_IU 0x0e03
+#define ASC_CAPACITY_CHANGED 0x2a09
 
 #define SCSI_IN_MAX 4096u      /* largest parameter data we generate */
 #define SBC_MAX_WS_LEN 32768u /* MAXIMUM WRITE SAME LENGTH (blocks) */
@@ -68,6 +69,9 @@ struct scsi_cmd {
 	uint32_t edtl;          /* iSCSI Expected Data Transfer Length */
 	const void *nexus;      /* the I_T nexus (session), for RESERVE(6/10) */
 	const char *iport;      /* its initiator port name, for PR; NULL: no PR */
+	unsigned *cap_seen;     /* the nexus' last seen lun->cap_gen: a change
+	                           is reported once as a unit attention;
+	                           NULL: not tracked */
 	/* set by scsi_prepare */
 	enum scsi_kind kind;
 	uint64_t lba;

@@ -214,11 +214,38 @@ static void busy(struct ttask *t)
 	finish(t);
 }
 
+/* Where the session keeps what it last saw of l's capacity generation. A
+ * LUN it first uses starts at the current one: no unit attention for
+ * what changed before. Full (LUNs replaced by reloads): entries of LUNs
+ * no longer served go. */
+static unsigned *cap_seen_of(struct session *s, const struct lun *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->ncap_seen; i++)
+		if (s->cap_seen[i].l == l)
+			return &s->cap_seen[i].gen;
+	if (s->ncap_seen == TGT_MAX_LUNS) {
+		for (int i = 0; i < s->ncap_seen; i++)
+			for (int j = 0; j < g_tgt.nluns; j++)
+				if (g_tgt.luns[j] == s->cap_seen[i].l) {
+					s->cap_seen[n++] = s->cap_seen[i];
+					break;
+				}
+		s->ncap_seen = n;
+		if (n == TGT_MAX_LUNS)
+			return NULL;
+	}
+	s->cap_seen[s->ncap_seen].l = l;
+	s->cap_seen[s->ncap_seen].gen = __atomic_load_n(&l->cap_gen, __ATOMIC_ACQUIRE);
+	return &s->cap_seen[s->ncap_seen++].gen;
+}
+
 /* The command as the SCSI emulation takes it, on the LUN `l` */
 static void fill_cmd(struct ttask *t, struct lun *l)
 {
 	struct scsi_cmd *sc = &t->sc;
-	const struct session *s = t->c->sess;
+	struct session *s = t->c->sess;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
@@ -234,6 +261,7 @@ static void fill_cmd(struct ttask *t, struct lun *l)
 	sc->iport = s->iport;
 	sc->cq = &g_loop->cq;
 	sc->done = exec_done;
+	sc->cap_seen = l ? cap_seen_of(t->c->sess, l) : NULL;
 }
 
 /* A command returning data: READ, or parameter data we generate */

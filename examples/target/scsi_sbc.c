@@ -15,7 +15,9 @@ static int bad_cdb(struct scsi_cmd *sc)
 /* LBA range check shared by every medium-access command. */
 static int check_range(struct scsi_cmd *sc, uint64_t lba, uint64_t n)
 {
-	if (lba > sc->lun->nblocks || n > sc->lun->nblocks - lba) {
+	uint64_t nb = lun_nblocks(sc->lun);
+
+	if (lba > nb || n > nb - lba) {
 		scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 		return -1;
 	}
@@ -186,7 +188,7 @@ static int prep_service_action_in(struct scsi_cmd *sc)
 	if ((cdb[1] & 0x1f) == 0x10) /* READ CAPACITY (16) */
 		return prep_in(sc, be32(cdb + 10));
 	if ((cdb[1] & 0x1f) == 0x12) { /* GET LBA STATUS */
-		if (be64(cdb + 2) >= sc->lun->nblocks) {
+		if (be64(cdb + 2) >= lun_nblocks(sc->lun)) {
 			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 			return -1;
 		}
@@ -527,13 +529,13 @@ static void read_capacity(struct scsi_cmd *sc)
 
 	memset(d, 0, sizeof(d));
 	if (sc->cdb[0] == 0x25) {
-		uint64_t last = l->nblocks - 1;
+		uint64_t last = lun_nblocks(l) - 1;
 		wbe32(d, last > 0xfffffffeu ? 0xffffffffu : (uint32_t)last);
 		wbe32(d + 4, l->bs);
 		scsi_put_in(sc, d, 8, 8);
 		return;
 	}
-	wbe64(d, l->nblocks - 1);
+	wbe64(d, lun_nblocks(l) - 1);
 	wbe32(d + 8, l->bs);
 	d[14] = 0x80 | 0x40; /* LBPME, LBPRZ */
 	scsi_put_in(sc, d, 32, be32(sc->cdb + 10));
@@ -543,7 +545,8 @@ static void get_lba_status(struct scsi_cmd *sc)
 {
 	struct lun *l = sc->lun;
 	uint64_t lba = be64(sc->cdb + 2);
-	uint64_t n = l->nblocks - lba;
+	uint64_t nb = lun_nblocks(l);
+	uint64_t n = lba < nb ? nb - lba : 0;
 	uint8_t d[24];
 
 	/* Report one descriptor: everything from LBA on is mapped. */

@@ -176,6 +176,13 @@ struct session {
 	unsigned acl_gen;          /* access_generation() it was decided at */
 	bool acl_recheck;          /* decide again on the next pass */
 	bool logout_asked;         /* lost access: Async Message sent */
+	/* the capacity generation of each LUN it used (scsi_io.c), for
+	 * CAPACITY DATA HAS CHANGED */
+	struct cap_seen {
+		const struct lun *l;
+		unsigned gen;
+	} cap_seen[TGT_MAX_LUNS];
+	int ncap_seen;
 	struct timespec logout_deadline; /* then closed at this time */
 };
 

@@ -354,6 +354,69 @@ START_TEST(inline_completion_finishes_in_exec)
 }
 END_TEST
 
+/* A capacity change is reported once per nexus, to a command other than
+ * INQUIRY, and READ CAPACITY then gives the new size. */
+START_TEST(capacity_change_is_a_unit_attention_once)
+{
+	struct lun *l;
+	struct scsi_cmd sc;
+	uint8_t tur[6] = { 0x00 }, inq[6] = { 0x12, 0, 0, 0, 36 }, rc16[16] = { 0x9e, 0x10 };
+	uint8_t buf[64];
+	unsigned seen_a, seen_b;
+	const uint8_t *cdbs[] = { inq, tur, tur };
+	const uint8_t want[] = { SAM_GOOD, SAM_CHECK_CONDITION, SAM_GOOD };
+
+	ck_assert_int_eq(lun_open("ram:1M", 1, 512, &l), 0);
+	seen_a = seen_b = __atomic_load_n(&l->cap_gen, __ATOMIC_RELAXED);
+	lun_resized(l, 1 << 20);          /* the same size: nothing */
+	lun_resized(l, (1 << 20) + 100);  /* no multiple of the block: ignored */
+	ck_assert_uint_eq(l->cap_gen, seen_a);
+	lun_resized(l, 512 * 1024);       /* shrunk to 1024 blocks */
+	ck_assert_uint_eq(lun_nblocks(l), 1024);
+	for (int k = 0; k < 3; k++) {
+		memset(&sc, 0, sizeof(sc));
+		sc.cdb = cdbs[k];
+		sc.lun = l;
+		sc.max_io = 1 << 20;
+		sc.cap_seen = &seen_a;
+		sc.edtl = cdbs[k] == inq ? 36 : 0;
+		if (scsi_prepare(&sc) == 0) {
+			sc.buf = buf;
+			sc.buf_len = sc.spdtl_in < sizeof(buf) ? sc.spdtl_in : sizeof(buf);
+			scsi_exec(&sc);
+		}
+		ck_assert_uint_eq(sc.status, want[k]);
+		if (want[k] == SAM_CHECK_CONDITION) {
+			ck_assert_uint_eq(sc.sense[2] & 0xf, SK_UNIT_ATTENTION);
+			ck_assert_uint_eq(sc.sense[12], 0x2a);
+			ck_assert_uint_eq(sc.sense[13], 0x09);
+		}
+	}
+	/* the other nexus gets its own; READ CAPACITY(16) the new size */
+	memset(&sc, 0, sizeof(sc));
+	rc16[13] = 32;
+	sc.cdb = rc16;
+	sc.lun = l;
+	sc.max_io = 1 << 20;
+	sc.cap_seen = &seen_b;
+	ck_assert_int_eq(scsi_prepare(&sc), -1);
+	ck_assert_uint_eq(sc.status, SAM_CHECK_CONDITION);
+	memset(&sc, 0, sizeof(sc));
+	sc.cdb = rc16;
+	sc.lun = l;
+	sc.max_io = 1 << 20;
+	sc.cap_seen = &seen_b;
+	sc.edtl = 32;
+	ck_assert_int_eq(scsi_prepare(&sc), 0);
+	sc.buf = buf;
+	sc.buf_len = 32;
+	scsi_exec(&sc);
+	ck_assert_uint_eq(sc.status, SAM_GOOD);
+	ck_assert_uint_eq(be64(buf), 1023);
+	lun_close(l);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("target_lun_cq");
@@ -366,6 +429,7 @@ int main(void)
 	tcase_add_test(tc, quiesce_waits_then_gives_up);
 	tcase_add_test(tc, scsi_commands_complete_from_another_thread);
 	tcase_add_test(tc, inline_completion_finishes_in_exec);
+	tcase_add_test(tc, capacity_change_is_a_unit_attention_once);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

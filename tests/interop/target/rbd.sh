@@ -102,6 +102,25 @@ cu() {
 		fails=$((fails + 1))
 	fi
 }
+# the image grows: READ CAPACITY follows (librbd's header watch); a
+# session that was open gets CAPACITY DATA HAS CHANGED once
+# (target-lun-cq-unit checks that part)
+if command -v iscsi-readcapacity16 >/dev/null; then
+	new=$(( $(numfmt --from=iec "$CEPH_IMAGE_SIZE") * 3 / 2 ))
+	rbd resize --size "$((new / 1048576))M" "$CEPH_POOL/$CEPH_IMAGE" >/dev/null 2>&1 ||
+		{ echo "FAIL rbd resize"; fails=$((fails + 1)); }
+	cap_is() { [ "$(timeout 20 iscsi-readcapacity16 -s "$URL/1" 2>/dev/null)" = "$1" ]; }
+	if wait_until 30 cap_is "$new"; then
+		echo "ok   READ CAPACITY gives the resized image's $new bytes"
+	else
+		echo "FAIL READ CAPACITY after the resize: $(iscsi-readcapacity16 -s "$URL/1" 2>&1), wanted $new"
+		fails=$((fails + 1))
+	fi
+	rbd resize --allow-shrink --size "$CEPH_IMAGE_SIZE" "$CEPH_POOL/$CEPH_IMAGE" >/dev/null 2>&1
+	wait_until 30 cap_is "$(numfmt --from=iec "$CEPH_IMAGE_SIZE")" ||
+		{ echo "FAIL READ CAPACITY after shrinking back"; fails=$((fails + 1)); }
+fi
+
 if [ "$MODE" = cu ]; then
 	printf '%-8s %-6s %8s %8s\n' family LUN passed total
 	cu SCSI
