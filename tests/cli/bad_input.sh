@@ -53,7 +53,8 @@ expect_run "--lun disk:/x" 2 "LUN 1: unknown LUN type 'disk' in 'disk:/x': use r
 # not answer (a monitor address nobody listens on), refused in bounded time
 expect_run "--rbd-user with a blank" 2 "rbd-user 'a b': a Ceph user id such as admin" "${T[@]}" --rbd-user "a b" --lun ram:1M
 expect_run "--rbd-timeout 4000" 2 "rbd-timeout='4000': must be a number from 0 to 3600" "${T[@]}" --rbd-timeout 4000 --lun ram:1M
-if "$IDM_TARGET" --help | grep -q "rbd:POOL/IMAGE"; then
+if ! timeout 60 "$IDM_TARGET" --portal 127.0.0.1:0 --rbd-conf /dev/null --rbd-timeout 1 \
+	--lun rbd:p/i 2>&1 | grep -q "built without librbd"; then
 	expect_run "--lun rbd:pool" 2 "LUN 1: 'rbd:pool': rbd: takes POOL/IMAGE" "${T[@]}" --lun rbd:pool
 	printf '[global]\nmon host = v2:127.0.0.1:1\nauth client required = none\n' >"$TMP/ceph.conf"
 	expect_run "--lun rbd: no cluster" 2 "LUN 1: 'rbd:rbd/x': cannot connect to the Ceph cluster as client.admin" "${T[@]}" --rbd-conf "$TMP/ceph.conf" --rbd-timeout 2 --lun rbd:rbd/x

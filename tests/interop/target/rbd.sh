@@ -17,7 +17,8 @@ CEPH_LIB="$(dirname "$0")/../../lib/ceph.sh"
 [ -f "$CEPH_LIB" ] || skip "tests/lib/ceph.sh (the one-node cluster) is not in this tree"
 # shellcheck source=../../lib/ceph.sh
 . "$CEPH_LIB"
-"$IDM_TARGET" --help | grep -q -- "rbd:POOL/IMAGE" || skip "idm-target without RBD LUNs"
+timeout 60 "$IDM_TARGET" --portal 127.0.0.1:0 --rbd-conf /dev/null --rbd-timeout 1 \
+	--lun rbd:p/i 2>&1 | grep -q "built without librbd" && skip "idm-target built without librbd"
 if [ "$MODE" = cu ]; then
 	# about 4 minutes on 2 cores: not in every run of the whole suite
 	# (.ci/run's test-gcc and test-asan), on demand
