@@ -103,6 +103,48 @@ cu() {
 		fails=$((fails + 1))
 	fi
 }
+# --- commands waiting for a cluster that does not answer (the OSD
+# stopped) when their connection ends: the target keeps their buffers
+# until librbd completes them, serves on, and frees them after
+osd=$(echo "$CEPH_PIDS" | awk '{print $2}')
+usr1_says() { # REGEX: what the next SIGUSR1 dump's last line says
+	local n
+	n=$(grep -c "^stats: " "$TMP/target.log")
+	kill -USR1 "$TARGET_PID"
+	dumped() { [ "$(grep -c "^stats: " "$TMP/target.log")" -gt "$n" ]; }
+	wait_until 10 dumped && grep "^stats: " "$TMP/target.log" | tail -1 | grep -Eq "$1"
+}
+kill -STOP "$osd"
+"${I[@]}" --verify 8M --seed 9 "$URL/1" >"$TMP/stalled.out" 2>&1 &
+ini=$!
+if wait_until 30 usr1_says "[1-9][0-9]* LUN calls in flight"; then
+	echo "ok   writes wait for the stopped OSD: $(grep "^stats: " "$TMP/target.log" | tail -1)"
+else
+	echo "FAIL no LUN call in flight with the OSD stopped"; fails=$((fails + 1))
+fi
+nended=$(grep -c "session tsih .* ended" "$TMP/target.log")
+kill -KILL "$ini" 2>/dev/null; wait "$ini" 2>/dev/null
+ended() { [ "$(grep -c "session tsih .* ended" "$TMP/target.log")" -gt "$nended" ]; }
+if wait_until 30 ended; then
+	echo "ok   the killed initiator's session ended with its calls in flight"
+else
+	echo "FAIL the killed initiator's session did not end"; fails=$((fails + 1))
+fi
+# the file LUN is served meanwhile
+timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 4M --seed 10 "$URL/2" >"$TMP/beside.out" 2>&1 &&
+	echo "ok   the file LUN served while the image waits" ||
+	{ echo "FAIL the file LUN while the image waits"; tail -5 "$TMP/beside.out"; fails=$((fails + 1)); }
+kill -CONT "$osd"
+if wait_until 60 usr1_says " 0 LUN calls in flight"; then
+	echo "ok   the stalled calls completed after the OSD came back"
+else
+	echo "FAIL LUN calls still in flight 60 s after the OSD came back"; fails=$((fails + 1))
+fi
+target_alive
+timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 8M --seed 11 "$URL/1" >"$TMP/after.out" 2>&1 &&
+	echo "ok   verify on the image after the stall" ||
+	{ echo "FAIL verify after the stall"; tail -5 "$TMP/after.out"; fails=$((fails + 1)); }
+
 # the image grows: READ CAPACITY follows (librbd's header watch); a
 # session that was open gets CAPACITY DATA HAS CHANGED once
 # (target-lun-cq-unit checks that part)
