@@ -9,13 +9,14 @@
 # Ceph key comes from a keyring file (--rbd-keyring), never the command
 # line.
 # Usage: rbd.sh IDM_TARGET IDM_INITIATOR [cu]
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 IDM_TARGET=$1
 IDM_INITIATOR=$2
 MODE=${3:-verify}
 CEPH_LIB="$(dirname "$0")/../../lib/ceph.sh"
 [ -f "$CEPH_LIB" ] || skip "tests/lib/ceph.sh (the one-node cluster) is not in this tree"
-# shellcheck source=../../lib/ceph.sh
+# shellcheck source-path=SCRIPTDIR source=../../lib/ceph.sh
 . "$CEPH_LIB"
 timeout 60 "$IDM_TARGET" --portal 127.0.0.1:0 --rbd-conf /dev/null --rbd-timeout 1 \
 	--lun rbd:p/i 2>&1 | grep -q "built without librbd" && skip "idm-target built without librbd"
@@ -61,9 +62,12 @@ stop() {
 	fi
 }
 start "$TMP/target.log"
-grep -q "LUN 1: rbd:$CEPH_POOL/$CEPH_IMAGE, $(( $(numfmt --from=iec "$CEPH_IMAGE_SIZE") / 512 )) blocks" \
-	"$TMP/target.log" && echo "ok   the LUN has the image's size" ||
-	{ echo "FAIL LUN 1's size"; grep "LUN 1" "$TMP/target.log"; fails=$((fails + 1)); }
+if grep -q "LUN 1: rbd:$CEPH_POOL/$CEPH_IMAGE, $(( $(numfmt --from=iec "$CEPH_IMAGE_SIZE") / 512 )) blocks" \
+	"$TMP/target.log"; then
+	echo "ok   the LUN has the image's size"
+else
+	echo "FAIL LUN 1's size"; grep "LUN 1" "$TMP/target.log"; fails=$((fails + 1))
+fi
 
 I=("$IDM_INITIATOR" --no-discovery -q)
 for lun in 1 2; do
@@ -82,7 +86,9 @@ done
 # the cluster holds what was written through the target
 used=$(rbd du "$CEPH_POOL/$CEPH_IMAGE" 2>/dev/null | awk -v i="$CEPH_IMAGE" '$1 == i {print $4, $5}')
 echo "rbd du: $used used"
-[ -n "$used" ] && [ "${used%% *}" != 0 ] || { echo "FAIL rbd du shows nothing written"; fails=$((fails + 1)); }
+if [ -z "$used" ] || [ "${used%% *}" = 0 ]; then
+	echo "FAIL rbd du shows nothing written"; fails=$((fails + 1))
+fi
 
 # cu FAMILY: iscsi-test-cu's FAMILY on LUN 1 (rbd) and LUN 2 (file),
 # side by side; the image must do as well as the file
@@ -107,12 +113,13 @@ cu() {
 # stopped) when their connection ends: the target keeps their buffers
 # until librbd completes them, serves on, and frees them after
 osd=$(echo "$CEPH_PIDS" | awk '{print $2}')
+dumps() { grep -c "^stats: " "$TMP/target.log"; }
+dumped() { [ "$(dumps)" -gt "$1" ]; }
 usr1_says() { # REGEX: what the next SIGUSR1 dump's last line says
 	local n
-	n=$(grep -c "^stats: " "$TMP/target.log")
+	n=$(dumps)
 	kill -USR1 "$TARGET_PID"
-	dumped() { [ "$(grep -c "^stats: " "$TMP/target.log")" -gt "$n" ]; }
-	wait_until 10 dumped && grep "^stats: " "$TMP/target.log" | tail -1 | grep -Eq "$1"
+	wait_until 10 dumped "$n" && grep "^stats: " "$TMP/target.log" | tail -1 | grep -Eq "$1"
 }
 kill -STOP "$osd"
 "${I[@]}" --verify 8M --seed 9 "$URL/1" >"$TMP/stalled.out" 2>&1 &
@@ -131,9 +138,11 @@ else
 	echo "FAIL the killed initiator's session did not end"; fails=$((fails + 1))
 fi
 # the file LUN is served meanwhile
-timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 4M --seed 10 "$URL/2" >"$TMP/beside.out" 2>&1 &&
-	echo "ok   the file LUN served while the image waits" ||
-	{ echo "FAIL the file LUN while the image waits"; tail -5 "$TMP/beside.out"; fails=$((fails + 1)); }
+if timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 4M --seed 10 "$URL/2" >"$TMP/beside.out" 2>&1; then
+	echo "ok   the file LUN served while the image waits"
+else
+	echo "FAIL the file LUN while the image waits"; tail -5 "$TMP/beside.out"; fails=$((fails + 1))
+fi
 kill -CONT "$osd"
 if wait_until 60 usr1_says " 0 LUN calls in flight"; then
 	echo "ok   the stalled calls completed after the OSD came back"
@@ -141,9 +150,11 @@ else
 	echo "FAIL LUN calls still in flight 60 s after the OSD came back"; fails=$((fails + 1))
 fi
 target_alive
-timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 8M --seed 11 "$URL/1" >"$TMP/after.out" 2>&1 &&
-	echo "ok   verify on the image after the stall" ||
-	{ echo "FAIL verify after the stall"; tail -5 "$TMP/after.out"; fails=$((fails + 1)); }
+if timeout -k 5 "$(scaled 60)" "${I[@]}" --verify 8M --seed 11 "$URL/1" >"$TMP/after.out" 2>&1; then
+	echo "ok   verify on the image after the stall"
+else
+	echo "FAIL verify after the stall"; tail -5 "$TMP/after.out"; fails=$((fails + 1))
+fi
 
 # the image grows: READ CAPACITY follows (librbd's header watch); a
 # session that was open gets CAPACITY DATA HAS CHANGED once
