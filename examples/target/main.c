@@ -1357,9 +1357,12 @@ static int serve(void)
 }
 
 /* Every loop stopped: this thread ends their connections, then the
- * pools (a moved connection's buffers may be another pool's). */
-static void destroy_connections(void)
+ * pools (a moved connection's buffers may be another pool's). Returns
+ * whether LUN calls are still in flight (a cluster that never answered). */
+static bool destroy_connections(void)
 {
+	bool stuck = false;
+
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
 		if (g_loop->ctx) {
@@ -1371,15 +1374,20 @@ static void destroy_connections(void)
 	 * buffers: wait for them (a cluster that is down: its timeout) */
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
-		if (g_loop->cq_ready && lun_cq_quiesce(&g_loop->cq, 60000) > 0)
-			ex_warn("loop %d: %d LUN calls still in flight at exit: its "
-				"buffers are left to the exit", i, g_loop->cq.inflight);
+		if (g_loop->cq_ready && lun_cq_quiesce(&g_loop->cq, 60000) > 0) {
+			ex_warn("loop %d: %d LUN calls still in flight after 60 s: exiting "
+				"without them", i, g_loop->cq.inflight);
+			stuck = true;
+		}
 	}
+	if (stuck)
+		return true;
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
-		if (g_loop->ctx && !(g_loop->cq_ready && g_loop->cq.inflight))
+		if (g_loop->ctx)
 			pool_destroy();
 	}
+	return false;
 }
 
 /* Undo whatever of main()'s setup was done. */
@@ -1392,13 +1400,21 @@ static void take_down(void)
 	__atomic_store_n(&sig_wake_ctx, NULL, __ATOMIC_RELEASE);
 	for (int i = 0; i < srv.nportal; i++)
 		idm_portal_destroy(srv.portal[i]);
-	destroy_connections();
+	if (destroy_connections()) {
+		/* librbd would still write into the pools' buffers and queue
+		 * on the loops' completion queues, and closing its image
+		 * would wait for the cluster: leave it all to the exit */
+		return;
+	}
 	budget_fini();
 	/* RAM LUN buffers go before the context they were created in */
 	luns_close_all();
-	for (int i = 0; g_loops && i < g_nloops; i++)
-		if (g_loops[i].ctx && !(g_loops[i].cq_ready && g_loops[i].cq.inflight))
+	for (int i = 0; g_loops && i < g_nloops; i++) {
+		if (g_loops[i].cq_ready)
+			lun_cq_fini(&g_loops[i].cq);
+		if (g_loops[i].ctx)
 			idm_ctx_destroy(g_loops[i].ctx);
+	}
 	free(g_loops);
 	free(usr1_turn);
 	access_acl_install(NULL);
