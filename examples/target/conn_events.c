@@ -29,6 +29,13 @@ static void conn_release(struct tconn *c)
 		c->tasks = t->cnext;
 		if (t->state == TS_QUEUED)
 			continue; /* freed with the session queue below */
+		if (t->state == TS_BACKEND) {
+			/* its LUN call still uses the buffer: freed when it
+			 * completes (scsi_io.c) */
+			t->c = NULL;
+			t->it = NULL;
+			continue;
+		}
 		pbuf_put(t->buf);
 		ttask_put(t);
 	}

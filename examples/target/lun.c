@@ -1,162 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* LUN backends: RAM (calloc'd, zero copy through idm_buf_create) and
- * files (pread/pwrite, fdatasync). */
+/* LUNs of every kind: their specs, identifiers and life, and the calls
+ * the SCSI layer makes through a kind's ops table (lun.h). */
 #include "lun.h"
 
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <linux/fs.h>
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	default: break;
-	}
-	if (shift && (*end == 'i' || *end == 'B'))
-		end++;
-	if (shift && *end == 'B')
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
+struct lun_rbd_settings g_lun_rbd;
 
 #define WHY(...) snprintf(why, whylen, __VA_ARGS__)
-
-/* Open the backing file: read-write unless `ro`, and read-only (write
- * protected) when the file only allows reading. */
-/* Open read-write unless the LUN is read-only; a file we may only read
- * is served read-only (*forced_ro). Returns the fd or -errno. */
-static int open_backing(struct lun *l, const char *path, bool *forced_ro)
-{
-	int fd = l->ro ? -1 : open(path, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 && (l->ro || errno == EACCES || errno == EPERM || errno == EROFS)) {
-		int werr = errno;
-
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && !l->ro) {
-			*forced_ro = true;
-			l->ro = true;
-		} else if (fd < 0 && !l->ro) {
-			errno = werr;
-		}
-	}
-	return fd < 0 ? -errno : fd;
-}
-
-/* The size of the open file or block device in l->fd */
-static int backing_size(struct lun *l, const char *path, char *why, size_t whylen)
-{
-	struct stat st;
-
-	if (fstat(l->fd, &st) < 0) {
-		int e = errno;
-		WHY("cannot stat %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(l->fd, BLKGETSIZE64, &l->size) < 0) {
-			int e = errno;
-			WHY("cannot get the size of block device %s: %s", path, strerror(e));
-			return -e;
-		}
-	} else if (S_ISREG(st.st_mode)) {
-		l->size = (uint64_t)st.st_size;
-	} else {
-		WHY("%s is not a regular file or a block device", path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int open_file(struct lun *l, const char *path, bool *forced_ro,
-		     char *why, size_t whylen)
-{
-	struct stat st;
-	int r;
-
-	/* look before opening: opening a FIFO would block, a directory
-	 * would only say EISDIR */
-	if (stat(path, &st) < 0) {
-		int e = errno;
-		WHY("cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		WHY("%s is not a regular file or a block device", path);
-		return -EINVAL;
-	}
-	l->fd = open_backing(l, path, forced_ro);
-	if (l->fd < 0) {
-		r = l->fd;
-		l->fd = -1;
-		WHY("cannot open %s: %s", path, strerror(-r));
-		return r;
-	}
-	if ((r = backing_size(l, path, why, whylen)) < 0)
-		return r;
-	if (!l->size) {
-		WHY("%s is empty (0 bytes)", path);
-		return -EINVAL;
-	}
-	if (l->size % l->bs) {
-		WHY("%s is %llu bytes, not a multiple of the block size %u "
-		    "(grow it with truncate -s, or serve part of it with a loop device)",
-		    path, (unsigned long long)l->size, l->bs);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* ram:SIZE: a LUN in memory */
-static int open_ram(struct lun *l, const char *size, const char *spec, char *why, size_t whylen)
-{
-	if (parse_size(size, &l->size) < 0) {
-		WHY("bad size '%s' in '%s': a number of bytes with an "
-		    "optional K, M, G or T suffix, e.g. ram:64M", size, spec);
-		return -EINVAL;
-	}
-	if (!l->size) {
-		WHY("'%s': the size must not be 0", spec);
-		return -EINVAL;
-	}
-	if (l->size % l->bs) {
-		WHY("'%s': %llu bytes is not a multiple of the block size %u",
-		    spec, (unsigned long long)l->size, l->bs);
-		return -EINVAL;
-	}
-	l->ram = true;
-	l->mem = calloc(1, l->size);
-	if (!l->mem) {
-		WHY("'%s': cannot allocate %llu bytes", spec,
-		    (unsigned long long)l->size);
-		return -ENOMEM;
-	}
-	return 0;
-}
 
 /* The backend `body` names: ram:SIZE or file:PATH */
 static int open_backend(struct lun *l, const char *body, const char *spec, bool *forced_ro,
@@ -165,16 +20,18 @@ static int open_backend(struct lun *l, const char *body, const char *spec, bool 
 	const char *colon;
 
 	if (strncmp(body, "ram:", 4) == 0)
-		return open_ram(l, body + 4, spec, why, whylen);
+		return lun_local_open_ram(l, body + 4, spec, why, whylen);
 	if (strncmp(body, "file:", 5) == 0) {
 		if (!body[5]) {
 			WHY("'%s': file: needs a path", spec);
 			return -EINVAL;
 		}
-		return open_file(l, body + 5, forced_ro, why, whylen);
+		return lun_local_open_file(l, body + 5, forced_ro, why, whylen);
 	}
+	if (strncmp(body, "rbd:", 4) == 0)
+		return lun_rbd_open(l, body + 4, spec, why, whylen);
 	colon = strchr(body, ':');
-	WHY("unknown LUN type '%.*s' in '%s': use ram:SIZE or file:PATH, "
+	WHY("unknown LUN type '%.*s' in '%s': use ram:SIZE, file:PATH or rbd:POOL/IMAGE, "
 	    "with ,ro for a write-protected LUN",
 	    colon ? (int)(colon - body) : (int)strlen(body), body, spec);
 	return -EINVAL;
@@ -203,9 +60,8 @@ static void make_identifiers(struct lun *l)
 
 static void lun_free(struct lun *l)
 {
-	if (l->fd >= 0)
-		close(l->fd);
-	free(l->mem);
+	if (l->ops)
+		l->ops->close(l);
 	free(l);
 }
 
@@ -243,7 +99,7 @@ int lun_open_ex(const char *spec, int id, uint32_t bs, struct lun **out,
 		lun_free(l);
 		return r;
 	}
-	l->nblocks = l->size / bs;
+	__atomic_store_n(&l->nblocks, l->size / bs, __ATOMIC_RELEASE);
 	make_identifiers(l);
 	*out = l;
 	return 0;
@@ -270,84 +126,57 @@ void lun_close(struct lun *l)
 		return;
 	if (l->ib)
 		idm_buf_destroy(l->ib);
-	if (l->fd >= 0)
-		close(l->fd);
-	free(l->mem);
-	free(l);
+	lun_free(l);
+}
+
+void lun_submit(struct lun *l, struct lun_io *io)
+{
+	io->lun = l;
+	__atomic_fetch_add(&l->inflight, 1, __ATOMIC_RELAXED);
+	l->ops->submit(l, io);
+}
+
+void lun_io_complete(struct lun_io *io)
+{
+	struct lun *l = io->lun; /* io may be gone once done() returns */
+
+	io->done(io);
+	__atomic_fetch_sub(&l->inflight, 1, __ATOMIC_RELEASE);
+}
+
+void lun_resized(struct lun *l, uint64_t size)
+{
+	if (!size || size % l->bs || size / l->bs == lun_nblocks(l))
+		return;
+	__atomic_store_n(&l->nblocks, size / l->bs, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&l->cap_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+bool lun_busy(const struct lun *l)
+{
+	return __atomic_load_n(&l->inflight, __ATOMIC_ACQUIRE) != 0;
 }
 
 int lun_read(struct lun *l, void *dst, uint64_t off, size_t len)
 {
-	uint8_t *p = dst;
-
-	if (l->ram) {
-		memcpy(dst, l->mem + off, len);
-		return 0;
-	}
-	while (len) {
-		ssize_t n = pread(l->fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) { /* past EOF of a file that shrank: zeros */
-			memset(p, 0, len);
-			return 0;
-		}
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return l->ops->read(l, dst, off, len);
 }
 
 int lun_write(struct lun *l, const void *src, uint64_t off, size_t len)
 {
-	const uint8_t *p = src;
-
-	if (l->ram) {
-		if (l->mem + off != p)  /* data may already be in place */
-			memmove(l->mem + off, src, len);
-		return 0;
-	}
-	while (len) {
-		ssize_t n = pwrite(l->fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return l->ops->write(l, src, off, len);
 }
 
-int lun_unmap(struct lun *l, uint64_t off, uint64_t len)
+#ifndef IDM_TARGET_RBD
+/* Built without librbd */
+int lun_rbd_open(struct lun *l, const char *name, const char *spec,
+		 char *why, size_t whylen)
 {
-	static const uint8_t zeros[65536];
-
-	if (l->ram) {
-		memset(l->mem + off, 0, len);
-		return 0;
-	}
-	if (fallocate(l->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)off, (off_t)len) == 0)
-		return 0;
-	while (len) {
-		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
-		int r = lun_write(l, zeros, off, n);
-		if (r < 0)
-			return r;
-		off += n;
-		len -= n;
-	}
-	return 0;
+	(void)l;
+	(void)name;
+	WHY("'%s': this idm-target was built without librbd (Debian: librbd-dev, "
+	    "then build again)", spec);
+	return -ENOTSUP;
 }
+#endif
 
-int lun_flush(struct lun *l)
-{
-	if (l->ram)
-		return 0;
-	return fdatasync(l->fd) < 0 ? -errno : 0;
-}

@@ -192,7 +192,9 @@ static bool lun_in_use(const struct lun *l)
 		for (struct ttask *t = c->tasks; t; t = t->cnext)
 			if (t->state != TS_QUEUED && t->sc.lun == l) /* started */
 				return true;
-	return false;
+	/* calls in flight, from any loop, also of tasks whose connection
+	 * has ended */
+	return lun_busy(l);
 }
 
 bool luns_retired(void)

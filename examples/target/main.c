@@ -73,11 +73,13 @@ enum {
 	OPT_PORT_FILE = EX_KEY_PROGRAM, OPT_LOG_TARGET, OPT_LOGIN_TIMEOUT,
 	OPT_MAX_CONNS, OPT_MAX_LOGINS, OPT_MAX_LOGINS_PER_ADDR, OPT_THREADS,
 	OPT_ALLOW_ALL, OPT_ACL, OPT_MAX_AUTH_FAILURES, OPT_SHARED_RECV,
+	OPT_RBD_CONF, OPT_RBD_USER, OPT_RBD_KEYRING, OPT_RBD_TIMEOUT,
 };
 
 /* Every option, in --help order; a config file uses the same names. */
 static const struct ex_opt target_opts[] = {
-	EX_OPT_TEXT("An example iSCSI target on libidm, serving LUNs backed by RAM or files.\n"
+	EX_OPT_TEXT("An example iSCSI target on libidm, serving LUNs backed by RAM, files\n"
+		    "or Ceph RBD images.\n"
 		    "\n"),
 	{ "config", 'c', required_argument, "FILE",
 	  "read settings from FILE (\"name = value\" lines,\n"
@@ -91,11 +93,25 @@ static const struct ex_opt target_opts[] = {
 	  "target name (default iqn.2026-11.org.libidm:target)" },
 	{ "alias", 'a', required_argument, "NAME", "TargetAlias (informational)" },
 	{ "lun", 'l', required_argument, "[N=]SPEC[,ro]",
-	  "add a LUN: ram:SIZE (e.g. ram:64M) or file:PATH\n"
-	  "(a regular file or block device); ,ro serves it\n"
+	  "add a LUN: ram:SIZE (e.g. ram:64M), file:PATH\n"
+	  "(a regular file or block device) or\n"
+	  "rbd:POOL/IMAGE (a Ceph RBD image); ,ro serves it\n"
 	  "write protected; numbered 1, 2, ... unless N=" },
 	{ "block-size", 'b', required_argument, "N",
 	  "logical block size: 512 (default) or 4096" },
+	{ "rbd-conf", OPT_RBD_CONF, required_argument, "FILE",
+	  "Ceph configuration of rbd: LUNs (default:\n"
+	  "librados' search, /etc/ceph/ceph.conf first)" },
+	{ "rbd-user", OPT_RBD_USER, required_argument, "ID",
+	  "Ceph user of rbd: LUNs, without \"client.\"\n"
+	  "(default admin)" },
+	{ "rbd-keyring", OPT_RBD_KEYRING, required_argument, "FILE",
+	  "keyring file with that user's key (default: the\n"
+	  "configuration's); no key on the command line" },
+	{ "rbd-timeout", OPT_RBD_TIMEOUT, required_argument, "SEC",
+	  "fail RBD calls the cluster has not answered\n"
+	  "within SEC seconds with MEDIUM ERROR (default\n"
+	  "0: wait; connecting gives up after SEC or 30)" },
 	{ "provider", 'P', required_argument, "LIST",
 	  "transport providers: tcp, iser or tcp,iser\n"
 	  "(default tcp)" },
@@ -403,6 +419,20 @@ static int add_lun(char *arg, const char *w)
 	return 0;
 }
 
+/* a Ceph user id: its name, never a key */
+static int set_rbd_user(char *arg, const char *w)
+{
+	if (!*arg || strlen(arg) > 100 || strchr(arg, '=') || strchr(arg, ' ')) {
+		ex_err("%s: rbd-user '%s': a Ceph user id such as admin or iscsi "
+		       "(its key goes in --rbd-keyring)", w, arg);
+		return -1;
+	}
+	if (!strncmp(arg, "client.", 7))
+		arg += 7;
+	g_lun_rbd.user = arg;
+	return 0;
+}
+
 static int set_block_size(const char *arg, const char *w)
 {
 	if (strcmp(arg, "512") && strcmp(arg, "4096")) {
@@ -493,6 +523,7 @@ static const struct uint_setting {
 	{ OPT_MAX_LOGINS, 1, 65536, &g_budget.max_logins },
 	{ OPT_MAX_LOGINS_PER_ADDR, 1, 65536, &g_budget.max_logins_per_addr },
 	{ OPT_THREADS, 1, 64, &opt.threads },
+	{ OPT_RBD_TIMEOUT, 0, 3600, &g_lun_rbd.timeout_s },
 };
 
 static const struct uint_setting *uint_setting_of(int key)
@@ -522,6 +553,9 @@ static int set_option(int key, char *arg, const char *where)
 	case 'P': opt.providers = arg; return 0;
 	case 'k': return add_key(arg, w);
 	case OPT_PORT_FILE: opt.port_file = arg; return 0;
+	case OPT_RBD_CONF: g_lun_rbd.conf = arg; return 0;
+	case OPT_RBD_USER: return set_rbd_user(arg, w);
+	case OPT_RBD_KEYRING: g_lun_rbd.keyring = arg; return 0;
 	case EX_KEY_CHAP: return set_chap(arg, w, where);
 	case EX_KEY_CREDENTIALS: return set_credentials(arg, w);
 	case EX_KEY_CHAP_ALGS: return set_chap_algs(arg, w);
@@ -853,6 +887,7 @@ static int loop_wait_ms(void)
  * loop. */
 static void loop_tick(void)
 {
+	lun_cq_drain(&g_loop->cq);
 	loop_run_handoffs();
 	conn_reap();
 	session_timers();
@@ -1071,7 +1106,7 @@ static int configure(void)
 	if (!opt.nportals && !srv.nact)
 		opt.portals[opt.nportals++] = "0.0.0.0:3260";
 	if (!opt.nluns) {
-		ex_err("no LUN given (use --lun ram:64M or --lun file:PATH)");
+		ex_err("no LUN given (use --lun ram:64M, --lun file:PATH or --lun rbd:POOL/IMAGE)");
 		return -1;
 	}
 	if (check_threads() < 0)
@@ -1080,6 +1115,14 @@ static int configure(void)
 }
 
 /* A context per loop, in domain dom. 0, or -1 after a message. */
+/* lun_cq's wake: a LUN call completed on another thread (librbd's) */
+static void wake_loop(void *arg)
+{
+	struct loop *lp = arg;
+
+	idm_ctx_wakeup(lp->ctx);
+}
+
 static int create_loop_contexts(idm_domain *dom)
 {
 	g_nloops = (int)opt.threads;
@@ -1105,6 +1148,12 @@ static int create_loop_contexts(idm_domain *dom)
 			ex_err("idm_ctx_create: %s", idm_strerror(r));
 			return -1;
 		}
+		r = lun_cq_init(&g_loops[i].cq, wake_loop, &g_loops[i]);
+		if (r < 0) {
+			ex_err("completion queue: %s", strerror(-r));
+			return -1;
+		}
+		g_loops[i].cq_ready = true;
 	}
 	return 0;
 }
@@ -1308,9 +1357,12 @@ static int serve(void)
 }
 
 /* Every loop stopped: this thread ends their connections, then the
- * pools (a moved connection's buffers may be another pool's). */
-static void destroy_connections(void)
+ * pools (a moved connection's buffers may be another pool's). Returns
+ * whether LUN calls are still in flight (a cluster that never answered). */
+static bool destroy_connections(void)
 {
+	bool stuck = false;
+
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
 		if (g_loop->ctx) {
@@ -1318,11 +1370,24 @@ static void destroy_connections(void)
 			conn_destroy_all();
 		}
 	}
+	/* LUN calls still in flight write into, or read from, the pools'
+	 * buffers: wait for them (a cluster that is down: its timeout) */
+	for (int i = 0; g_loops && i < g_nloops; i++) {
+		g_loop = &g_loops[i];
+		if (g_loop->cq_ready && lun_cq_quiesce(&g_loop->cq, 60000) > 0) {
+			ex_warn("loop %d: %d LUN calls still in flight after 60 s: exiting "
+				"without them", i, g_loop->cq.inflight);
+			stuck = true;
+		}
+	}
+	if (stuck)
+		return true;
 	for (int i = 0; g_loops && i < g_nloops; i++) {
 		g_loop = &g_loops[i];
 		if (g_loop->ctx)
 			pool_destroy();
 	}
+	return false;
 }
 
 /* Undo whatever of main()'s setup was done. */
@@ -1335,13 +1400,21 @@ static void take_down(void)
 	__atomic_store_n(&sig_wake_ctx, NULL, __ATOMIC_RELEASE);
 	for (int i = 0; i < srv.nportal; i++)
 		idm_portal_destroy(srv.portal[i]);
-	destroy_connections();
+	if (destroy_connections()) {
+		/* librbd would still write into the pools' buffers and queue
+		 * on the loops' completion queues, and closing its image
+		 * would wait for the cluster: leave it all to the exit */
+		return;
+	}
 	budget_fini();
 	/* RAM LUN buffers go before the context they were created in */
 	luns_close_all();
-	for (int i = 0; g_loops && i < g_nloops; i++)
+	for (int i = 0; g_loops && i < g_nloops; i++) {
+		if (g_loops[i].cq_ready)
+			lun_cq_fini(&g_loops[i].cq);
 		if (g_loops[i].ctx)
 			idm_ctx_destroy(g_loops[i].ctx);
+	}
 	free(g_loops);
 	free(usr1_turn);
 	access_acl_install(NULL);

@@ -37,6 +37,18 @@ int scsi_prepare(struct scsi_cmd *sc)
 		scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
 		return -1;
 	}
+	/* SBC-3 4.6: a capacity change (an RBD image resized) is a unit
+	 * attention for every I_T nexus, reported once, to any command but
+	 * INQUIRY, REPORT LUNS and REQUEST SENSE */
+	if (sc->lun && sc->cap_seen && op != 0x12 && op != 0xa0 && op != 0x03) {
+		unsigned gen = __atomic_load_n(&sc->lun->cap_gen, __ATOMIC_ACQUIRE);
+
+		if (*sc->cap_seen != gen) {
+			*sc->cap_seen = gen;
+			scsi_sense(sc, SK_UNIT_ATTENTION, ASC_CAPACITY_CHANGED);
+			return -1;
+		}
+	}
 	if (reservation_conflict(sc, op)) {
 		sc->status = SAM_RESERVATION_CONFLICT;
 		return -1;
@@ -58,6 +70,8 @@ int scsi_prepare(struct scsi_cmd *sc)
 
 void scsi_exec(struct scsi_cmd *sc)
 {
+	sc->pending = false;
+	sc->in_exec = true;
 	switch (sc->cdb[0]) {
 	case 0x15: case 0x55: case 0x1a: case 0x5a:
 		mode_exec(sc);
@@ -76,4 +90,5 @@ void scsi_exec(struct scsi_cmd *sc)
 		sbc_exec(sc);
 		break;
 	}
+	sc->in_exec = false;
 }

@@ -43,6 +43,7 @@
 #define ASC_READ_ERROR 0x1100
 #define ASC_INTERNAL_FAILURE 0x4400
 #define ASC_INVALID_FIELD_IN_IU 0x0e03
+#define ASC_CAPACITY_CHANGED 0x2a09
 
 #define SCSI_IN_MAX 4096u      /* largest parameter data we generate */
 #define SBC_MAX_WS_LEN 32768u /* MAXIMUM WRITE SAME LENGTH (blocks) */
@@ -68,6 +69,9 @@ struct scsi_cmd {
 	uint32_t edtl;          /* iSCSI Expected Data Transfer Length */
 	const void *nexus;      /* the I_T nexus (session), for RESERVE(6/10) */
 	const char *iport;      /* its initiator port name, for PR; NULL: no PR */
+	unsigned *cap_seen;     /* the nexus' last seen lun->cap_gen: a change
+	                           is reported once as a unit attention;
+	                           NULL: not tracked */
 	/* set by scsi_prepare */
 	enum scsi_kind kind;
 	uint64_t lba;
@@ -83,13 +87,31 @@ struct scsi_cmd {
 	uint8_t *buf;
 	uint32_t buf_len;
 	uint32_t in_len;        /* Data-In produced by scsi_exec */
+	/* asynchronous medium access (READ, WRITE, SYNCHRONIZE CACHE,
+	 * UNMAP, WRITE SAME): set by the caller */
+	struct lun_cq *cq;      /* where a backend completing elsewhere
+	                           queues the calls (NULL: unit tests) */
+	void (*done)(struct scsi_cmd *sc); /* see scsi_exec() */
+	/* their state (scsi_sbc.c) */
+	bool pending;           /* executing: done() will be called */
+	bool in_exec;           /* inside scsi_exec() */
+	bool submitting;        /* inside lun_submit() */
+	bool io_inline;         /* the call completed inside lun_submit() */
+	bool io_next;           /* a step set up another call */
+	void (*step)(struct scsi_cmd *sc, int r); /* runs when `io` ends */
+	uint32_t stepn;         /* UNMAP: the next descriptor */
+	uint32_t bdl;           /* UNMAP: the block descriptors' length */
+	struct lun_io io;
 };
 
 /** Decode and check the CDB. 0: go on (move data, then scsi_exec);
  * -1: finished with CHECK CONDITION already set. */
 int scsi_prepare(struct scsi_cmd *sc);
 /** Execute after Data-Out arrived (or with room for Data-In). For SCK_IN
- * it also lowers spdtl_in to the length the command really produces. */
+ * it also lowers spdtl_in to the length the command really produces.
+ * The command has finished when it returns with sc->pending false; with
+ * sc->pending true it waits for its LUN, and sc->done(sc) is called on
+ * this thread when it finishes (from lun_cq_drain()). */
 void scsi_exec(struct scsi_cmd *sc);
 
 /* scsi_sense.c: what every command set reports results through */

@@ -7,11 +7,19 @@
  * Expected Data Transfer Length (EDTL) of the matching direction.
  *
  * RAM LUNs move data straight between the LUN memory and the wire (the
- * LUN is one registered idm_buf); file LUNs go through a pooled buffer.
+ * LUN is one registered idm_buf); file and RBD LUNs go through a pooled
+ * buffer, which the backend reads into or writes from.
+ *
+ * Execution may wait for the LUN (an RBD LUN completes on librbd's
+ * threads): the task is then TS_BACKEND, and exec_done() goes on when
+ * the loop drains its completion queue. Such a task is freed only there,
+ * also when it was aborted or its connection ended meanwhile (t->c NULL):
+ * the backend still writes into, or reads from, its buffer.
  */
 #include "target.h"
 #include "ex_log.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Residual flags and count for the SCSI Response or the final Data-In. */
@@ -157,14 +165,45 @@ static void finish(struct ttask *t)
 	respond(t);
 }
 
-static void exec_and_reply(struct ttask *t)
+/* The command has executed: its Data-In and status, or its status */
+static void after_exec(struct ttask *t)
 {
-	scsi_exec(&t->sc);
+	if (t->sc.kind == SCK_NODATA) {
+		finish(t);
+		return;
+	}
 	if (t->sc.status != SAM_GOOD || !t->sc.in_len) {
 		respond(t);
 		return;
 	}
 	put_data(t, t->buf->ib, 0, t->sc.in_len);
+}
+
+/* sc->done of a command that waited for its LUN (from lun_cq_drain()) */
+static void exec_done(struct scsi_cmd *sc)
+{
+	struct ttask *t = (struct ttask *)((char *)sc - offsetof(struct ttask, sc));
+
+	if (!t->c) { /* its connection ended meanwhile: libidm forgot it */
+		pbuf_put(t->buf);
+		ttask_put(t);
+		return;
+	}
+	if (t->aborted) {
+		task_done(t);
+		tmf_check_all(); /* a TMF may wait for it */
+		return;
+	}
+	after_exec(t);
+}
+
+/* Execute; reply now, or when the LUN completes (exec_done()) */
+static void exec_and_reply(struct ttask *t)
+{
+	t->state = TS_BACKEND;
+	scsi_exec(&t->sc);
+	if (!t->sc.pending)
+		after_exec(t);
 }
 
 /* Out of buffer memory: let the initiator retry (SAM-5 5.3.1) */
@@ -175,11 +214,38 @@ static void busy(struct ttask *t)
 	finish(t);
 }
 
+/* Where the session keeps what it last saw of l's capacity generation. A
+ * LUN it first uses starts at the current one: no unit attention for
+ * what changed before. Full (LUNs replaced by reloads): entries of LUNs
+ * no longer served go. */
+static unsigned *cap_seen_of(struct session *s, const struct lun *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->ncap_seen; i++)
+		if (s->cap_seen[i].l == l)
+			return &s->cap_seen[i].gen;
+	if (s->ncap_seen == TGT_MAX_LUNS) {
+		for (int i = 0; i < s->ncap_seen; i++)
+			for (int j = 0; j < g_tgt.nluns; j++)
+				if (g_tgt.luns[j] == s->cap_seen[i].l) {
+					s->cap_seen[n++] = s->cap_seen[i];
+					break;
+				}
+		s->ncap_seen = n;
+		if (n == TGT_MAX_LUNS)
+			return NULL;
+	}
+	s->cap_seen[s->ncap_seen].l = l;
+	s->cap_seen[s->ncap_seen].gen = __atomic_load_n(&l->cap_gen, __ATOMIC_ACQUIRE);
+	return &s->cap_seen[s->ncap_seen++].gen;
+}
+
 /* The command as the SCSI emulation takes it, on the LUN `l` */
 static void fill_cmd(struct ttask *t, struct lun *l)
 {
 	struct scsi_cmd *sc = &t->sc;
-	const struct session *s = t->c->sess;
+	struct session *s = t->c->sess;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->cdb = t->bhs + IDM_ISCSI_CMD_CDB;
@@ -193,6 +259,9 @@ static void fill_cmd(struct ttask *t, struct lun *l)
 	sc->edtl = t->edtl;
 	sc->nexus = s;
 	sc->iport = s->iport;
+	sc->cq = &g_loop->cq;
+	sc->done = exec_done;
+	sc->cap_seen = l ? cap_seen_of(t->c->sess, l) : NULL;
 }
 
 /* A command returning data: READ, or parameter data we generate */
@@ -239,8 +308,7 @@ static void start_out(struct ttask *t, struct lun *l)
 	if (!get) {
 		sc->buf = NULL;
 		sc->buf_len = 0;
-		scsi_exec(sc);
-		respond(t);
+		exec_and_reply(t);
 		return;
 	}
 	if (sc->kind == SCK_WRITE && l->ram && get == n && n % l->bs == 0) {
@@ -265,8 +333,7 @@ void scsi_io_start(struct ttask *t)
 		return finish(t);
 	switch (t->sc.kind) {
 	case SCK_NODATA:
-		scsi_exec(&t->sc);
-		finish(t);
+		exec_and_reply(t);
 		return;
 	case SCK_READ:
 	case SCK_IN:
@@ -306,6 +373,5 @@ void scsi_io_data_done(idm_task *it, enum idm_data_dir dir, uint32_t off,
 		return;
 	}
 	t->sc.buf_len = t->want_out;
-	scsi_exec(&t->sc);
-	respond(t);
+	exec_and_reply(t);
 }

@@ -97,7 +97,7 @@ static void mode_sense(struct scsi_cmd *sc)
 	/* device-specific parameter: WP, DPOFUA */
 	d[ten ? 3 : 2] = (uint8_t)((lun_write_protected(l) ? 0x80 : 0) | 0x10);
 	if (!dbd) {
-		uint64_t nb = l->nblocks > 0xffffffffu ? 0xffffffffu : l->nblocks;
+		uint64_t nb = lun_nblocks(l) > 0xffffffffu ? 0xffffffffu : lun_nblocks(l);
 		wbe32(d + n, (uint32_t)nb);
 		wbe32(d + n + 4, l->bs & 0xffffff);
 		n += 8;

@@ -15,7 +15,9 @@ static int bad_cdb(struct scsi_cmd *sc)
 /* LBA range check shared by every medium-access command. */
 static int check_range(struct scsi_cmd *sc, uint64_t lba, uint64_t n)
 {
-	if (lba > sc->lun->nblocks || n > sc->lun->nblocks - lba) {
+	uint64_t nb = lun_nblocks(sc->lun);
+
+	if (lba > nb || n > nb - lba) {
 		scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 		return -1;
 	}
@@ -186,7 +188,7 @@ static int prep_service_action_in(struct scsi_cmd *sc)
 	if ((cdb[1] & 0x1f) == 0x10) /* READ CAPACITY (16) */
 		return prep_in(sc, be32(cdb + 10));
 	if ((cdb[1] & 0x1f) == 0x12) { /* GET LBA STATUS */
-		if (be64(cdb + 2) >= sc->lun->nblocks) {
+		if (be64(cdb + 2) >= lun_nblocks(sc->lun)) {
 			scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 			return -1;
 		}
@@ -270,27 +272,122 @@ static void io_error(struct scsi_cmd *sc, bool write)
 	scsi_sense(sc, SK_MEDIUM_ERROR, write ? ASC_WRITE_ERROR : ASC_READ_ERROR);
 }
 
-static void exec_read(struct scsi_cmd *sc)
-{
-	uint64_t off = sc->lba * sc->lun->bs;
-	uint32_t n = sc->buf_len < sc->spdtl_in ? sc->buf_len : sc->spdtl_in;
+/*
+ * Asynchronous medium access. A command runs as steps: each one looks at
+ * the result of the LUN call before it and may set up the next
+ * (next_io()); advance() submits it. A call that completes inline (RAM,
+ * file) lets advance() go on in its loop, so an UNMAP of 256 descriptors
+ * does not recurse; one that completes later re-enters through io_done()
+ * from the loop's completion queue. When no step follows, the command
+ * has finished: sc->done() unless still inside scsi_exec().
+ */
+static void io_done(struct lun_io *io);
 
-	if (n && lun_read(sc->lun, sc->buf, off, n) < 0)
-		return io_error(sc, false);
-	sc->in_len = n;
+static void next_io(struct scsi_cmd *sc, enum lun_op op, void *buf, uint64_t off,
+		    uint64_t len, void (*then)(struct scsi_cmd *, int))
+{
+	struct lun_io *io = &sc->io;
+
+	io->op = op;
+	io->buf = buf;
+	io->off = off;
+	io->len = len;
+	io->pat_len = sc->lun->bs;
+	io->cq = sc->cq;
+	io->done = io_done;
+	io->arg = sc;
+	sc->step = then;
+	sc->io_next = true;
 }
 
-static void exec_write(struct scsi_cmd *sc)
+static void advance(struct scsi_cmd *sc, void (*step)(struct scsi_cmd *, int), int r)
+{
+	for (;;) {
+		sc->io_next = false;
+		step(sc, r);
+		if (!sc->io_next)
+			break;
+		step = sc->step;
+		sc->submitting = true;
+		sc->io_inline = false;
+		lun_submit(sc->lun, &sc->io);
+		sc->submitting = false;
+		if (!sc->io_inline)
+			return; /* io_done() goes on */
+		r = sc->io.result;
+	}
+	sc->pending = false;
+	if (!sc->in_exec && sc->done)
+		sc->done(sc); /* may free sc */
+}
+
+static void io_done(struct lun_io *io)
+{
+	struct scsi_cmd *sc = io->arg;
+
+	if (sc->submitting) {
+		sc->io_inline = true;
+		return;
+	}
+	advance(sc, sc->step, io->result);
+}
+
+static void start_async(struct scsi_cmd *sc, void (*first)(struct scsi_cmd *, int))
+{
+	sc->pending = true;
+	sc->stepn = 0;
+	advance(sc, first, 0);
+}
+
+static void read_done(struct scsi_cmd *sc, int r)
+{
+	if (r < 0)
+		return io_error(sc, false);
+	sc->in_len = (uint32_t)sc->io.len;
+}
+
+static void read_start(struct scsi_cmd *sc, int r)
+{
+	uint32_t n = sc->buf_len < sc->spdtl_in ? sc->buf_len : sc->spdtl_in;
+
+	(void)r;
+	if (n)
+		next_io(sc, LUN_OP_READ, sc->buf, sc->lba * sc->lun->bs, n, read_done);
+}
+
+/* the last step of a write, flush or discard: its result */
+static void write_flushed(struct scsi_cmd *sc, int r)
+{
+	if (r < 0)
+		io_error(sc, true);
+}
+
+/* after the data: FUA, or no write cache, makes it durable first */
+static void write_done(struct scsi_cmd *sc, int r)
+{
+	if (r < 0)
+		return io_error(sc, true);
+	if (sc->fua || !sc->lun->wce)
+		next_io(sc, LUN_OP_FLUSH, NULL, 0, 0, write_flushed);
+}
+
+static void write_start(struct scsi_cmd *sc, int r)
 {
 	struct lun *l = sc->lun;
 	/* EDTL < SPDTL: write only the whole blocks received (IG 3.1.1) */
 	uint32_t n = sc->buf_len < sc->spdtl_out ? sc->buf_len : sc->spdtl_out;
 
 	n -= n % l->bs;
-	if (n && lun_write(l, sc->buf, sc->lba * l->bs, n) < 0)
-		return io_error(sc, true);
-	if ((sc->fua || !l->wce) && lun_flush(l) < 0)
-		return io_error(sc, true);
+	if (n)
+		next_io(sc, LUN_OP_WRITE, sc->buf, sc->lba * l->bs, n, write_done);
+	else
+		write_done(sc, r);
+}
+
+static void sync_start(struct scsi_cmd *sc, int r)
+{
+	(void)r;
+	next_io(sc, LUN_OP_FLUSH, NULL, 0, 0, write_flushed);
 }
 
 static void exec_verify(struct scsi_cmd *sc)
@@ -325,31 +422,46 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-static void exec_write_same(struct scsi_cmd *sc)
+static void write_same_start(struct scsi_cmd *sc, int r)
 {
 	struct lun *l = sc->lun;
-	const uint8_t *pat = sc->buf;
+	uint64_t off = sc->lba * l->bs, len = (uint64_t)sc->nblocks * l->bs;
 
+	(void)r;
 	if (sc->kind == SCK_OUT && sc->buf_len < l->bs)
 		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_IU);
 	/* NDOB, or a zero block (with or without UNMAP): deallocating gives
 	 * the same result, since unmapped blocks read back as zeros (LBPRZ) */
-	if (sc->kind != SCK_OUT || all_zero(pat, l->bs)) {
-		if (lun_unmap(l, sc->lba * l->bs, (uint64_t)sc->nblocks * l->bs) < 0)
-			io_error(sc, true);
-		return;
-	}
-	for (uint32_t i = 0; i < sc->nblocks; i++)
-		if (lun_write(l, pat, (sc->lba + i) * l->bs, l->bs) < 0)
-			return io_error(sc, true);
+	if (sc->kind != SCK_OUT || all_zero(sc->buf, l->bs))
+		next_io(sc, LUN_OP_DISCARD, NULL, off, len, write_flushed);
+	else
+		next_io(sc, LUN_OP_WRITE_SAME, sc->buf, off, len, write_flushed);
 }
 
-static void exec_unmap(struct scsi_cmd *sc)
+/* UNMAP: the descriptors one after the other (stepn: the next one) */
+static void unmap_next(struct scsi_cmd *sc, int r)
 {
 	struct lun *l = sc->lun;
 	const uint8_t *d = sc->buf;
+	uint32_t o = 8 + 16 * sc->stepn;
+
+	if (r < 0)
+		return io_error(sc, true);
+	for (; o + 16 <= 8 + sc->bdl && !be32(d + o + 8); o += 16)
+		sc->stepn++; /* nothing to deallocate */
+	if (o + 16 > 8 + sc->bdl)
+		return;
+	sc->stepn++;
+	next_io(sc, LUN_OP_DISCARD, NULL, be64(d + o) * l->bs,
+		(uint64_t)be32(d + o + 8) * l->bs, unmap_next);
+}
+
+static void unmap_start(struct scsi_cmd *sc, int r)
+{
+	const uint8_t *d = sc->buf;
 	uint32_t len = sc->buf_len, bdl;
 
+	(void)r;
 	if (len == 0)
 		return;
 	if (len < 8)
@@ -363,9 +475,8 @@ static void exec_unmap(struct scsi_cmd *sc)
 	for (uint32_t o = 8; o + 16 <= 8 + bdl; o += 16)
 		if (check_range(sc, be64(d + o), be32(d + o + 8)) < 0)
 			return;
-	for (uint32_t o = 8; o + 16 <= 8 + bdl; o += 16)
-		if (lun_unmap(l, be64(d + o) * l->bs, (uint64_t)be32(d + o + 8) * l->bs) < 0)
-			return io_error(sc, true);
+	sc->bdl = bdl;
+	unmap_next(sc, 0);
 }
 
 static void exec_caw(struct scsi_cmd *sc)
@@ -418,13 +529,13 @@ static void read_capacity(struct scsi_cmd *sc)
 
 	memset(d, 0, sizeof(d));
 	if (sc->cdb[0] == 0x25) {
-		uint64_t last = l->nblocks - 1;
+		uint64_t last = lun_nblocks(l) - 1;
 		wbe32(d, last > 0xfffffffeu ? 0xffffffffu : (uint32_t)last);
 		wbe32(d + 4, l->bs);
 		scsi_put_in(sc, d, 8, 8);
 		return;
 	}
-	wbe64(d, l->nblocks - 1);
+	wbe64(d, lun_nblocks(l) - 1);
 	wbe32(d + 8, l->bs);
 	d[14] = 0x80 | 0x40; /* LBPME, LBPRZ */
 	scsi_put_in(sc, d, 32, be32(sc->cdb + 10));
@@ -434,7 +545,8 @@ static void get_lba_status(struct scsi_cmd *sc)
 {
 	struct lun *l = sc->lun;
 	uint64_t lba = be64(sc->cdb + 2);
-	uint64_t n = l->nblocks - lba;
+	uint64_t nb = lun_nblocks(l);
+	uint64_t n = lba < nb ? nb - lba : 0;
 	uint8_t d[24];
 
 	/* Report one descriptor: everything from LBA on is mapped. */
@@ -450,11 +562,11 @@ void sbc_exec(struct scsi_cmd *sc)
 {
 	switch (sc->cdb[0]) {
 	case 0x08: case 0x28: case 0xa8: case 0x88:
-		exec_read(sc);
+		start_async(sc, read_start);
 		break;
 	case 0x0a: case 0x2a: case 0xaa: case 0x8a:
 	case 0x2e: case 0xae: case 0x8e:
-		exec_write(sc);
+		start_async(sc, write_start);
 		break;
 	case 0x2f: case 0xaf: case 0x8f:
 		exec_verify(sc);
@@ -469,16 +581,15 @@ void sbc_exec(struct scsi_cmd *sc)
 			get_lba_status(sc);
 		break;
 	case 0x35: case 0x91:
-		if (lun_flush(sc->lun) < 0)
-			io_error(sc, true);
+		start_async(sc, sync_start);
 		break;
 	case 0x34: case 0x90:
 		break;
 	case 0x41: case 0x93:
-		exec_write_same(sc);
+		start_async(sc, write_same_start);
 		break;
 	case 0x42:
-		exec_unmap(sc);
+		start_async(sc, unmap_start);
 		break;
 	case 0x89:
 		exec_caw(sc);

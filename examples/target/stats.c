@@ -41,10 +41,14 @@ void stats_print_all(void)
 		ex_stats_text(stderr, who, &st);
 		n++;
 	}
+	/* LUN calls handed to a backend that completes on its own threads
+	 * (RBD) and not completed yet: a cluster that does not answer shows
+	 * here */
 	if (g_nloops > 1)
-		fprintf(stderr, "stats: loop %d: %d connection%s\n", g_loop->index, n,
-			n == 1 ? "" : "s");
+		fprintf(stderr, "stats: loop %d: %d connection%s, %d LUN calls in flight\n",
+			g_loop->index, n, n == 1 ? "" : "s", g_loop->cq.inflight);
 	else
-		fprintf(stderr, "stats: %d connection%s\n", n, n == 1 ? "" : "s");
+		fprintf(stderr, "stats: %d connection%s, %d LUN calls in flight\n", n,
+			n == 1 ? "" : "s", g_loop->cq.inflight);
 	fflush(stderr);
 }

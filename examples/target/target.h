@@ -24,6 +24,7 @@
 
 #include "ex_params.h"
 #include "lun.h"
+#include "lun_cq.h"
 #include "scsi.h"
 
 #define TGT_MAX_LUNS 64
@@ -102,6 +103,10 @@ struct loop {
 	struct handoff *inbox;     /* under inbox_lock */
 	int inbox_pending;         /* atomic: inbox is not empty */
 	struct handoff *outbox;    /* this loop's, moved after its pass */
+	/* LUN calls completed on other threads (RBD), drained after each
+	 * progress pass (loop_tick) */
+	struct lun_cq cq;
+	bool cq_ready;
 };
 
 extern _Thread_local struct loop *g_loop;
@@ -113,6 +118,9 @@ enum task_state {
 	TS_QUEUED,   /* waiting for its CmdSN */
 	TS_DATAOUT,  /* Get_Data outstanding */
 	TS_DATAIN,   /* Put_Data outstanding */
+	TS_BACKEND,  /* waiting for its LUN (scsi_exec pending): neither an
+	                abort nor the connection's end may free it, its
+	                completion does (scsi_io.c) */
 	TS_DONE,
 };
 
@@ -168,6 +176,13 @@ struct session {
 	unsigned acl_gen;          /* access_generation() it was decided at */
 	bool acl_recheck;          /* decide again on the next pass */
 	bool logout_asked;         /* lost access: Async Message sent */
+	/* the capacity generation of each LUN it used (scsi_io.c), for
+	 * CAPACITY DATA HAS CHANGED */
+	struct cap_seen {
+		const struct lun *l;
+		unsigned gen;
+	} cap_seen[TGT_MAX_LUNS];
+	int ncap_seen;
 	struct timespec logout_deadline; /* then closed at this time */
 };
 

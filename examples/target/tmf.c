@@ -86,7 +86,9 @@ static void abort_covered(struct session *owner)
 			t->aborted = true;
 			if (t->state == TS_QUEUED)
 				continue; /* skipped when its CmdSN comes up */
-			if (t->state != TS_DATAOUT)
+			/* waiting for solicited Data-Out, or for its LUN (ends
+			 * when that completes) */
+			if (t->state != TS_DATAOUT && t->state != TS_BACKEND)
 				task_done(t);
 		}
 	}
@@ -117,12 +119,14 @@ void tmf_check(struct session *s)
 		struct ttask *t, *next;
 		for (t = c->tasks; t; t = next) {
 			next = t->cnext;
-			if (!t->aborted || t->state != TS_DATAOUT)
+			if (!t->aborted || (t->state != TS_DATAOUT && t->state != TS_BACKEND))
 				continue;
-			if (late)
-				task_done(t); /* cancels the transfer */
-			else
+			if (!late)
 				waiting++;
+			else if (t->state == TS_DATAOUT)
+				task_done(t); /* cancels the transfer */
+			/* a LUN call cannot be cancelled: that task ends
+			 * when it completes */
 		}
 	}
 	if (waiting)
@@ -157,8 +161,10 @@ static void abort_task(struct ttask *req)
 			return;
 		}
 		t->aborted = true;
-		if (t->state != TS_QUEUED)
-			task_done(t); /* cancels pending Put/Get_Data */
+		/* cancels pending Put/Get_Data; one waiting for its LUN ends
+		 * when the LUN completes */
+		if (t->state != TS_QUEUED && t->state != TS_BACKEND)
+			task_done(t);
 		tmf_respond(c, req->bhs, IDM_ISCSI_TMF_RSP_COMPLETE);
 		return;
 	}

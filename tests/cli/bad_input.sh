@@ -48,7 +48,17 @@ expect_run "--lun ram:abc" 2 "LUN 1: bad size 'abc' in 'ram:abc': a number of by
 expect_run "--lun ram:1000" 2 "LUN 1: 'ram:1000': 1000 bytes is not a multiple of the block size 512" "${T[@]}" --lun ram:1000
 expect_run "--lun ram:1000 -b 4096" 2 "'ram:6K': 6144 bytes is not a multiple of the block size 4096" "${T[@]}" -b 4096 --lun ram:6K
 expect_run "--lun ram:0" 2 "LUN 1: 'ram:0': the size must not be 0" "${T[@]}" --lun ram:0
-expect_run "--lun disk:/x" 2 "LUN 1: unknown LUN type 'disk' in 'disk:/x': use ram:SIZE or file:PATH" "${T[@]}" --lun disk:/x
+expect_run "--lun disk:/x" 2 "LUN 1: unknown LUN type 'disk' in 'disk:/x': use ram:SIZE, file:PATH or rbd:POOL/IMAGE" "${T[@]}" --lun disk:/x
+# RBD LUNs: the Ceph user, the timeout; a spec, and a cluster that does
+# not answer (a monitor address nobody listens on), refused in bounded time
+expect_run "--rbd-user with a blank" 2 "rbd-user 'a b': a Ceph user id such as admin" "${T[@]}" --rbd-user "a b" --lun ram:1M
+expect_run "--rbd-timeout 4000" 2 "rbd-timeout='4000': must be a number from 0 to 3600" "${T[@]}" --rbd-timeout 4000 --lun ram:1M
+if ! timeout 60 "$IDM_TARGET" --portal 127.0.0.1:0 --rbd-conf /dev/null --rbd-timeout 1 \
+	--lun rbd:p/i 2>&1 | grep -q "built without librbd"; then
+	expect_run "--lun rbd:pool" 2 "LUN 1: 'rbd:pool': rbd: takes POOL/IMAGE" "${T[@]}" --lun rbd:pool
+	printf '[global]\nmon host = v2:127.0.0.1:1\nauth client required = none\n' >"$TMP/ceph.conf"
+	expect_run "--lun rbd: no cluster" 2 "LUN 1: 'rbd:rbd/x': cannot connect to the Ceph cluster as client.admin" "${T[@]}" --rbd-conf "$TMP/ceph.conf" --rbd-timeout 2 --lun rbd:rbd/x
+fi
 expect_run "--lun file:missing" 2 "LUN 1: cannot open $TMP/missing: No such file or directory" "${T[@]}" --lun "file:$TMP/missing"
 expect_run "--lun file:directory" 2 "LUN 1: $TMP is not a regular file or a block device" "${T[@]}" --lun "file:$TMP"
 expect_run "--lun file:fifo" 2 "LUN 1: $TMP/fifo is not a regular file or a block device" "${T[@]}" --lun "file:$TMP/fifo"
