@@ -284,6 +284,9 @@ struct iser_op {
 	struct iser_msg *msg;
 	uint32_t len;          /* bytes this WR moves */
 	struct ibv_mw *mw;     /* LINV: window to recycle on completion */
+	/* LINV of a released task's staged range: its staging units, given
+	 * back only once the window is dead (iser_stage.c) */
+	uint16_t stage;
 	struct ibv_mw *bind_mw; /* BIND: window being bound */
 	struct iser_op *next;  /* free list, wait FIFO or posted FIFO */
 	struct ibv_send_wr wr;
