@@ -245,10 +245,18 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
 #define IDM_CAP_DATA_ACK (1ull << 5)   /* A bit / Data_ACK_Notify */
 /* moves data to and from buffers of several segments (idm_buf_create_iov);
  * without it such a buffer is refused with -EOPNOTSUPP. iSER: the target
- * takes any range; an initiator's command range must lie in segments
- * adjacent in memory (one STag per direction), else idm_send_control
- * answers -EOPNOTSUPP. (On paper, not done: a registered staging area
- * with a counted payload copy would take any layout on any device; on
+ * takes any range by RDMA (SGE lists); an initiator's command range in
+ * one region (segments adjacent in memory) goes by one STag with no copy,
+ * and a range across segments that are not adjacent (one STag per
+ * direction cannot name them) moves through the connection's registered
+ * staging area: Data-Out copied in before the command is sent, Data-In
+ * copied out before its SCSI Response is delivered, every byte counted in
+ * idm_conn_stats.payload_copy_bytes. The area is bounded
+ * (IDM_ISER_STAGING_MB, 4 by default): a command that finds it busy waits
+ * in the send backlog, one whose ranges exceed it is refused by
+ * idm_send_control with -ENOBUFS, and with IDM_ISER_STAGING_MB=0 such a
+ * command is refused with -EOPNOTSUPP (doc/iser.md, "Scattered initiator
+ * buffers"). (On paper, not done: on
  * mlx5 adapters, a UMR work request with a KLM list (rdma-core
  * mlx5dv_create_mkey() with an indirect mkey, mlx5dv_wr_mr_list() on an
  * extended QP) builds one key over the segments' MRs, posted on the send
@@ -256,7 +264,7 @@ IDM_API int idm_ctx_stop_progress_thread(idm_ctx *ctx);
  * no copy, and invalidated as windows are; the Linux kernel initiator's
  * IB_MR_TYPE_SG_GAPS does the same and is not reachable from user
  * space. Neither soft-RoCE nor plain verbs have it, so it would be a
- * second path beside the portable one.) */
+ * zero-copy path beside the staged one.) */
 #define IDM_CAP_SCATTER_GATHER (1ull << 6)
 
 struct idm_provider_info {
@@ -802,7 +810,9 @@ struct idm_conn_stats {
 	 * buffer and sent from the Put_Data buffer, but for the few bytes
 	 * read along with a header; iSER: RDMA). A target copies immediate
 	 * and unsolicited data: iSER once (it comes in a Send), TCP when it
-	 * was read before a Get_Data asked for it. */
+	 * was read before a Get_Data asked for it. An iSER initiator copies
+	 * a command range across segments not adjacent in memory once,
+	 * through its staging area (IDM_CAP_SCATTER_GATHER). */
 	uint64_t payload_copies, payload_copy_bytes;
 	/* Since 1.3: late answers for tasks the caller released
 	 * (idm_deallocate_task_resources() before the final status, e.g.

@@ -33,6 +33,8 @@
  *   iser_msgpool.c    registered message pools, a connection's through
  *                     its phases
  *   iser_mw.c         a connection's memory windows, recycled
+ *   iser_stage.c      initiator: a connection's staging area for ranges
+ *                     of scattered buffers (copied, counted)
  *   iser_reg.c        registration lookup: caller buffers' MRs, SGEs
  *   iser_pd.c         devices and their protection domains
  *   iser_fail.c       a layer raises its connection's failure
@@ -147,6 +149,9 @@ struct iser_prov {
 	/* IDM_ISER_MR_CACHE_MB: bytes a device's registration cache may
 	 * hold registered (0: no cache) */
 	uint64_t mr_cache_bytes;
+	/* IDM_ISER_STAGING_MB: bytes of an initiator connection's staging
+	 * area (iser_stage.c; 0: scattered ranges refused) */
+	uint32_t stage_bytes;
 	int liveness_ms;    /* a probe not completed by then fails, 0 off */
 	int bind_idle;      /* IDM_ISER_BIND_IDLE: -1 auto (rxe), 0 off, 1 on */
 	/* new connections take their receive buffers from the shared
@@ -186,6 +191,21 @@ struct iser_bufreg {
 	struct iser_mrc_ent **ent;
 	uint32_t n_rgn;
 	struct iser_rgn rgn[];
+};
+
+/* An initiator connection's staging area (iser_stage.c): one registered
+ * allocation cut into at most 64 equal units; a command whose range of a
+ * scatter-gather buffer crosses regions holds a run of adjacent units
+ * per direction, which one STag names. Made on the connection's first
+ * such command, never per I/O. */
+#define ISER_STAGE_UNITS 64u
+struct iser_stage {
+	uint8_t *mem;
+	size_t size;      /* n_units * unit */
+	struct ibv_mr *mr;
+	uint64_t busy;    /* bit u: unit u is held by a command */
+	uint32_t unit;    /* bytes per unit */
+	uint32_t n_units;
 };
 
 /* ---- messages ---------------------------------------------------------- */
@@ -264,6 +284,9 @@ struct iser_op {
 	struct iser_msg *msg;
 	uint32_t len;          /* bytes this WR moves */
 	struct ibv_mw *mw;     /* LINV: window to recycle on completion */
+	/* LINV of a released task's staged range: its staging units, given
+	 * back only once the window is dead (iser_stage.c) */
+	uint16_t stage;
 	struct ibv_mw *bind_mw; /* BIND: window being bound */
 	struct iser_op *next;  /* free list, wait FIFO or posted FIFO */
 	struct ibv_send_wr wr;
@@ -318,6 +341,11 @@ struct iser_task {
 	struct idm_sq_link dout_link; /* in ic->dout */
 	struct idm_task *dout_task;   /* this task, for the queue's walker */
 	struct iser_pend *cmd_pend; /* command still waiting for a buffer */
+	/* [STAG_READ], [STAG_WRITE]: bytes of a range that crosses regions
+	 * (staged, iser_stage.c; 0: none) and the staging units it holds
+	 * (first << 8 | count; 0: none yet) */
+	uint32_t stage_len[2];
+	uint16_t stage[2];
 	/* target: the initiator's buffers, from the command's iSER header */
 	bool rsv, wsv;
 	uint32_t r_stag, w_stag;
@@ -399,6 +427,9 @@ struct iser_conn {
 	 * their lists for ranges of scatter-gather buffers (iser_sq.c) */
 	uint32_t wr_sge, rd_sge;
 	struct ibv_sge *sgl;
+	/* initiator: the staging area of scattered ranges, NULL until the
+	 * first one (iser_stage.c) */
+	struct iser_stage *stage;
 
 	/* messages */
 	struct iser_pool rx_login, tx_login, rx_ffp, tx_ffp;
@@ -510,6 +541,10 @@ struct iser_role {
 	/* A SCSI Command from the Send backlog: buffers are there now. */
 	int (*cmd_post)(struct iser_conn *ic, const uint8_t *bhs,
 			const void *ahs, size_t ahs_len, struct idm_task *t);
+	/* May the backlog's SCSI Command of t go now, as far as the role's
+	 * own resources go (an initiator's staging units, reserved by a
+	 * true answer)? NULL: always. */
+	bool (*cmd_ready)(struct iser_conn *ic, struct idm_task *t);
 	/* Give back what the task holds: it is freed, or the connection
 	 * ended (iser_conn.c). */
 	void (*task_release)(struct iser_conn *ic, struct idm_task *t);

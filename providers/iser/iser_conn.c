@@ -13,6 +13,7 @@
 #include "iser_qp.h"
 #include "iser_sq.h"
 #include "iser_srq.h"
+#include "iser_stage.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -131,6 +132,8 @@ void iser_conn_destroy(struct iser_conn *ic)
 {
 	teardown(ic);
 	iser_qp_destroy(ic);
+	/* no window is bound on it once the QP is gone */
+	iser_stage_close(ic);
 	if (ic->cm_w.added)
 		idm_prov_watch_del(ic->ctx, &ic->cm_w);
 	if (ic->id && ic->disc_deferred && !iser_port_active(ic->id)) {

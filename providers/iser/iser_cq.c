@@ -174,6 +174,12 @@ static void cq_poll_later(struct iser_conn *ic, bool is_send)
 	idm_prov_defer(ic->ctx, &ic->cq_more, cq_more_deferred);
 }
 
+void iser_sq_refill_later(struct iser_conn *ic)
+{
+	if (ic->state == ISER_UP)
+		cq_poll_later(ic, true);
+}
+
 /* A failure found where the connection cannot be torn down at once (in
  * the middle of a task's release, which teardown would run again): the
  * caller has stopped the QP; the teardown follows in the next pass. */

@@ -18,6 +18,8 @@
 #include "iser_send.h"
 #include "iser_sq.h"
 #include "iser_stag.h"
+#include "iser_stage.h"
+#include "iser_cq.h"
 
 #include <errno.h>
 #include <string.h>
@@ -151,15 +153,28 @@ static bool cmd_range(const uint8_t *bhs, struct idm_task *t,
 	       r->length;
 }
 
+/* Staging units len bytes take (iser_stage.c: the area is cut in
+ * ISER_STAGE_UNITS equal units). */
+static uint64_t stage_units(const struct iser_conn *ic, uint32_t len)
+{
+	uint32_t unit = ic->ip->stage_bytes / ISER_STAGE_UNITS;
+
+	return ((uint64_t)len + unit - 1) / unit;
+}
+
 /* Check the command against its buffers and register them (once per
  * buffer, cached) before anything goes out or is queued. A range of a
- * scatter-gather buffer must lie in segments adjacent in memory: the
- * command advertises one STag per direction, which names one MR, so
- * anything else is -EOPNOTSUPP (never a silent copy). */
+ * scatter-gather buffer over segments that are not adjacent in memory
+ * has no one registered region for its STag: it is staged (noted in
+ * stage_len, iser_stage.c), -ENOBUFS when both directions' ranges
+ * together exceed the staging area (in whole units: it could never
+ * go, where a command that merely finds it busy waits), -EOPNOTSUPP
+ * when staging is off (IDM_ISER_STAGING_MB=0). */
 static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 		     struct idm_task *t)
 {
 	static const enum idm_data_dir dirs[] = {IDM_DATA_IN, IDM_DATA_OUT};
+	struct iser_task *it = iser_task(t);
 	struct idm_prov_range r;
 	struct ibv_mr *mr;
 	uint8_t *addr;
@@ -174,10 +189,53 @@ static int cmd_check(struct iser_conn *ic, const uint8_t *bhs,
 			return -ERANGE;
 		e = iser_buf_range_mr(ic->ip, ic->dev, r.buf, r.buf_off,
 				      r.length, &mr, &addr);
-		if (e < 0)
+		if (e == -EOPNOTSUPP)
+			it->stage_len[i] = r.length; /* [STAG_READ] is IN */
+		else if (e < 0)
 			return e;
 	}
-	return 0;
+	if (!it->stage_len[STAG_READ] && !it->stage_len[STAG_WRITE])
+		return 0;
+	if (!ic->ip->stage_bytes)
+		return -EOPNOTSUPP;
+	if (stage_units(ic, it->stage_len[STAG_READ]) +
+	    stage_units(ic, it->stage_len[STAG_WRITE]) > ISER_STAGE_UNITS)
+		return -ENOBUFS;
+	return iser_stage_open(ic);
+}
+
+/* The role's cmd_ready: the staging units of t's scattered ranges, both
+ * or none, reserved now (true) or not free yet (false: it waits in the
+ * backlog until a command gives some back). */
+static bool ini_cmd_ready(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_task *it = iser_task(t);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!it->stage_len[i] || it->stage[i])
+			continue;
+		if (!iser_stage_take(ic, it->stage_len[i], &it->stage[i])) {
+			iser_stage_put(ic, &it->stage[STAG_READ]);
+			iser_stage_put(ic, &it->stage[STAG_WRITE]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Give back t's staging units; the backlog may hold a command that
+ * waits for them. */
+static void stage_release(struct iser_conn *ic, struct idm_task *t)
+{
+	struct iser_task *it = iser_task(t);
+
+	if (!it->stage[STAG_READ] && !it->stage[STAG_WRITE])
+		return;
+	iser_stage_put(ic, &it->stage[STAG_READ]);
+	iser_stage_put(ic, &it->stage[STAG_WRITE]);
+	if (!idm_sq_empty(&ic->pend))
+		iser_sq_refill_later(ic);
 }
 
 int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
@@ -187,15 +245,17 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 	int r;
 
 	memset(iser_task(t), 0, sizeof(struct iser_task));
+	iser_task(t)->edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
 	r = cmd_check(ic, bhs, t);
 	if (r < 0)
 		return r;
 	if (ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len > tx->size)
 		return -EMSGSIZE;
-	/* Behind commands already waiting, or when the message pool or the
-	 * op slots ran short: keep it, in order, until Sends complete. */
+	/* Behind commands already waiting, or when the message pool, the
+	 * op slots or the staging area ran short: keep it, in order, until
+	 * Sends (or responses) complete. */
 	if (!idm_sq_empty(&ic->pend) || ic->hello_wait || !tx->n_free ||
-	    ISER_OPS - ic->ops_used < 5)
+	    ISER_OPS - ic->ops_used < 5 || !ini_cmd_ready(ic, t))
 		return iser_pend_cmd(ic, bhs, ahs, ahs_len, t);
 	return ini_cmd_post(ic, bhs, ahs, ahs_len, t);
 }
@@ -218,18 +278,35 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 
 	/* cmd_check() registered both ranges: these are lookups, and the
 	 * address is the range's in its region (a range of a
-	 * scatter-gather buffer has no out.addr) */
-	if (cmd_range(bhs, t, IDM_DATA_IN, &in) &&
-	    iser_buf_range_mr(ic->ip, ic->dev, in.buf, in.buf_off, in.length,
-			      &in_mr, &in_base) < 0)
-		in_mr = NULL;
+	 * scatter-gather buffer has no out.addr). A staged range has its
+	 * units instead (cmd_ready reserved them). */
+	if (cmd_range(bhs, t, IDM_DATA_IN, &in)) {
+		if (it->stage[STAG_READ]) {
+			in_mr = iser_stage_mr(ic);
+			in_base = iser_stage_addr(ic, it->stage[STAG_READ]);
+		} else if (iser_buf_range_mr(ic->ip, ic->dev, in.buf, in.buf_off,
+					     in.length, &in_mr, &in_base) < 0) {
+			in_mr = NULL;
+		}
+	}
 	if (cmd_range(bhs, t, IDM_DATA_OUT, &out)) {
 		struct idm_prov_unsol_plan plan;
 
-		if (iser_buf_range_mr(ic->ip, ic->dev, out.buf, out.buf_off,
-				      out.length, &out_mr, &out_base) < 0)
-			out_mr = NULL;
 		out_len = out.length < edtl ? out.length : edtl;
+		if (it->stage[STAG_WRITE]) {
+			/* the target reads from the staging units: what it
+			 * may read, and the immediate and unsolicited data
+			 * the Sends take from there, copied in now */
+			out_mr = iser_stage_mr(ic);
+			out_base = iser_stage_addr(ic, it->stage[STAG_WRITE]);
+			idm_prov_buf_copy_out(out_base, out.buf, out.buf_off,
+					      out_len);
+			idm_prov_stats_copy(ic->st, out_len);
+		} else if (iser_buf_range_mr(ic->ip, ic->dev, out.buf,
+					     out.buf_off, out.length, &out_mr,
+					     &out_base) < 0) {
+			out_mr = NULL;
+		}
 
 		idm_prov_unsol_plan(ic->params, ic->send_dsl, edtl,
 				    out.length, &plan);
@@ -350,13 +427,36 @@ static void ini_rsp(struct iser_conn *ic, struct idm_task *t, struct iser_msg *m
 	ini_try_complete(ic, t);
 }
 
+/* Bytes of the Data-In range the target placed, from its SCSI Response
+ * (RFC 7143 11.4.5): the expected length (EDTL; a bidirectional
+ * command's read range) less an underflow's residual; none when the
+ * command failed at the target (the residual is not valid then). The
+ * target's RDMA Writes are not seen here, so this is how the initiator
+ * knows (idm_task_data_received). */
+static uint32_t in_placed(const uint8_t *rsp, const struct iser_task *it,
+			  uint32_t in_len, bool bidi)
+{
+	uint8_t under = bidi ? IDM_ISCSI_RSP_BIDI_UNDERFLOW : IDM_ISCSI_RSP_UNDERFLOW;
+	uint32_t exp = bidi || it->edtl > in_len ? in_len : it->edtl;
+	uint32_t resid = idm_iscsi_get32(rsp + (bidi ? IDM_ISCSI_BHS_BUF_OFFSET
+						       : IDM_ISCSI_BHS_RESIDUAL));
+
+	if (rsp[2] != 0) /* Response: not "Command Completed at Target" */
+		return 0;
+	if (rsp[1] & under)
+		return resid < exp ? exp - resid : 0;
+	return exp;
+}
+
 /* The SCSI Response goes to the caller once the task's Sends and local
- * invalidations completed. */
+ * invalidations completed. A staged Data-In range is copied into the
+ * caller's segments first (its STag is invalid by now: nothing writes
+ * there any more). */
 static void ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 {
 	struct iser_task *it = iser_task(t);
 	struct iser_msg *m = it->rsp;
-	struct idm_prov_range in;
+	struct idm_prov_range in, out;
 	struct idm_pdu pdu;
 	const uint8_t *bhs;
 
@@ -366,10 +466,19 @@ static void ini_try_complete(struct iser_conn *ic, struct idm_task *t)
 	bhs = m->mem + ISER_HDR_LEN;
 	iser_rx_pdu(&pdu, bhs);
 	pdu.task = t;
-	/* Data-In went straight into the buffer: all of it is placed. */
-	if (idm_prov_task_data(t, IDM_DATA_IN, &in) == 0 &&
-	    (bhs[1] & 0x06) == 0)
-		idm_prov_task_add_received(t, in.length);
+	if (idm_prov_task_data(t, IDM_DATA_IN, &in) == 0 && in.length) {
+		uint32_t n = in_placed(bhs, it, in.length,
+				       idm_prov_task_data(t, IDM_DATA_OUT, &out) == 0 &&
+				       out.length);
+
+		if (it->stage[STAG_READ]) {
+			idm_prov_buf_copy_in(in.buf, in.buf_off,
+					     iser_stage_addr(ic, it->stage[STAG_READ]), n);
+			idm_prov_stats_copy(ic->st, n);
+		}
+		idm_prov_task_add_received(t, n);
+	}
+	stage_release(ic, t);
 	idm_prov_control_notify(ic->conn, &pdu);
 	iser_rx_done(ic, m);
 }
@@ -384,6 +493,7 @@ static void ini_task_release(struct iser_conn *ic, struct idm_task *t)
 	iser_pend_drop_task(ic, t);
 	iser_sq_purge_task(ic, t);
 	iser_stags_release(ic, t);
+	stage_release(ic, t);
 	if (it->rsp) {
 		iser_pool_put(it->rsp);
 		it->rsp = NULL;
@@ -436,5 +546,6 @@ const struct iser_role iser_ini_role = {
 	.recv = ini_recv,
 	.sq_room = ini_sq_room,
 	.cmd_post = ini_cmd_post,
+	.cmd_ready = ini_cmd_ready,
 	.task_release = ini_task_release,
 };

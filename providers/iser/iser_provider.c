@@ -18,6 +18,9 @@
  *                         "auto" (default: on soft-RoCE only), 1, 0
  *   IDM_ISER_MR_CACHE_MB  MiB of caller memory a device's registration
  *                         cache keeps registered (256); 0: no cache
+ *   IDM_ISER_STAGING_MB   MiB of an initiator connection's staging area
+ *                         for command ranges over scattered segments (4),
+ *                         made on first use; 0: such commands refused
  */
 #include "iser.h"
 #include "iser_cm.h"
@@ -106,6 +109,8 @@ static int iser_init(struct idm_prov *prov)
 	ip->bind_idle = prov_env_int("IDM_ISER_BIND_IDLE", -1, 0, 1);
 	ip->mr_cache_bytes = (uint64_t)prov_env_int("IDM_ISER_MR_CACHE_MB",
 						    256, 0, 1 << 20) << 20;
+	ip->stage_bytes = (uint32_t)prov_env_int("IDM_ISER_STAGING_MB", 4, 0,
+						 1024) << 20;
 	/* the context's choice; IDM_ISER_SRQ=1/0 overrides it (tests) */
 	ip->shared_recv = prov_env_int("IDM_ISER_SRQ",
 				       (idm_prov_ctx_flags(idm_prov_ctx(prov)) &

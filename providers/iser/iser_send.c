@@ -139,15 +139,20 @@ int iser_pend_cmd(struct iser_conn *ic, const uint8_t *bhs, const void *ahs,
 	return 0;
 }
 
-/* Room for a command: its message, two binds and its Send, and the two
- * local invalidations its response may need. */
+/* Room for a command: its message, two binds and its Send, the two
+ * local invalidations its response may need, and what its role needs
+ * (an initiator's staging units). */
 static bool room_for(struct iser_conn *ic, const struct iser_pend *p)
 {
 	struct iser_pool *tx = iser_tx_pool(ic);
 
 	if (!tx->n_free)
 		return false;
-	return ISER_OPS - ic->ops_used >= (p->task ? 5u : 1u);
+	if (ISER_OPS - ic->ops_used < (p->task ? 5u : 1u))
+		return false;
+	/* last: a true answer reserved what the role needs */
+	return !p->task || !ic->role->cmd_ready ||
+	       ic->role->cmd_ready(ic, p->task);
 }
 
 void iser_pend_run(struct iser_conn *ic)

@@ -29,6 +29,7 @@
 #include "iser_fail.h"
 #include "iser_msgpool.h"
 #include "iser_mw.h"
+#include "iser_stage.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ void iser_op_release(struct iser_conn *ic, struct iser_op *op)
 	if (op->msg)
 		iser_pool_put(op->msg);
 	iser_mw_put(ic, op->mw);
+	iser_stage_put(ic, &op->stage);
 	iser_op_put(ic, op);
 }
 

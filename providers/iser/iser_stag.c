@@ -12,6 +12,7 @@
 #include "iser_cq.h"
 #include "iser_mw.h"
 #include "iser_sq.h"
+#include "iser_stage.h"
 
 #include <errno.h>
 #include <string.h>
@@ -127,8 +128,16 @@ int iser_stag_local_inv(struct iser_conn *ic, struct idm_task *t, int idx,
 	}
 	it->mw[idx] = NULL;
 	it->stag_valid[idx] = false;
-	if (track)
+	if (track) {
 		it->linv_pending++;
+	} else {
+		/* a released task's staged range: the peer may still write
+		 * or read there until the window is dead, so its units go
+		 * back with the invalidation, not before (else the next
+		 * command's data there could meet the old command's) */
+		op->stage = it->stage[idx];
+		it->stage[idx] = 0;
+	}
 	return 0;
 }
 

@@ -359,10 +359,15 @@ static void i_control(idm_conn *c, idm_pdu *pdu, void *arg)
 		break;
 	case IDM_ISCSI_OP_SCSI_RSP:
 		if (idm_pdu_task(pdu) != p->task) {
+			if (p->i_other_rsp && idm_pdu_task(pdu)) {
+				p->i_other_rsp(p, idm_pdu_task(pdu), bhs);
+				return;
+			}
 			set_err(p, "initiator: response for the wrong task");
 			return;
 		}
 		p->status = bhs[3];
+		p->i_received = idm_task_data_received(p->task);
 		p->done = true;
 		idm_deallocate_task_resources(p->task);
 		p->task = NULL;

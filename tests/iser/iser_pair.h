@@ -101,6 +101,13 @@ struct pair {
 	 * the caller owns and destroys them */
 	idm_buf *t_buf, *i_buf;
 	size_t t_buf_off, i_buf_off;
+	/* idm_task_data_received() of the last command, read when its
+	 * response came (before the task was released) */
+	uint32_t i_received;
+	/* non-NULL: called with a SCSI Response for a task other than
+	 * p->task (a test's own commands in flight beside the pair's) */
+	void (*i_other_rsp)(struct pair *p, idm_task *t, const uint8_t *bhs);
+	void *user;
 };
 
 void p_keys_default(struct p_keys *k);
