@@ -6,7 +6,7 @@
 # one-node Ceph of tests/lib/ceph.sh. The tests are those of the suites
 # in IDM_RBD_CU_SUITES (FAMILY.SUITE ...; by default the SBC suites:
 # reads, writes, verify, write same, unmap, capacity, ..., a few SPC ones
-# and iSCSI's), each test in a run of its own against each tgtd in turn
+# and iSCSI's), each test in a run of its own against both tgtds at once
 # (iscsi-test-cu 1.19 takes one pattern per run and none to leave out):
 # some tests kill or wedge tgtd on an rbd LUN, stock tgtd as much as the
 # port, and a run must not take the rest down with it. A tgtd that dies
@@ -70,31 +70,39 @@ start_rbd_tgtd idm
 
 # cu_one NAME TEST: TEST against tgtd NAME, its output added to
 # $TMP/NAME.out. Ends with the run, or as soon as that tgtd has died
-# (libiscsi would try to log in again until the guard); then the test
-# goes into $TMP/NAME.killed and the tgtd is started again.
+# (libiscsi would try to log in again until the guard). Runs beside the
+# other tgtd's (in a subshell: it changes nothing of this shell's).
 cu_one() {
 	local name=$1 t=$2 url=URL_$1 pid=PID_$1 cu
 	timeout -k 5 "$(scaled 120)" iscsi-test-cu --dataloss --test="$t" "${!url}" \
-		>"$TMP/one.out" 2>&1 &
+		>"$TMP/one-$name.out" 2>&1 &
 	cu=$!
 	while kill -0 "$cu" 2>/dev/null; do
 		kill -0 "${!pid}" 2>/dev/null || { kill "$cu"; break; }
 		sleep 0.1
 	done
 	wait "$cu"
-	cat "$TMP/one.out" >>"$TMP/$name.out"
-	if ! kill -0 "${!pid}" 2>/dev/null; then
-		echo "$t" >>"$TMP/$name.killed"
-		echo "   $t killed $name tgtd: $(grep -m1 -E 'FAILED ceph_assert|Aborted|Segmentation' "$TMP/tgtd-$name.log")"
-		mv "$TMP/tgtd-$name.log" "$TMP/tgtd-$name.log.$(date +%s%N)"
-		start_rbd_tgtd "$name"
-	fi
+	cat "$TMP/one-$name.out" >>"$TMP/$name.out"
+}
+# restart_dead NAME TEST: if TEST killed tgtd NAME, name TEST in
+# $TMP/NAME.killed and start that tgtd again
+restart_dead() {
+	local name=$1 t=$2 pid=PID_$1
+	kill -0 "${!pid}" 2>/dev/null && return 0
+	echo "$t" >>"$TMP/$name.killed"
+	echo "   $t killed $name tgtd: $(grep -m1 -E 'FAILED ceph_assert|Aborted|Segmentation' "$TMP/tgtd-$name.log")"
+	mv "$TMP/tgtd-$name.log" "$TMP/tgtd-$name.log.$(date +%s%N)"
+	start_rbd_tgtd "$name"
 }
 log "iscsi-test-cu, ${#TESTS[@]} tests of: $SUITES"
 : >"$TMP/stock.out"; : >"$TMP/idm.out"; : >"$TMP/stock.killed"; : >"$TMP/idm.killed"
 for t in "${TESTS[@]}"; do
-	cu_one stock "$t"
+	cu_one stock "$t" &
+	job=$!
 	cu_one idm "$t"
+	wait "$job"
+	restart_dead stock "$t"
+	restart_dead idm "$t"
 done
 log "done"
 
