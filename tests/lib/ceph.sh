@@ -58,6 +58,7 @@ fi
 CEPH_PIDS=""
 CEPH_DIR=""
 CEPH_POOL_JOB=""
+CEPH_WATCHDOG=""
 
 # ceph_need: exit 77, naming the Debian package, when a tool is missing.
 ceph_need() {
@@ -99,6 +100,10 @@ ceph_up() {
 	local dir=$1 t0 port fsid i uuid id pid guard store nosd
 	ceph_need
 	[ -z "$CEPH_PIDS" ] || die "ceph_up: a cluster is already running"
+	# in a subshell (a pipeline, $(...)) the daemons would outlive it:
+	# nothing would stop them on exit
+	[ "$BASHPID" = "$$" ] ||
+		die "ceph_up: call it in the test's own shell, not in a pipeline or \$(...)"
 	t0=$(date +%s.%N)
 	mkdir -p "$dir" || die "ceph_up: cannot make $dir"
 	dir=$(cd "$dir" && pwd) || die "ceph_up: cannot enter $dir"
@@ -213,6 +218,11 @@ ceph_up() {
 	done
 	wait "$CEPH_POOL_JOB" || ceph_fail "pool $CEPH_POOL: $(tail -3 "$dir/log/pool.out")"
 	CEPH_POOL_JOB=
+	# should the test's shell be killed (SIGKILL: no trap runs), the
+	# daemons go too: a watcher that waits for the shell to go
+	# shellcheck disable=SC2086 # one PID per word
+	ceph_watchdog $$ $CEPH_PIDS &
+	CEPH_WATCHDOG=$!
 	# returns once the pool's placement groups are active on the OSDs
 	timeout -k 5 "$guard" rbd create --size "$CEPH_IMAGE_SIZE" \
 		${CEPH_IMAGE_FEATURES:+--image-feature "$CEPH_IMAGE_FEATURES"} \
@@ -236,6 +246,17 @@ ceph_user() {
 	echo "$kr"
 }
 
+# ceph_watchdog SHELL_PID PID...: once SHELL_PID has gone, KILL the PIDs
+# (the daemons; ceph_down ends this watcher first). Polls once a second:
+# a fallback for a test killed without its trap, not a test's wait.
+ceph_watchdog() {
+	local shell=$1 p
+	shift
+	trap - EXIT
+	while kill -0 "$shell" 2>/dev/null; do sleep 1; done
+	for p in "$@"; do kill -KILL "$p" 2>/dev/null; done
+}
+
 # ceph_rss: the daemons' resident memory now, in KiB, one word each
 # (mon=N osd.0=N ... total=N).
 ceph_rss() {
@@ -256,6 +277,11 @@ ceph_rss() {
 ceph_down() {
 	local pid osds mon
 	[ -n "$CEPH_PIDS" ] || return 0
+	if [ -n "${CEPH_WATCHDOG:-}" ]; then
+		kill "$CEPH_WATCHDOG" 2>/dev/null
+		wait "$CEPH_WATCHDOG" 2>/dev/null
+		CEPH_WATCHDOG=
+	fi
 	mon=${CEPH_PIDS%% *}
 	osds=${CEPH_PIDS#"$mon"}
 	for pid in $osds; do kill -TERM "$pid" 2>/dev/null; done
