@@ -157,19 +157,48 @@ pkg-config --exists libidm || die "pkg-config does not find the installed libidm
 say "libidm $(pkg-config --modversion libidm): $(pkg-config --cflags --libs libidm)"
 
 # 4. build
+# Backing-store modules: each tgtd loads the modules of its own directory
+# (tgt's BSDIR, from make's libdir), never /usr/lib/tgt/backing-store,
+# where Debian's tgt-rbd puts a bs_rbd.so built for Debian's tgtd. tgt's
+# rbd backing store (CEPH_RBD=1: bs_rbd.so, with librados and librbd) is
+# built for both tgtds when librbd's headers are installed (librbd-dev,
+# librados-dev).
+RBD=0
+if printf '#include <rbd/librbd.h>\n#include <rados/librados.h>\n' |
+	${CC:-cc} -E -x c - >/dev/null 2>&1; then
+	RBD=1
+else
+	say "NOTE: librbd-dev/librados-dev not installed: no rbd backing store (bs_rbd.so)"
+fi
+# make_tgt DIR LOG FLAGS...: tgtd, tgtadm (and bs_rbd.so) in DIR/usr,
+# modules installed in DIR/lib/backing-store
+make_tgt() {
+	local dir=$1 log=$2 targets=(tgtd tgtadm) flags
+	shift 2
+	flags=("$@" "libdir=$dir/lib")
+	[ "$RBD" = 0 ] || { flags+=(CEPH_RBD=1); targets+=(bs_rbd.so); }
+	# objects built with other flags (BSDIR is compiled in): start over
+	if [ "$(cat "$dir/.build-flags" 2>/dev/null)" != "${flags[*]}" ]; then
+		make -C "$dir/usr" clean >/dev/null 2>&1 || true
+	fi
+	say "building $(basename "$dir"): make -C usr ${flags[*]} ${targets[*]}"
+	make -j2 -C "$dir/usr" "${flags[@]}" "${targets[@]}" >"$log" 2>&1 || return 1
+	echo "${flags[*]}" >"$dir/.build-flags"
+	rm -rf "$dir/lib"
+	mkdir -p "$dir/lib/backing-store"
+	[ "$RBD" = 0 ] || install -m 755 "$dir/usr/bs_rbd.so" "$dir/lib/backing-store/"
+}
 MAKEFLAGS_TGT=(ISCSI_RDMA=1)
 if grep -qs '^ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile" || grep -qs 'ISCSI_IDM' "$WORK/tgt-idm/usr/Makefile"; then
 	MAKEFLAGS_TGT+=(ISCSI_IDM=1)
 	# a run path only to a libidm outside the dynamic linker's own search
 	[ "$SYSTEM_LIBIDM" = 1 ] || MAKEFLAGS_TGT+=("IDM_RPATH=$LIBDIR")
 fi
-say "building tgt-idm: make -C usr ${MAKEFLAGS_TGT[*]} tgtd tgtadm"
-make -j2 -C "$WORK/tgt-idm/usr" "${MAKEFLAGS_TGT[@]}" tgtd tgtadm \
-	>"$WORK/tgt-idm-build.log" 2>&1 || { tail -30 "$WORK/tgt-idm-build.log"; die "tgt-idm build failed: $WORK/tgt-idm-build.log"; }
+make_tgt "$WORK/tgt-idm" "$WORK/tgt-idm-build.log" "${MAKEFLAGS_TGT[@]}" ||
+	{ tail -30 "$WORK/tgt-idm-build.log"; die "tgt-idm build failed: $WORK/tgt-idm-build.log"; }
 if [ "$STOCK" = 1 ]; then
-	say "building stock tgt: make -C usr ISCSI_RDMA=1 tgtd tgtadm"
-	make -j2 -C "$WORK/tgt-stock/usr" ISCSI_RDMA=1 tgtd tgtadm \
-		>"$WORK/tgt-stock-build.log" 2>&1 || die "stock build failed: $WORK/tgt-stock-build.log"
+	make_tgt "$WORK/tgt-stock" "$WORK/tgt-stock-build.log" ISCSI_RDMA=1 ||
+		die "stock build failed: $WORK/tgt-stock-build.log"
 fi
 cat >"$WORK/env.sh" <<EOT
 # sourced by tests: where things are
@@ -178,6 +207,9 @@ TGTADM_IDM=$WORK/tgt-idm/usr/tgtadm
 TGTD_STOCK=$WORK/tgt-stock/usr/tgtd
 IDM_LIBDIR=$LIBDIR
 IDM_PROVDIR=$PROVDIR
+# 1 when both tgtds have tgt's rbd backing store (bs_rbd.so in their
+# module directories, lib/backing-store)
+TGT_RBD=$RBD
 EOT
 say "built $WORK/tgt-idm/usr/tgtd ($(ldd "$WORK/tgt-idm/usr/tgtd" | grep -o 'libidm[^ ]* => [^ ]*' || echo 'libidm not linked'))"
 

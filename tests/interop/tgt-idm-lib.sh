@@ -40,9 +40,11 @@ find_tgt_idm() {
 # (the address, 127.0.0.1), TGT_LLD (tgtadm's --lld, iscsi), TGT_SCHEME
 # (of the URL, iscsi), TGTD_ARGS (an array: more tgtd options, @PORT@
 # replaced by the port), TGT_IQN (the target's name instead of
-# IQN:NAME); tgtd's environment is the caller's (e.g. TGT_IDM_PROVIDERS).
+# IQN:NAME), TGT_LUN_ARGS (an array: tgtadm's options for LUN 1 instead
+# of a file of LUNSIZE, e.g. --bstype rbd --backing-store POOL/IMAGE);
+# tgtd's environment is the caller's (e.g. TGT_IDM_PROVIDERS).
 start_tgtd() {
-	local name=$1 bin=$2 cport=$3 size=$4 port pid attempt
+	local name=$1 bin=$2 cport=$3 size=$4 port pid attempt lun
 	local addr=${TGT_ADDR:-127.0.0.1} tiqn=${TGT_IQN:-$IQN:$1}
 	local adm=("$TGTADM" -C "$cport" --lld "${TGT_LLD:-iscsi}") more=()
 	for attempt in 1 2 3 4 5; do
@@ -69,11 +71,16 @@ start_tgtd() {
 	# tgtd ignores SIGTERM while targets exist: ask it to exit first
 	on_exit "timeout 5 ${adm[*]} --op delete --mode system" \
 		"timeout 5 ${adm[*]} --op delete --force --mode target --tid 1"
-	truncate --size="$size" "$TMP/lun-$name.img" &&
+	if [ -n "${TGT_LUN_ARGS+set}" ]; then
+		lun=("${TGT_LUN_ARGS[@]}")
+	else
+		truncate --size="$size" "$TMP/lun-$name.img" || return 1
+		lun=(-b "$TMP/lun-$name.img")
+	fi
 	timeout 5 "${adm[@]}" --op new --mode target --tid 1 -T "$tiqn" &&
 	timeout 5 "${adm[@]}" --op bind --mode target --tid 1 -I ALL &&
-	timeout 5 "${adm[@]}" --op new --mode logicalunit --tid 1 --lun 1 \
-		-b "$TMP/lun-$name.img" --blocksize=512 || return 1
+	timeout 30 "${adm[@]}" --op new --mode logicalunit --tid 1 --lun 1 \
+		"${lun[@]}" --blocksize=512 || return 1
 	printf -v "PORT_$name" '%s' "$port"
 	printf -v "URL_$name" '%s' "${TGT_SCHEME:-iscsi}://$addr:$port/$tiqn/1"
 	printf -v "PID_$name" '%s' "$pid"
