@@ -29,27 +29,15 @@ wait "$run_stock" || true
 kill -0 "$PID_stock" 2>/dev/null || { tail -20 "$TMP/tgtd-stock.log"; fail "stock tgtd died"; }
 kill -0 "$PID_idm" 2>/dev/null || { tail -20 "$TMP/tgtd-idm.log"; fail "tgtd-on-libidm died"; }
 
-results "$TMP/stock.out" | sort >"$TMP/stock.res"
-results "$TMP/idm.out" | sort >"$TMP/idm.res"
 read -r spass stotal < <(summary "$TMP/stock.out")
 read -r ipass itotal < <(summary "$TMP/idm.out")
-echo
-printf '%-50s %-8s %-8s\n' "iscsi-test-cu --test=ALL" "stock" "libidm"
-printf '%-50s %-8s %-8s\n' "tests passed / run" "${spass:-?}/${stotal:-?}" "${ipass:-?}/${itotal:-?}"
-echo "tests failing on either (or not run):"
-join -a1 -a2 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 != "passed" || $3 != "passed" {printf "  %-48s %-8s %-8s\n", $1, $2, $3}'
-worse=$(join -a1 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 == "passed" && $3 != "passed" {print "  " $1 " (" $3 ")"}')
-better=$(join -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 != "passed" && $3 == "passed" {print "  " $1}')
-[ -z "$better" ] || printf 'passing on libidm only:\n%s\n' "$better"
+compare_runs "iscsi-test-cu --test=ALL" "${spass:-?}/${stotal:-?}" "${ipass:-?}/${itotal:-?}"
 if [ -z "$stotal" ] || [ "$stotal" -lt 100 ]; then
 	tail -20 "$TMP/stock.out"
 	fail "the reference run against stock tgtd did not complete"
 fi
-if [ -n "$worse" ]; then
-	printf 'passing on stock tgtd, not on tgtd-on-libidm:\n%s\n' "$worse"
+if [ -n "$WORSE" ]; then
+	printf 'passing on stock tgtd, not on tgtd-on-libidm:\n%s\n' "$WORSE"
 	tail -30 "$TMP/tgtd-idm.log"
 	fail "tgtd-on-libidm fails tests stock tgtd passes"
 fi

@@ -101,3 +101,25 @@ results() {
 summary() {
 	awk '/^ *tests /{print $4, $2; exit}' "$1"
 }
+
+# compare_runs TITLE PASSED/RUN(stock) PASSED/RUN(port): $TMP/stock.out
+# and $TMP/idm.out as $TMP/*.res, a table of the tests failing on either,
+# those passing on the port only; sets WORSE to the tests stock tgtd passes
+# and tgtd-on-libidm does not (empty: none).
+compare_runs() {
+	local better
+	results "$TMP/stock.out" | sort >"$TMP/stock.res"
+	results "$TMP/idm.out" | sort >"$TMP/idm.res"
+	echo
+	printf '%-50s %-8s %-8s\n' "$1" "stock" "libidm"
+	printf '%-50s %-8s %-8s\n' "tests passed / run" "$2" "$3"
+	echo "tests failing on either (or not run):"
+	join -a1 -a2 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
+		awk '$2 != "passed" || $3 != "passed" {printf "  %-48s %-8s %-8s\n", $1, $2, $3}'
+	# shellcheck disable=SC2034 # the callers read it
+	WORSE=$(join -a1 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
+		awk '$2 == "passed" && $3 != "passed" {print "  " $1 " (" $3 ")"}')
+	better=$(join -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
+		awk '$2 != "passed" && $3 == "passed" {print "  " $1}')
+	[ -z "$better" ] || printf 'passing on libidm only:\n%s\n' "$better"
+}

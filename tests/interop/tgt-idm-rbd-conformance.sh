@@ -109,20 +109,10 @@ log "done"
 results "$TMP/stock.out" | sort >"$TMP/stock.res"
 results "$TMP/idm.out" | sort >"$TMP/idm.res"
 stotal=$(wc -l <"$TMP/stock.res")
-spass=$(grep -c ' passed$' "$TMP/stock.res")
+spass=$(grep -c ' passed$' "$TMP/stock.res" || true)
 itotal=$(wc -l <"$TMP/idm.res")
-ipass=$(grep -c ' passed$' "$TMP/idm.res")
-echo
-printf '%-50s %-8s %-8s\n' "iscsi-test-cu on RBD" "stock" "libidm"
-printf '%-50s %-8s %-8s\n' "tests passed / run" "${spass:-?}/${stotal:-?}" "${ipass:-?}/${itotal:-?}"
-echo "tests failing on either (or not run):"
-join -a1 -a2 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 != "passed" || $3 != "passed" {printf "  %-48s %-8s %-8s\n", $1, $2, $3}'
-worse=$(join -a1 -e missing -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 == "passed" && $3 != "passed" {print "  " $1 " (" $3 ")"}')
-better=$(join -o 0,1.2,2.2 "$TMP/stock.res" "$TMP/idm.res" |
-	awk '$2 != "passed" && $3 == "passed" {print "  " $1}')
-[ -z "$better" ] || printf 'passing on libidm only:\n%s\n' "$better"
+ipass=$(grep -c ' passed$' "$TMP/idm.res" || true)
+compare_runs "iscsi-test-cu on RBD" "$spass/$stotal" "$ipass/$itotal"
 echo "tests that killed stock tgtd: $(tr '\n' ' ' <"$TMP/stock.killed")"
 echo "tests that killed tgtd-on-libidm: $(tr '\n' ' ' <"$TMP/idm.killed")"
 port_only=$(sort "$TMP/idm.killed" | comm -23 - <(sort "$TMP/stock.killed"))
@@ -131,8 +121,8 @@ if [ "$stotal" -lt 50 ]; then
 	tail -20 "$TMP/stock.out"
 	fail "the reference run against stock tgtd did not complete"
 fi
-if [ -n "$worse" ]; then
-	printf 'passing on stock tgtd, not on tgtd-on-libidm:\n%s\n' "$worse"
+if [ -n "$WORSE" ]; then
+	printf 'passing on stock tgtd, not on tgtd-on-libidm:\n%s\n' "$WORSE"
 	tail -30 "$TMP/tgtd-idm.log"
 	fail "tgtd-on-libidm on RBD fails tests stock tgtd on RBD passes"
 fi
