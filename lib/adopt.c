@@ -112,6 +112,21 @@ static bool adopt_args_valid(const struct idm_ctx *ctx, enum idm_role role,
 	       (!keys_len || keys);
 }
 
+/* The socket provider named (or the first that takes sockets), if it
+ * serves the role: -ENOSYS if not. Context lock held. */
+static int role_provider(struct idm_ctx *ctx, const char *name,
+			 enum idm_role role, struct idm_prov **prov)
+{
+	int r = socket_provider(ctx, name, prov);
+
+	if (r < 0)
+		return r;
+	if (!((*prov)->ops->caps & (role == IDM_ROLE_TARGET ? IDM_CAP_TARGET
+							    : IDM_CAP_INITIATOR)))
+		return -ENOSYS;
+	return 0;
+}
+
 static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 		 const struct idm_conn_attr *attr, bool ffp, const char *keys,
 		 size_t keys_len, idm_conn **out)
@@ -131,14 +146,9 @@ static int adopt(struct idm_ctx *ctx, int fd, enum idm_role role,
 		return r;
 
 	idmp_ctx_lock(ctx);
-	r = socket_provider(ctx, attr->provider, &prov);
+	r = role_provider(ctx, attr->provider, role, &prov);
 	if (r < 0)
 		goto out;
-	if (!(prov->ops->caps & (role == IDM_ROLE_TARGET ? IDM_CAP_TARGET
-							 : IDM_CAP_INITIATOR))) {
-		r = -ENOSYS;
-		goto out;
-	}
 	c = idmp_conn_alloc(ctx, prov, role);
 	if (!c) {
 		r = -ENOMEM;
