@@ -260,108 +260,159 @@ int iser_ini_send_cmd(struct iser_conn *ic, const uint8_t *bhs,
 	return ini_cmd_post(ic, bhs, ahs, ahs_len, t);
 }
 
-/* Post the command now: its binds, its Send and its unsolicited
- * Data-Out. Also the role's cmd_post for a command from the backlog. */
-static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
-			const void *ahs, size_t ahs_len, struct idm_task *t)
+/* Where a command's data is, each way: the MR and address the target's
+ * RDMA uses (NULL: that way moves nothing), and for a write what the
+ * Sends carry (immediate data up to imm, unsolicited Data-Out up to
+ * unsol). */
+struct cmd_mem {
+	struct ibv_mr *in_mr, *out_mr;
+	uint8_t *in_base, *out_base;
+	uint32_t in_len, out_len, imm, unsol;
+};
+
+/* cmd_check() registered both ranges: these are lookups, and the address
+ * is the range's in its region (a range of a scatter-gather buffer has no
+ * out.addr). A staged range has its units instead (cmd_ready reserved
+ * them). */
+static void cmd_mem_in(struct iser_conn *ic, const uint8_t *bhs,
+		       struct idm_task *t, struct cmd_mem *cm)
 {
 	struct iser_task *it = iser_task(t);
-	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
-	struct ibv_mr *in_mr = NULL, *out_mr = NULL;
-	struct idm_prov_range in, out;
+	struct idm_prov_range in;
+
+	if (!cmd_range(bhs, t, IDM_DATA_IN, &in))
+		return;
+	cm->in_len = in.length;
+	if (it->stage[STAG_READ]) {
+		cm->in_mr = iser_stage_mr(ic);
+		cm->in_base = iser_stage_addr(ic, it->stage[STAG_READ]);
+	} else if (iser_buf_range_mr(ic->ip, ic->dev, in.buf, in.buf_off,
+				     in.length, &cm->in_mr, &cm->in_base) < 0) {
+		cm->in_mr = NULL;
+	}
+}
+
+static void cmd_mem_out(struct iser_conn *ic, const uint8_t *bhs,
+			struct idm_task *t, struct cmd_mem *cm)
+{
+	struct iser_task *it = iser_task(t);
 	uint32_t edtl = idm_iscsi_get32(bhs + IDM_ISCSI_CMD_EDTL);
-	uint32_t out_len = 0, imm = 0, unsol = 0;
-	uint8_t *in_base = NULL, *out_base = NULL, *cmdbhs;
-	struct ibv_sge sge;
-	struct iser_msg *m;
+	struct idm_prov_unsol_plan plan;
+	struct idm_prov_range out;
+
+	if (!cmd_range(bhs, t, IDM_DATA_OUT, &out))
+		return;
+	cm->out_len = out.length < edtl ? out.length : edtl;
+	if (it->stage[STAG_WRITE]) {
+		/* the target reads from the staging units: what it may
+		 * read, and the immediate and unsolicited data the Sends
+		 * take from there, copied in now */
+		cm->out_mr = iser_stage_mr(ic);
+		cm->out_base = iser_stage_addr(ic, it->stage[STAG_WRITE]);
+		idm_prov_buf_copy_out(cm->out_base, out.buf, out.buf_off,
+				      cm->out_len);
+		idm_prov_stats_copy(ic->st, cm->out_len);
+	} else if (iser_buf_range_mr(ic->ip, ic->dev, out.buf, out.buf_off,
+				     out.length, &cm->out_mr,
+				     &cm->out_base) < 0) {
+		cm->out_mr = NULL;
+	}
+	idm_prov_unsol_plan(ic->params, ic->send_dsl, edtl, out.length, &plan);
+	cm->imm = plan.imm;
+	cm->unsol = plan.unsol_end;
+}
+
+/* Bind and advertise the windows the target's RDMA Writes (read data)
+ * and RDMA Reads (solicited write data) go through, into the iSER
+ * header. */
+static int cmd_advertise(struct iser_conn *ic, struct idm_task *t,
+			 const struct cmd_mem *cm, struct iser_hdr *h)
+{
+	struct iser_task *it = iser_task(t);
 	int r;
 
-	/* cmd_check() registered both ranges: these are lookups, and the
-	 * address is the range's in its region (a range of a
-	 * scatter-gather buffer has no out.addr). A staged range has its
-	 * units instead (cmd_ready reserved them). */
-	if (cmd_range(bhs, t, IDM_DATA_IN, &in)) {
-		if (it->stage[STAG_READ]) {
-			in_mr = iser_stage_mr(ic);
-			in_base = iser_stage_addr(ic, it->stage[STAG_READ]);
-		} else if (iser_buf_range_mr(ic->ip, ic->dev, in.buf, in.buf_off,
-					     in.length, &in_mr, &in_base) < 0) {
-			in_mr = NULL;
-		}
-	}
-	if (cmd_range(bhs, t, IDM_DATA_OUT, &out)) {
-		struct idm_prov_unsol_plan plan;
-
-		out_len = out.length < edtl ? out.length : edtl;
-		if (it->stage[STAG_WRITE]) {
-			/* the target reads from the staging units: what it
-			 * may read, and the immediate and unsolicited data
-			 * the Sends take from there, copied in now */
-			out_mr = iser_stage_mr(ic);
-			out_base = iser_stage_addr(ic, it->stage[STAG_WRITE]);
-			idm_prov_buf_copy_out(out_base, out.buf, out.buf_off,
-					      out_len);
-			idm_prov_stats_copy(ic->st, out_len);
-		} else if (iser_buf_range_mr(ic->ip, ic->dev, out.buf,
-					     out.buf_off, out.length, &out_mr,
-					     &out_base) < 0) {
-			out_mr = NULL;
-		}
-
-		idm_prov_unsol_plan(ic->params, ic->send_dsl, edtl,
-				    out.length, &plan);
-		imm = plan.imm;
-		unsol = plan.unsol_end;
-	}
-	/* binds, the command Send and its Data-Outs leave as one chain */
-	iser_plug(ic);
-	if (in_mr) {
-		uint8_t *a = in_base;
-
-		r = iser_stag_advertise(ic, t, STAG_READ, in_mr, a, in.length);
+	if (cm->in_mr) {
+		r = iser_stag_advertise(ic, t, STAG_READ, cm->in_mr,
+					cm->in_base, cm->in_len);
 		if (r < 0)
-			goto fail;
-		h.rsv = true;
-		h.read_stag = it->stag[STAG_READ];
-		h.read_va = (uintptr_t)a;
+			return r;
+		h->rsv = true;
+		h->read_stag = it->stag[STAG_READ];
+		h->read_va = (uintptr_t)cm->in_base;
 	}
-	if (out_mr && unsol < out_len) {
+	if (cm->out_mr && cm->unsol < cm->out_len) {
 		/* Linux/LIO convention: the Write VA points past the
 		 * unsolicited part (seeds-001-004.md 2.6). */
-		r = iser_stag_advertise(ic, t, STAG_WRITE, out_mr, out_base + unsol,
-					out_len - unsol);
+		r = iser_stag_advertise(ic, t, STAG_WRITE, cm->out_mr,
+					cm->out_base + cm->unsol,
+					cm->out_len - cm->unsol);
 		if (r < 0)
-			goto fail;
-		h.wsv = true;
-		h.write_stag = it->stag[STAG_WRITE];
-		h.write_va = (uintptr_t)(out_base + unsol);
+			return r;
+		h->wsv = true;
+		h->write_stag = it->stag[STAG_WRITE];
+		h->write_va = (uintptr_t)(cm->out_base + cm->unsol);
 	}
+	return 0;
+}
 
-	m = iser_tx_get(ic);
-	if (!m) {
-		r = -EAGAIN;
-		goto fail;
-	}
-	iser_hdr_encode(m->mem, &h);
+/* The command's Send: iSER header, BHS (DSL and F bit for the data the
+ * Sends carry), AHS, and the immediate data as an SGE on its buffer. */
+static int cmd_send(struct iser_conn *ic, const uint8_t *bhs,
+		    const void *ahs, size_t ahs_len, struct idm_task *t,
+		    const struct iser_hdr *h, const struct cmd_mem *cm)
+{
+	struct iser_msg *m = iser_tx_get(ic);
+	struct ibv_sge sge;
+	uint8_t *cmdbhs;
+
+	if (!m)
+		return -EAGAIN;
+	iser_hdr_encode(m->mem, h);
 	cmdbhs = m->mem + ISER_HDR_LEN;
 	memcpy(cmdbhs, bhs, IDM_ISCSI_BHS_LEN);
 	cmdbhs[IDM_ISCSI_BHS_TOTAL_AHS_LEN] = (uint8_t)(ahs_len / 4);
-	idm_iscsi_bhs_set_data_len(cmdbhs, imm);
-	if (unsol > imm)
+	idm_iscsi_bhs_set_data_len(cmdbhs, cm->imm);
+	if (cm->unsol > cm->imm)
 		cmdbhs[1] &= (uint8_t)~IDM_ISCSI_FLAG_FINAL;
 	else
 		cmdbhs[1] |= IDM_ISCSI_FLAG_FINAL;
 	if (ahs_len)
 		memcpy(cmdbhs + IDM_ISCSI_BHS_LEN, ahs, ahs_len);
-	sge.addr = (uintptr_t)out_base;
-	sge.length = imm;
-	sge.lkey = out_mr ? out_mr->lkey : 0;
-	r = iser_send_msg(ic, m, (uint32_t)(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len),
-			  &sge, imm ? 1 : 0, t, 0);
-	if (r < 0)
-		goto fail;
-	if (unsol > imm) {
-		r = send_data_outs(ic, t, bhs, out_mr, out_base, imm, unsol);
+	sge.addr = (uintptr_t)cm->out_base;
+	sge.length = cm->imm;
+	sge.lkey = cm->out_mr ? cm->out_mr->lkey : 0;
+	return iser_send_msg(ic, m,
+			     (uint32_t)(ISER_HDR_LEN + IDM_ISCSI_BHS_LEN + ahs_len),
+			     &sge, cm->imm ? 1 : 0, t, 0);
+}
+
+/* Post the command now: its binds, its Send and its unsolicited
+ * Data-Out. Also the role's cmd_post for a command from the backlog. */
+static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
+			const void *ahs, size_t ahs_len, struct idm_task *t)
+{
+	struct iser_hdr h = {.opcode = ISER_OP_CTRL};
+	struct cmd_mem cm = {0};
+	int r;
+
+	cmd_mem_in(ic, bhs, t, &cm);
+	cmd_mem_out(ic, bhs, t, &cm);
+	/* binds, the command Send and its Data-Outs leave as one chain */
+	iser_plug(ic);
+	r = cmd_advertise(ic, t, &cm, &h);
+	if (r == 0)
+		r = cmd_send(ic, bhs, ahs, ahs_len, t, &h, &cm);
+	if (r < 0) {
+		/* windows already bound were never advertised: recycle
+		 * them */
+		if (ic->state == ISER_UP)
+			ini_task_release(ic, t);
+		iser_unplug(ic);
+		return r;
+	}
+	if (cm.unsol > cm.imm) {
+		r = send_data_outs(ic, t, bhs, cm.out_mr, cm.out_base, cm.imm,
+				   cm.unsol);
 		if (r < 0) {
 			/* part of the command is on the wire: the
 			 * connection cannot continue */
@@ -372,13 +423,6 @@ static int ini_cmd_post(struct iser_conn *ic, const uint8_t *bhs,
 	}
 	iser_unplug(ic);
 	return 0;
-
-fail:
-	/* windows already bound were never advertised: recycle them */
-	if (ic->state == ISER_UP)
-		ini_task_release(ic, t);
-	iser_unplug(ic);
-	return r;
 }
 
 static void ini_try_complete(struct iser_conn *ic, struct idm_task *t);
