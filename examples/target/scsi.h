@@ -83,6 +83,8 @@ struct scsi_cmd {
 	uint8_t status;
 	uint8_t sense[32];
 	uint32_t sense_len;
+	bool residual_anyway;   /* a CHECK CONDITION about EDTL itself: the
+	                           residual still compares SPDTL with EDTL */
 	/* data: Data-Out received (buf_len bytes), or room for Data-In */
 	uint8_t *buf;
 	uint32_t buf_len;

@@ -31,7 +31,7 @@ static void residual(const struct ttask *t, uint8_t *flags, uint32_t *count)
 
 	*flags = 0;
 	*count = 0;
-	if (sc->status == SAM_GOOD) {
+	if (sc->status == SAM_GOOD || sc->residual_anyway) {
 		switch (sc->kind) {
 		case SCK_READ: case SCK_IN:
 			spdtl = sc->spdtl_in;

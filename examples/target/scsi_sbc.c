@@ -374,10 +374,18 @@ static void write_done(struct scsi_cmd *sc, int r)
 static void write_start(struct scsi_cmd *sc, int r)
 {
 	struct lun *l = sc->lun;
-	/* EDTL < SPDTL: write only the whole blocks received (IG 3.1.1) */
+	/* EDTL < SPDTL (overflow): the blocks EDTL covers whole are written
+	 * (FCP-4 9.4.2 a, as RFC 7143 11.4.5.2 allows); an EDTL that ends
+	 * inside a block would leave that block half written, so such a
+	 * command writes nothing and gets INVALID FIELD IN INFORMATION UNIT
+	 * (FCP-4 9.4.2 b, as Linux LIO answers) */
 	uint32_t n = sc->buf_len < sc->spdtl_out ? sc->buf_len : sc->spdtl_out;
 
-	n -= n % l->bs;
+	if (n % l->bs) {
+		/* the overflow is the reason: the residual reports it */
+		sc->residual_anyway = true;
+		return scsi_sense(sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_IU);
+	}
 	if (n)
 		next_io(sc, LUN_OP_WRITE, sc->buf, sc->lba * l->bs, n, write_done);
 	else

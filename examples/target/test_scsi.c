@@ -150,19 +150,41 @@ END_TEST
 
 START_TEST(write_short_edtl)
 {
-	/* EDTL of 700 bytes for 2 blocks: only whole blocks are written */
+	/* EDTL of 512 bytes for 2 blocks: the whole block EDTL covers is
+	 * written, the other is not */
 	uint8_t w10[10] = { 0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0 };
 	uint8_t r10[10] = { 0x28, 0, 0, 0, 0, 0, 0, 0, 2, 0 };
 	uint8_t data[700];
 	struct scsi_cmd sc;
 
 	memset(data, 'b', sizeof(data));
-	sc = run(w10, data, sizeof(data));
+	sc = run(w10, data, 512);
 	ck_assert_int_eq(sc.status, SAM_GOOD);
 	ck_assert_int_eq(sc.spdtl_out, 1024);
 	run(r10, NULL, 1024);
 	ck_assert_int_eq(buf[511], 'b');
 	ck_assert_int_eq(buf[512], 0);
+}
+END_TEST
+
+START_TEST(write_short_edtl_part_block)
+{
+	/* EDTL of 700 bytes for 2 blocks ends inside the second: nothing
+	 * is written, INVALID FIELD IN INFORMATION UNIT (libiscsi's
+	 * iSCSIResiduals.Write10Residuals: either that or all 700 bytes
+	 * written) */
+	uint8_t w10[10] = { 0x2a, 0, 0, 0, 0, 0x10, 0, 0, 2, 0 };
+	uint8_t r10[10] = { 0x28, 0, 0, 0, 0, 0x10, 0, 0, 2, 0 };
+	uint8_t data[700];
+	struct scsi_cmd sc;
+
+	memset(data, 'c', sizeof(data));
+	sc = run(w10, data, sizeof(data));
+	assert_sense(&sc, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_IU);
+	ck_assert_int_eq(sc.spdtl_out, 1024);
+	run(r10, NULL, 1024);
+	ck_assert_int_eq(buf[0], 0);
+	ck_assert_int_eq(buf[1023], 0);
 }
 END_TEST
 
@@ -365,6 +387,7 @@ int main(void)
 	tcase_add_test(tc, no_such_lun);
 	tcase_add_test(tc, read_write);
 	tcase_add_test(tc, write_short_edtl);
+	tcase_add_test(tc, write_short_edtl_part_block);
 	tcase_add_test(tc, capacity);
 	tcase_add_test(tc, report_luns);
 	tcase_add_test(tc, compare_and_write);
