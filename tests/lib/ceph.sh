@@ -20,7 +20,9 @@
 # CEPH_IMAGE_SIZE (256M), CEPH_IMAGE_FEATURES (rbd's default set when
 # unset: layering, exclusive-lock, object-map, fast-diff, deep-flatten),
 # CEPH_OSDS (1), CEPH_ADDR (127.0.0.1: the address the monitor and the
-# OSDs bind, e.g. one that other network namespaces reach), CEPH_OBJECTSTORE (memstore; bluestore puts each OSD on a
+# OSDs bind, e.g. one that other network namespaces reach),
+# CEPH_CONF_EXTRA (lines added to the configuration's [global] section,
+# read by every daemon from its start), CEPH_OBJECTSTORE (memstore; bluestore puts each OSD on a
 # sparse file in DIR), CEPH_MEMSTORE_BYTES (2G: each memstore OSD's
 # capacity, taken from RAM only as data is written), CEPH_START_GUARD (120:
 # hang guard in seconds, scaled by IDM_TEST_TIME_SCALE).
@@ -152,6 +154,7 @@ ceph_up() {
 	mon allow pool size one = true
 	mon allow pool delete = true
 	mon warn on pool no redundancy = false
+	${CEPH_CONF_EXTRA:-}
 	[client]
 	# one per client handle: a test runs several clients at once
 	admin socket = $dir/run/\$name.\$pid.\$cctid.asok
