@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # A one-node Ceph cluster that a test starts and stops by itself (sourced,
 # not run), from Debian's packages (ceph-mon, ceph-osd, ceph-common): one
-# monitor on 127.0.0.1 (a free port, msgr2 only), CEPH_OSDS OSDs
+# monitor on 127.0.0.1 or CEPH_ADDR (a free port, msgr2 only), CEPH_OSDS OSDs
 # (default 1) on the in-memory object store, a pool and an RBD image.
 # No manager: RBD's data path, pool and image management need only the
 # monitor and the OSDs (a manager would add ~100 MB of Python and seconds
@@ -19,7 +19,10 @@
 # Before ceph_up (all optional): CEPH_POOL (rbd), CEPH_IMAGE (img),
 # CEPH_IMAGE_SIZE (256M), CEPH_IMAGE_FEATURES (rbd's default set when
 # unset: layering, exclusive-lock, object-map, fast-diff, deep-flatten),
-# CEPH_OSDS (1), CEPH_OBJECTSTORE (memstore; bluestore puts each OSD on a
+# CEPH_OSDS (1), CEPH_ADDR (127.0.0.1: the address the monitor and the
+# OSDs bind, e.g. one that other network namespaces reach),
+# CEPH_CONF_EXTRA (lines added to the configuration's [global] section,
+# read by every daemon from its start), CEPH_OBJECTSTORE (memstore; bluestore puts each OSD on a
 # sparse file in DIR), CEPH_MEMSTORE_BYTES (2G: each memstore OSD's
 # capacity, taken from RAM only as data is written), CEPH_START_GUARD (120:
 # hang guard in seconds, scaled by IDM_TEST_TIME_SCALE).
@@ -122,7 +125,7 @@ ceph_up() {
 	mkdir -p "$dir"/{mon,run,log,crash} || die "ceph_up: mkdir"
 	port=$(free_port) || die "ceph_up: no free port"
 	fsid=$(cat /proc/sys/kernel/random/uuid)
-	CEPH_MON_ADDR=v2:127.0.0.1:$port
+	CEPH_MON_ADDR=v2:${CEPH_ADDR:-127.0.0.1}:$port
 	CEPH_CONF=$dir/ceph.conf
 	CEPH_KEYRING=$dir/keyring
 	# $name and $id are Ceph's metavariables, expanded by each daemon
@@ -130,7 +133,7 @@ ceph_up() {
 	[global]
 	fsid = $fsid
 	mon host = $CEPH_MON_ADDR
-	public addr = 127.0.0.1
+	public addr = ${CEPH_ADDR:-127.0.0.1}
 	ms bind msgr1 = false
 	ms bind ipv6 = false
 	auth cluster required = cephx
@@ -151,6 +154,7 @@ ceph_up() {
 	mon allow pool size one = true
 	mon allow pool delete = true
 	mon warn on pool no redundancy = false
+	${CEPH_CONF_EXTRA:-}
 	[client]
 	# one per client handle: a test runs several clients at once
 	admin socket = $dir/run/\$name.\$pid.\$cctid.asok
