@@ -31,19 +31,21 @@ netns_reexec() {
 	exit 77
 }
 
-# netns_peer LOCAL_IP PEER_IP: lo up here, and a veth pair from here
+# netns_peer LOCAL_IP PEER_IP [N]: lo up here, and a veth pair from here
 # (NETNS_DEV, LOCAL_IP/24) to a second namespace (PEER_IP/24, lo up) held
-# open by a process that sleeps in it (in PIDS, stopped at the end). Sets
-# IN_PEER, the command prefix that runs a command in the second
-# namespace. Skips (77) without a veth pair or a second namespace.
+# open by a process that sleeps in it (NETNS_HOLDER, in PIDS, stopped at
+# the end). Sets IN_PEER, the command prefix that runs a command in the
+# second namespace. N tells several peers apart: the devices are idm-lN
+# here and idm-pN there (idm-l and idm-p without it). Skips (77) without
+# a veth pair or a second namespace.
 # Needs tests/lib/common.sh (TMP, PIDS, skip, die).
 netns_peer() {
-	local lip=$1 pip=$2 holder
+	local lip=$1 pip=$2 pdev=idm-p${3:-} holder
 	need ip iproute2
 	need nsenter util-linux
-	NETNS_DEV=idm-l
+	NETNS_DEV=idm-l${3:-}
 	ip link set lo up || skip "cannot bring lo up in the namespace"
-	ip link add "$NETNS_DEV" type veth peer name idm-p 2>"$TMP/veth.err" ||
+	ip link add "$NETNS_DEV" type veth peer name "$pdev" 2>"$TMP/veth.err" ||
 		skip "cannot create a veth pair: $(cat "$TMP/veth.err")"
 	{ ip addr add "$lip/24" dev "$NETNS_DEV" && ip link set "$NETNS_DEV" up; } ||
 		die "cannot set up $NETNS_DEV"
@@ -56,11 +58,13 @@ netns_peer() {
 	done
 	[ "$(readlink "/proc/$holder/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
 		skip "cannot create a second network namespace"
-	ip link set idm-p netns "$holder" || die "cannot move idm-p"
+	ip link set "$pdev" netns "$holder" || die "cannot move $pdev"
+	# shellcheck disable=SC2034 # read by the callers
+	NETNS_HOLDER=$holder
 	IN_PEER=(nsenter "--net=/proc/$holder/ns/net")
 	{ "${IN_PEER[@]}" ip link set lo up &&
-		"${IN_PEER[@]}" ip addr add "$pip/24" dev idm-p &&
-		"${IN_PEER[@]}" ip link set idm-p up; } || die "cannot set up idm-p"
+		"${IN_PEER[@]}" ip addr add "$pip/24" dev "$pdev" &&
+		"${IN_PEER[@]}" ip link set "$pdev" up; } || die "cannot set up $pdev"
 }
 
 # netns_reach IP PORT: wait (5 s) until the second namespace (IN_PEER)

@@ -48,30 +48,15 @@ since() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }';
 # its default route through it
 ip link set lo up || skip "cannot bring lo up in the namespace"
 ip addr add 10.213.0.1/32 dev lo || die "cannot add 10.213.0.1"
-# gw_net N: sets HOLDER[N], the process that holds gateway N's namespace
+# gw_net N: gateway N's namespace (tests/lib/netns.sh), its default
+# route back here; sets HOLDER[N], the process that holds it
 HOLDER=()
 gw_net() {
-	local n=$1 holder
-	ip link add "idm-g$n" type veth peer name "idm-h$n" 2>"$TMP/veth.err" ||
-		skip "cannot create a veth pair: $(cat "$TMP/veth.err")"
-	{ ip addr add "10.213.$n.1/24" dev "idm-g$n" && ip link set "idm-g$n" up; } ||
-		die "cannot set up idm-g$n"
-	unshare --net sleep 3600 &
-	holder=$!
-	PIDS="$PIDS $holder"
-	for _ in $(seq 50); do
-		[ "$(readlink "/proc/$holder/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-		sleep 0.1
-	done
-	[ "$(readlink "/proc/$holder/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
-		skip "cannot create a second network namespace"
-	ip link set "idm-h$n" netns "$holder" || die "cannot move idm-h$n"
-	HOLDER[n]=$holder
-	local ns=(nsenter "--net=/proc/$holder/ns/net")
-	{ "${ns[@]}" ip link set lo up &&
-		"${ns[@]}" ip addr add "10.213.$n.2/24" dev "idm-h$n" &&
-		"${ns[@]}" ip link set "idm-h$n" up &&
-		"${ns[@]}" ip route add default via "10.213.$n.1"; } || die "cannot set up idm-h$n"
+	local n=$1
+	netns_peer "10.213.$n.1" "10.213.$n.2" "$n"
+	"${IN_PEER[@]}" ip route add default via "10.213.$n.1" ||
+		die "cannot route from gateway $n's namespace"
+	HOLDER[n]=$NETNS_HOLDER
 }
 gw_net 1
 gw_net 2
