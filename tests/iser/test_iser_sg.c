@@ -149,6 +149,20 @@ static void sg_round(struct pair *p, idm_buf *view, const struct iovec *iov,
 	free(img);
 }
 
+/* The keys of a pass: the defaults, or (keys) immediate data, no
+ * InitialR2T, a 64 KiB first burst and 8 KiB target segments, so that
+ * data also goes out in Sends */
+static void sg_keys(struct p_keys *k, int keys)
+{
+	p_keys_default(k);
+	if (keys) {
+		k->immediate_data = true;
+		k->initial_r2t = false;
+		k->first_burst = 65536;
+		k->tgt_rdsl = 8192;
+	}
+}
+
 /* Every case of the target on both key sets: data by RDMA only, and
  * immediate data plus unsolicited Data-Out in several Sends (copied into
  * the segments by the provider). */
@@ -163,13 +177,7 @@ static void target_cases(const uint32_t *lens, int n,
 
 	ck_assert(iov);
 	for (int keys = 0; keys < 2; keys++) {
-		p_keys_default(&k);
-		if (keys) {
-			k.immediate_data = true;
-			k.initial_r2t = false;
-			k.first_burst = 65536;
-			k.tgt_rdsl = 8192;
-		}
+		sg_keys(&k, keys);
 		ck_assert_msg(p_init(&p, ip, CAP) == 0, "init: %s", p.err);
 		ck_assert_msg(p_login(&p, &k, 10000) == 0, "login: %s", p.err);
 		total = disk_view(&p, lens, n, iov, &view);
@@ -381,13 +389,7 @@ START_TEST(initiator_scattered)
 	for (int i = 0; i < IDM_BUF_IOV_MAX; i++)
 		many[i] = 1 + (uint32_t)(i % 13);
 	for (int keys = 0; keys < 2; keys++) {
-		p_keys_default(&k);
-		if (keys) {
-			k.immediate_data = true;
-			k.initial_r2t = false;
-			k.first_burst = 65536;
-			k.tgt_rdsl = 8192;
-		}
+		sg_keys(&k, keys);
 		ck_assert_msg(p_init(&p, ip, INI_CAP) == 0, "init: %s", p.err);
 		ck_assert_msg(p_login(&p, &k, 10000) == 0, "login: %s", p.err);
 		for (size_t c = 0; c < N(cases); c++) {
